@@ -1,0 +1,128 @@
+# Helpers shared by the layer folders: one way to declare a library, a test and a benchmark.
+
+set(HALO3D_MPIEXEC_FLAGS ${MPIEXEC_NUMPROC_FLAG})
+execute_process(COMMAND id -u OUTPUT_VARIABLE _halo3d_uid OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+set(HALO3D_MPIEXEC_EXTRA --oversubscribe)
+if(_halo3d_uid STREQUAL "0")
+  list(APPEND HALO3D_MPIEXEC_EXTRA --allow-run-as-root)
+endif()
+
+# halo3d_add_library(<layer> SOURCES ... [HEADERS_DIR dir] [DEPENDS targets...])
+# Creates target halo3d_<layer>, alias halo3d::<layer>, installs and exports it.
+function(halo3d_add_library layer)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  set(target halo3d_${layer})
+  if(ARG_SOURCES)
+    add_library(${target} ${ARG_SOURCES})
+    set(scope PUBLIC)
+  else()
+    add_library(${target} INTERFACE)
+    set(scope INTERFACE)
+  endif()
+  add_library(halo3d::${layer} ALIAS ${target})
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${layer} OUTPUT_NAME halo3d_${layer})
+  # In-tree sources include "core/X.hpp"; installed users may write <halo3d/core/X.hpp> or <core/X.hpp>.
+  target_include_directories(${target} ${scope}
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/halo3d>)
+  target_compile_features(${target} ${scope} cxx_std_17)
+  if(ARG_DEPENDS)
+    target_link_libraries(${target} ${scope} ${ARG_DEPENDS})
+  endif()
+  if(ARG_SOURCES)
+    halo3d_target_flags(${target})
+  endif()
+  install(TARGETS ${target} EXPORT halo3dTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/halo3d/${layer}
+          FILES_MATCHING PATTERN "*.hpp")
+endfunction()
+
+# Private compile flags for halo3d's own translation units.
+function(halo3d_target_flags target)
+  if(HALO3D_ENABLE_NATIVE AND NOT Kokkos_ENABLE_CUDA)
+    target_compile_options(${target} PRIVATE -march=native)
+  endif()
+  if(NOT Kokkos_ENABLE_CUDA)
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  endif()
+  if(HALO3D_ENABLE_SANITIZERS)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# halo3d_add_test(<name> SOURCES ... DEPENDS ... [RANKS 1 2 4 8] [LABELS ...] [TIMEOUT s])
+# Without RANKS: a plain executable whose GoogleTest cases are discovered one by one.
+# With RANKS: an MPI executable registered once per rank count as <name>.np<N>, oversubscribed.
+function(halo3d_add_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPENDS;RANKS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS})
+  halo3d_target_flags(${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  if(ARG_RANKS)
+    foreach(np ${ARG_RANKS})
+      add_test(NAME ${name}.np${np}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${HALO3D_MPIEXEC_EXTRA}
+                       ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+      set_tests_properties(${name}.np${np} PROPERTIES
+        TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${np} LABELS "mpi;${ARG_LABELS}"
+        ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false;OMPI_MCA_rmaps_base_oversubscribe=1")
+    endforeach()
+  else()
+    include(GoogleTest)
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+      PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=2;OMP_PROC_BIND=false")
+  endif()
+endfunction()
+
+# halo3d_add_benchmark(<name> SOURCES ... DEPENDS ... [SMOKE_ARGS ...] [SMOKE_RANKS n])
+# Every benchmark also runs a tiny configuration as a CTest smoke test (bench.<name>), so it cannot rot.
+function(halo3d_add_benchmark name)
+  cmake_parse_arguments(ARG "" "SMOKE_RANKS" "SOURCES;DEPENDS;SMOKE_ARGS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS})
+  halo3d_target_flags(${name})
+  if(HALO3D_ENABLE_TESTS AND ARG_SMOKE_ARGS)
+    if(ARG_SMOKE_RANKS)
+      add_test(NAME bench.${name}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ARG_SMOKE_RANKS} ${HALO3D_MPIEXEC_EXTRA}
+                       ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS} ${ARG_SMOKE_ARGS})
+    else()
+      add_test(NAME bench.${name} COMMAND $<TARGET_FILE:${name}> ${ARG_SMOKE_ARGS})
+    endif()
+    set_tests_properties(bench.${name} PROPERTIES TIMEOUT 300 LABELS "bench-smoke"
+                         ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false")
+  endif()
+endfunction()
+
+function(halo3d_print_summary)
+  set(_hdf5 "not used")
+  if(HDF5_FOUND)
+    set(_hdf5 "${HDF5_VERSION} (parallel: ${HDF5_IS_PARALLEL})")
+  endif()
+  set(_dnnl "not found")
+  if(dnnl_FOUND)
+    set(_dnnl "${dnnl_VERSION}")
+  endif()
+  message(STATUS "")
+  message(STATUS "halo3d ${PROJECT_VERSION} configuration summary")
+  message(STATUS "  build type ............ ${CMAKE_BUILD_TYPE}")
+  message(STATUS "  C++ compiler .......... ${CMAKE_CXX_COMPILER} (${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION})")
+  message(STATUS "  Kokkos ................ ${Kokkos_VERSION} at ${Kokkos_DIR}")
+  message(STATUS "  Kokkos backend ........ ${HALO3D_DEVICE_BACKEND}")
+  message(STATUS "  Kokkos Kernels ........ ${KokkosKernels_VERSION}")
+  message(STATUS "  MPI layers ............ ${HALO3D_ENABLE_MPI} ${MPI_CXX_VERSION}")
+  message(STATUS "  GPU-aware MPI ......... ${HALO3D_ENABLE_GPU_AWARE_MPI}")
+  message(STATUS "  HDF5 .................. ${_hdf5}")
+  message(STATUS "  tests ................. ${HALO3D_ENABLE_TESTS}")
+  message(STATUS "  benchmarks ............ ${HALO3D_ENABLE_BENCHMARKS} (oneDNN anchor: ${_dnnl})")
+  message(STATUS "  -march=native ......... ${HALO3D_ENABLE_NATIVE}")
+  message(STATUS "  sanitizers ............ ${HALO3D_ENABLE_SANITIZERS}")
+  message(STATUS "")
+endfunction()

@@ -1,0 +1,132 @@
+#pragma once
+// Thin wrappers for sum-allreduce over the three groups of a ProcessGrid: the spatial group (the blocks of
+// one sample group), the data group (the same block of every sample group) and the whole grid.
+// PendingAllreduce is the RAII handle of a non-blocking allreduce: it completes (and, for device data
+// staged through host, copies the result back) on wait() or, at the latest, on destruction.
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <functional>
+#include <utility>
+
+#include "comm/Communicator.hpp"
+#include "comm/MpiTraits.hpp"
+#include "comm/ProcessGrid.hpp"
+
+namespace halo3d {
+
+enum class ReduceGroup { Spatial, Data, World };
+
+inline MPI_Comm commOf(const ProcessGrid& grid, ReduceGroup group) {
+  switch (group) {
+    case ReduceGroup::Spatial: return grid.spatialComm();
+    case ReduceGroup::Data: return grid.dataComm();
+    case ReduceGroup::World: break;
+  }
+  return grid.comm();
+}
+
+// In-place sum of host data over `comm`.
+template <class T>
+void allreduceSum(T* data, std::size_t count, MPI_Comm comm) {
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, data, int(count), mpiType<T>(), MPI_SUM, comm), "MPI_Allreduce");
+}
+
+// The sum and the maximum of one scalar over `comm`.
+template <class T>
+T sumOver(T value, MPI_Comm comm) {
+  allreduceSum(&value, 1, comm);
+  return value;
+}
+
+template <class T>
+T maxOver(T value, MPI_Comm comm) {
+  checkMpi(MPI_Allreduce(MPI_IN_PLACE, &value, 1, mpiType<T>(), MPI_MAX, comm), "MPI_Allreduce");
+  return value;
+}
+
+class PendingAllreduce {
+ public:
+  PendingAllreduce() = default;
+  PendingAllreduce(MPI_Request request, std::function<void()> on_done)
+      : _request(request), _on_done(std::move(on_done)) {}
+  PendingAllreduce(const PendingAllreduce&) = delete;
+  PendingAllreduce& operator=(const PendingAllreduce&) = delete;
+  PendingAllreduce(PendingAllreduce&& o) noexcept : _request(o._request), _on_done(std::move(o._on_done)) {
+    o._request = MPI_REQUEST_NULL;
+    o._on_done = nullptr;
+  }
+  PendingAllreduce& operator=(PendingAllreduce&& o) noexcept {
+    if (this != &o) {
+      wait();
+      _request = o._request;
+      _on_done = std::move(o._on_done);
+      o._request = MPI_REQUEST_NULL;
+      o._on_done = nullptr;
+    }
+    return *this;
+  }
+  ~PendingAllreduce() { wait(); }
+
+  // Blocks until the sum is in place. Idempotent.
+  void wait() {
+    if (_request != MPI_REQUEST_NULL) MPI_Wait(&_request, MPI_STATUS_IGNORE);
+    if (_on_done) {
+      auto done = std::move(_on_done);
+      _on_done = nullptr;
+      done();
+    }
+  }
+  // True once complete (then wait() returns at once). Progresses MPI.
+  bool test() {
+    int flag = 1;
+    if (_request != MPI_REQUEST_NULL) MPI_Test(&_request, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+  }
+
+ private:
+  MPI_Request _request = MPI_REQUEST_NULL;
+  std::function<void()> _on_done;
+};
+
+// Starts an in-place sum of a contiguous View over `comm`. Device data is staged through a host copy
+// unless GPU-aware MPI is enabled. `v` must stay alive and untouched until the handle completes.
+template <class View>
+PendingAllreduce startAllreduceSum(const View& v, MPI_Comm comm) {
+  using T = typename View::non_const_value_type;
+  static_assert(std::is_same<typename View::value_type, T>::value, "allreduce needs a non-const View");
+  require(v.span_is_contiguous(), "startAllreduceSum: View '", v.label(), "' is not contiguous");
+#ifdef HALO3D_GPU_AWARE_MPI
+  constexpr bool direct = true;
+#else
+  constexpr bool direct =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible;
+#endif
+  Kokkos::fence();
+  MPI_Request request = MPI_REQUEST_NULL;
+  if constexpr (direct) {
+    checkMpi(MPI_Iallreduce(MPI_IN_PLACE, v.data(), int(v.span()), mpiType<T>(), MPI_SUM, comm, &request),
+             "MPI_Iallreduce");
+    return PendingAllreduce(request, nullptr);
+  } else {
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+    checkMpi(MPI_Iallreduce(MPI_IN_PLACE, host.data(), int(host.span()), mpiType<T>(), MPI_SUM, comm,
+                            &request),
+             "MPI_Iallreduce");
+    return PendingAllreduce(request, [v, host]() { Kokkos::deep_copy(v, host); });
+  }
+}
+
+// Blocking form of startAllreduceSum.
+template <class View>
+void allreduceSum(const View& v, MPI_Comm comm) {
+  startAllreduceSum(v, comm).wait();
+}
+
+template <class View>
+PendingAllreduce startAllreduceSum(const View& v, const ProcessGrid& grid, ReduceGroup group) {
+  return startAllreduceSum(v, commOf(grid, group));
+}
+
+}  // namespace halo3d

@@ -1,0 +1,322 @@
+#pragma once
+// HaloExchange: fills the ghost cells of a HaloTensor from their owners (gather), or sums ghost cells into
+// their owners (scatter), over the faces, edges and corners of all 26 neighbours in one round of
+// non-blocking messages. start()/finish() split the round so that compute on the interior can overlap it.
+//
+// Both directions run through one routine: a direction tag swaps which side sends and whether the
+// receiver assigns or adds. Regions come from impl::HaloPlan. A message travels either
+//   - packed: a Kokkos kernel copies the region into a contiguous buffer (staged through host memory
+//     unless HALO3D_ENABLE_GPU_AWARE_MPI), or
+//   - direct (gather only): when the region, stretched over the physical-boundary ghosts of unsplit
+//     dimensions, is a few long contiguous runs and MPI can read the memory, the runs go straight
+//     from tensor to tensor with no copy at all.
+//
+// Invariants: ghosts at a physical boundary are zero. Tensors are allocated zeroed, gather never writes
+// them, and scatter leaves every ghost zero (its contributions are consumed), so a kernel that
+// accumulates into ghosts followed by scatter keeps the invariant.
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <vector>
+
+#include "comm/Communicator.hpp"
+#include "comm/MpiTraits.hpp"
+#include "comm/ProcessGrid.hpp"
+#include "comm/impl/HaloPack.hpp"
+#include "comm/impl/HaloPlan.hpp"
+#include "core/Error.hpp"
+#include "core/HaloTensor.hpp"
+#include "core/KokkosCompat.hpp"
+
+namespace halo3d {
+
+enum class HaloDirection { Gather, ScatterSum };
+
+struct HaloExchangeOptions {
+  // Let long contiguous runs bypass the pack kernels (gather only; see the file comment).
+  bool direct_runs = true;
+  // Runs shorter than this are packed: below it the per-message cost outweighs the saved copy.
+  std::size_t direct_min_run_bytes = 32 * 1024;
+  // Regions that would need more messages than this are packed.
+  std::size_t direct_max_runs = 1024;
+};
+
+#ifdef HALO3D_GPU_AWARE_MPI
+inline constexpr bool kGpuAwareMpi = true;
+#else
+inline constexpr bool kGpuAwareMpi = false;
+#endif
+
+template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+class HaloExchange {
+ public:
+  using tensor_type = HaloTensor<T, MemorySpace>;
+  using execution_space = typename MemorySpace::execution_space;
+  using buffer_type = Kokkos::View<T*, MemorySpace>;
+  using host_buffer_type = typename buffer_type::HostMirror;
+  // MPI may touch the memory itself: host memory, or device memory with GPU-aware MPI.
+  static constexpr bool kMpiReadsMemory =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible || kGpuAwareMpi;
+
+  // Plans the exchange of tensors laid out as `block` on `grid`. Collective over grid.spatialComm():
+  // throws (on every rank) if the ranks disagree on the ghost widths or a block is thinner than a halo
+  // width it must feed. `grid` must outlive the exchange.
+  HaloExchange(const ProcessGrid& grid, const TensorBlock& block, HaloExchangeOptions options = {})
+      : _comm(grid.spatialComm()), _options(options) {
+    std::string local_error;
+    try {
+      _plan = impl::planHaloExchange(block, grid.shape(), grid.coords().spatial());
+    } catch (const Error& e) {
+      local_error = e.what();
+    }
+    checkCollective(grid, block, local_error);
+    for (const auto& m : _plan.messages) _peer.push_back(grid.neighbour(m.offset));
+    buildSchedule(HaloDirection::Gather);
+    buildSchedule(HaloDirection::ScatterSum);
+  }
+
+  HaloExchange(const HaloExchange&) = delete;
+  HaloExchange& operator=(const HaloExchange&) = delete;
+  ~HaloExchange() {
+    // An exchange abandoned in flight must not leave MPI writing into freed buffers.
+    if (!_requests.empty()) MPI_Waitall(int(_requests.size()), _requests.data(), MPI_STATUSES_IGNORE);
+  }
+
+  // Owner -> ghost: after it, every ghost with a neighbour holds that neighbour's owned value.
+  void gather(const tensor_type& t) {
+    start(t, HaloDirection::Gather);
+    finish();
+  }
+  // Ghost -> owner, summed: every owned cell gains the ghost copies its neighbours hold; then all ghosts
+  // are zero.
+  void scatter(const tensor_type& t) {
+    start(t, HaloDirection::ScatterSum);
+    finish();
+  }
+
+  void start(const tensor_type& t, HaloDirection dir) { start(execution_space(), t, dir); }
+  // Posts every receive and send of the round. Until finish(), the caller may read owned cells but must
+  // not write cells of any message region.
+  void start(const execution_space& exec, const tensor_type& t, HaloDirection dir);
+  // Completes the round started last.
+  void finish();
+
+  bool inFlight() const { return _active != nullptr; }
+  // Bytes this rank receives per round in direction `dir` (the ghost or owner cells it fills).
+  std::size_t receivedBytes(HaloDirection dir) const { return schedule(dir).recv_useful * sizeof(T); }
+  // Messages this rank sends per round in `dir`, and how many of them go direct (no pack).
+  std::size_t sendRoutes(HaloDirection dir) const { return schedule(dir).sends.size(); }
+  std::size_t directSendRoutes(HaloDirection dir) const {
+    std::size_t n = 0;
+    for (const auto& r : schedule(dir).sends) n += r.direct;
+    return n;
+  }
+  const impl::HaloPlan& plan() const { return _plan; }
+
+ private:
+  struct Route {
+    int peer = MPI_PROC_NULL;
+    int tag = 0;
+    Box region;               // cells in local indices
+    bool direct = false;      // runs straight from the tensor
+    impl::RunLayout runs;     // when direct
+    std::size_t offset = 0;   // in the pack buffer, when packed
+    std::size_t elements = 0;
+  };
+  struct Schedule {
+    std::vector<Route> sends, recvs;
+    std::size_t send_elements = 0, recv_elements = 0, recv_useful = 0;
+    buffer_type send_buf, recv_buf;
+    host_buffer_type send_host, recv_host;
+  };
+
+  Schedule& schedule(HaloDirection dir) { return _schedules[dir == HaloDirection::Gather ? 0 : 1]; }
+  const Schedule& schedule(HaloDirection dir) const {
+    return _schedules[dir == HaloDirection::Gather ? 0 : 1];
+  }
+
+  void checkCollective(const ProcessGrid& grid, const TensorBlock& block, const std::string& local_error);
+  void buildSchedule(HaloDirection dir);
+  Route makeRoute(int peer, int tag, const Box& exact, const Box& stretched, bool may_go_direct) const;
+
+  MPI_Comm _comm = MPI_COMM_NULL;
+  HaloExchangeOptions _options;
+  impl::HaloPlan _plan;
+  std::vector<int> _peer;  // spatial rank of each plan message's neighbour
+  Schedule _schedules[2];
+  // The round in flight.
+  const Schedule* _active = nullptr;
+  HaloDirection _active_dir = HaloDirection::Gather;
+  typename tensor_type::view_type _active_view;
+  execution_space _active_exec;
+  std::vector<MPI_Request> _requests;
+  std::size_t _recv_count = 0;  // the first _recv_count requests are receives
+};
+
+// ------------------------------------------------------------------------------------------- definitions
+
+template <class T, class M>
+void HaloExchange<T, M>::checkCollective(const ProcessGrid& grid, const TensorBlock& block,
+                                         const std::string& local_error) {
+  // Every rank must hold the same ghost widths: a neighbour sends exactly as many layers as we hold.
+  const HaloWidths& h = block.halo();
+  int mine[6] = {h.lo[0], h.lo[1], h.lo[2], h.hi[0], h.hi[1], h.hi[2]};
+  int lo[6], hi[6];
+  MPI_Allreduce(mine, lo, 6, MPI_INT, MPI_MIN, _comm);
+  MPI_Allreduce(mine, hi, 6, MPI_INT, MPI_MAX, _comm);
+  const bool widths_agree = std::equal(lo, lo + 6, hi);
+  int failed_rank = local_error.empty() ? -1 : grid.spatialRank();
+  int first_failed = -1;
+  MPI_Allreduce(&failed_rank, &first_failed, 1, MPI_INT, MPI_MAX, _comm);
+  if (!local_error.empty()) throw ShapeError(local_error);
+  if (first_failed >= 0)
+    throw ShapeError(concat("halo exchange plan failed on spatial rank ", first_failed,
+                            " (see that rank's message)"));
+  require<ShapeError>(widths_agree, "halo exchange: ranks of the spatial group hold different ghost widths (",
+                      "this rank ", h, "); every rank of a grid must use the same HaloWidths");
+}
+
+template <class T, class M>
+typename HaloExchange<T, M>::Route HaloExchange<T, M>::makeRoute(int peer, int tag, const Box& exact,
+                                                                  const Box& stretched,
+                                                                  bool may_go_direct) const {
+  Route r;
+  r.peer = peer;
+  r.tag = tag;
+  r.region = exact;
+  if (may_go_direct && _options.direct_runs && kMpiReadsMemory) {
+    impl::RunLayout runs = impl::runsOf(_plan.block.allocationExtents(), stretched, _options.direct_max_runs);
+    if (!runs.starts.empty() && runs.length * sizeof(T) >= _options.direct_min_run_bytes) {
+      r.direct = true;
+      r.region = stretched;
+      r.runs = std::move(runs);
+    }
+  }
+  const Shape5 a = _plan.block.allocationExtents();
+  r.elements = std::size_t(a[0] * a[1]) * std::size_t(r.region.size());
+  return r;
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::buildSchedule(HaloDirection dir) {
+  Schedule& s = schedule(dir);
+  const bool gather = dir == HaloDirection::Gather;
+  const Shape5 a = _plan.block.allocationExtents();
+  for (std::size_t i = 0; i < _plan.messages.size(); ++i) {
+    const impl::HaloMessage& m = _plan.messages[i];
+    // Tags name the sender's slot, so the receiver expects the slot opposite to where the sender sits.
+    const Box& send_exact = gather ? m.owned_side : m.ghost_side;
+    const Box& recv_exact = gather ? m.ghost_side : m.owned_side;
+    Route send = makeRoute(_peer[i], m.slot, send_exact, m.owned_side_stretched, gather);
+    Route recv = makeRoute(_peer[i], oppositeSlot(m.slot), recv_exact, m.ghost_side_stretched, gather);
+    if (!send_exact.empty()) {
+      if (!send.direct) {
+        send.offset = s.send_elements;
+        s.send_elements += send.elements;
+      }
+      s.sends.push_back(std::move(send));
+    }
+    if (!recv_exact.empty()) {
+      s.recv_useful += std::size_t(a[0] * a[1]) * std::size_t(recv_exact.size());
+      if (!recv.direct) {
+        recv.offset = s.recv_elements;
+        s.recv_elements += recv.elements;
+      }
+      s.recvs.push_back(std::move(recv));
+    }
+  }
+  const char* tag = gather ? "halo3d::HaloExchange::gather" : "halo3d::HaloExchange::scatter";
+  s.send_buf = buffer_type(Kokkos::view_alloc(std::string(tag) + "::send", Kokkos::WithoutInitializing),
+                           s.send_elements);
+  s.recv_buf = buffer_type(Kokkos::view_alloc(std::string(tag) + "::recv", Kokkos::WithoutInitializing),
+                           s.recv_elements);
+  s.send_host = Kokkos::create_mirror_view(s.send_buf);
+  s.recv_host = Kokkos::create_mirror_view(s.recv_buf);
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t, HaloDirection dir) {
+  require(!inFlight(), "HaloExchange::start: the previous round was not finished");
+  require<ShapeError>(t.block() == _plan.block, "HaloExchange planned for ", _plan.block,
+                      " was given tensor '", t.label(), "' with ", t.block());
+  Schedule& s = schedule(dir);
+  _active = &s;
+  _active_dir = dir;
+  _active_view = t.view();
+  _active_exec = exec;
+  const auto& v = t.view();
+  // Staged buffers go through host memory; otherwise MPI reads the buffers where they are.
+  constexpr bool staged = !kMpiReadsMemory;
+  T* recv_base = staged ? s.recv_host.data() : s.recv_buf.data();
+  T* send_base = staged ? s.send_host.data() : s.send_buf.data();
+  const MPI_Datatype type = mpiType<T>();
+
+  _requests.clear();
+  for (const Route& r : s.recvs) {
+    if (r.direct) {
+      for (std::size_t start : r.runs.starts) {
+        _requests.emplace_back();
+        MPI_Irecv(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm, &_requests.back());
+      }
+    } else {
+      _requests.emplace_back();
+      MPI_Irecv(recv_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm, &_requests.back());
+    }
+  }
+  _recv_count = _requests.size();
+
+  for (const Route& r : s.sends)
+    if (!r.direct) impl::packRegion(exec, v, r.region, s.send_buf, r.offset);
+  if (staged && s.send_elements > 0) Kokkos::deep_copy(exec, s.send_host, s.send_buf);
+  // Packed buffers, and tensor cells sent direct, must be complete before MPI reads them.
+  fence(exec, "halo data ready before send");
+
+  for (const Route& r : s.sends) {
+    if (r.direct) {
+      for (std::size_t start : r.runs.starts) {
+        _requests.emplace_back();
+        MPI_Isend(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm, &_requests.back());
+      }
+    } else {
+      _requests.emplace_back();
+      MPI_Isend(send_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm, &_requests.back());
+    }
+  }
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::finish() {
+  require(inFlight(), "HaloExchange::finish: no round in flight");
+  const Schedule& s = *_active;
+  const auto& v = _active_view;
+  const execution_space& exec = _active_exec;
+  constexpr bool staged = !kMpiReadsMemory;
+  const bool accumulate = _active_dir == HaloDirection::ScatterSum;
+
+  checkMpi(MPI_Waitall(int(_recv_count), _requests.data(), MPI_STATUSES_IGNORE), "halo receive");
+  if (staged && s.recv_elements > 0) Kokkos::deep_copy(exec, s.recv_buf, s.recv_host);
+  for (const Route& r : s.recvs)
+    if (!r.direct) impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate);
+
+  if (accumulate) {
+    // The ghost contributions are delivered: zero the whole ghost shell (six disjoint slabs), which also
+    // restores zero padding at physical boundaries. Sends were packed in start(), so this cannot race them.
+    const Box all = _plan.block.localAll(), own = _plan.block.localOwned();
+    Box core = all;
+    for (int d = 0; d < 3; ++d) {
+      impl::zeroRegion(exec, v, core.withRange(d, all.min(d), own.min(d)));
+      impl::zeroRegion(exec, v, core.withRange(d, own.max(d), all.max(d)));
+      core = core.withRange(d, own.min(d), own.max(d));
+    }
+  }
+  checkMpi(MPI_Waitall(int(_requests.size() - _recv_count), _requests.data() + _recv_count,
+                       MPI_STATUSES_IGNORE),
+           "halo send");
+  _requests.clear();
+  fence(exec, "halo unpacked");
+  _active = nullptr;
+  _active_view = typename tensor_type::view_type();
+}
+
+}  // namespace halo3d

@@ -1,0 +1,253 @@
+// Halo exchange against values encoded from global coordinates, for every grid of the communicator's size.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "comm/HaloExchange.hpp"
+#include "comm/ProcessGrid.hpp"
+#include "support/GridFactorisations.hpp"
+
+namespace halo3d {
+namespace {
+
+using Memory = Kokkos::DefaultExecutionSpace::memory_space;
+using Tensor = HaloTensor<double, Memory>;
+
+int worldSize() {
+  int s = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// A distinct non-zero value for every global cell.
+double encode(const Shape5& s, index_t n, index_t c, index_t d, index_t h, index_t w) {
+  return double((((n * s[1] + c) * s[2] + d) * s[3] + h) * s[4] + w + 1);
+}
+
+struct Case {
+  const char* name;
+  HaloWidths halo;
+};
+
+// Volumes that split unevenly over the grid while every block stays at least as thick as the widest ghost.
+Shape5 shapeFor(const GridShape& g, const HaloWidths& h) {
+  auto ext = [&](int parts, int dim) {
+    const index_t thick = std::max<index_t>(2, std::max(h.lo[dim], h.hi[dim]));
+    return index_t(parts) * thick + (parts > 1 ? 1 : 3);  // + 1: the first block is one larger
+  };
+  return {index_t(g.n()) + 1, 2, ext(g.d(), 0), ext(g.h(), 1), ext(g.w(), 2)};
+}
+
+const Case kCases[] = {
+    {"width1", HaloWidths::uniform(1)},
+    {"width2", HaloWidths::uniform(2)},
+    {"asymmetric", HaloWidths{{1, 2, 0}, {2, 0, 1}}},
+    {"stride2_like", HaloWidths{{1, 1, 1}, {0, 0, 0}}},
+};
+
+// Host copy of the whole allocation (ghosts included).
+Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace> hostCopy(const Tensor& t) {
+  auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), t.view());
+  Kokkos::deep_copy(h, t.view());
+  return h;
+}
+
+// Fills owned cells with their code; ghosts inside the volume with `interior_ghost`, ghosts past the
+// boundary with `boundary_ghost`.
+void fill(const Tensor& t, double interior_ghost, double boundary_ghost) {
+  const TensorBlock& b = t.block();
+  const Shape5 s = b.globalShape(), a = b.allocationExtents();
+  auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), t.view());
+  const Box volume = Box::fromExtents(b.globalExtents());
+  for (index_t n = 0; n < a[0]; ++n)
+    for (index_t c = 0; c < a[1]; ++c)
+      for (index_t d = 0; d < a[2]; ++d)
+        for (index_t hh = 0; hh < a[3]; ++hh)
+          for (index_t w = 0; w < a[4]; ++w) {
+            const Extents3 g = b.toGlobal({d, hh, w});
+            double v;
+            if (b.owned().contains(g))
+              v = encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]);
+            else
+              v = volume.contains(g) ? interior_ghost : boundary_ghost;
+            h(n, c, d, hh, w) = v;
+          }
+  Kokkos::deep_copy(t.view(), h);
+}
+
+// Checks every cell after a gather; returns the number of wrong cells (and reports the first few).
+int checkGathered(const Tensor& t) {
+  const TensorBlock& b = t.block();
+  const Shape5 s = b.globalShape(), a = b.allocationExtents();
+  const auto h = hostCopy(t);
+  const Box volume = Box::fromExtents(b.globalExtents());
+  int wrong = 0;
+  for (index_t n = 0; n < a[0]; ++n)
+    for (index_t c = 0; c < a[1]; ++c)
+      for (index_t d = 0; d < a[2]; ++d)
+        for (index_t hh = 0; hh < a[3]; ++hh)
+          for (index_t w = 0; w < a[4]; ++w) {
+            const Extents3 g = b.toGlobal({d, hh, w});
+            const double want = volume.contains(g) ? encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]) : 0.0;
+            if (h(n, c, d, hh, w) != want && ++wrong <= 3)
+              ADD_FAILURE() << "cell local (" << n << ',' << c << ',' << d << ',' << hh << ',' << w
+                            << ") global (" << g[0] << ',' << g[1] << ',' << g[2] << ") holds "
+                            << h(n, c, d, hh, w) << ", want " << want << " in " << b;
+          }
+  return wrong;
+}
+
+class HaloExchangeAllGrids : public ::testing::TestWithParam<bool> {};
+
+TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
+  HaloExchangeOptions opts;
+  opts.direct_runs = GetParam();
+  opts.direct_min_run_bytes = 0;  // with direct runs on, take them wherever the geometry allows
+  for (const GridShape& shape : testing::allGrids(worldSize())) {
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    for (const Case& cs : kCases) {
+      SCOPED_TRACE(shape.str() + " " + cs.name);
+      const TensorBlock block = grid.blockOf(shapeFor(shape, cs.halo), cs.halo);
+      Tensor t("t", block);
+      fill(t, /*interior ghost*/ -7.0, /*boundary ghost*/ 0.0);
+      HaloExchange<double, Memory> exchange(grid, block, opts);
+      exchange.gather(t);
+      EXPECT_EQ(checkGathered(t), 0);
+      // Exchanging again is idempotent.
+      exchange.gather(t);
+      EXPECT_EQ(checkGathered(t), 0);
+    }
+  }
+}
+
+TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
+  HaloExchangeOptions opts;
+  opts.direct_runs = GetParam();
+  opts.direct_min_run_bytes = 0;
+  for (const GridShape& shape : testing::allGrids(worldSize())) {
+    SCOPED_TRACE(shape.str());
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    const HaloWidths halo = HaloWidths::uniform(1);
+    const TensorBlock block = grid.blockOf(shapeFor(shape, halo), halo);
+    Tensor t("t", block);
+    fill(t, -1.0, 0.0);
+    HaloExchange<double, Memory> exchange(grid, block, opts);
+    exchange.start(t, HaloDirection::Gather);
+    EXPECT_TRUE(exchange.inFlight());
+    // Work on owned cells while messages fly: a sum over the owned region.
+    double sum = 0;
+    auto owned = t.owned();
+    Kokkos::parallel_reduce(
+        "owned_sum",
+        Kokkos::MDRangePolicy<Kokkos::Rank<5>>({0, 0, 0, 0, 0},
+                                               {owned.extent(0), owned.extent(1), owned.extent(2),
+                                                owned.extent(3), owned.extent(4)}),
+        KOKKOS_LAMBDA(int n, int c, int d, int h, int w, double& acc) { acc += owned(n, c, d, h, w); }, sum);
+    EXPECT_GT(sum, 0.0);
+    EXPECT_THROW(exchange.start(t, HaloDirection::Gather), Error);
+    exchange.finish();
+    EXPECT_FALSE(exchange.inFlight());
+    EXPECT_EQ(checkGathered(t), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PackedAndDirect, HaloExchangeAllGrids, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "direct" : "packed"; });
+
+// Scatter-sum: every owned cell gains the copies its neighbours hold as ghosts, and all ghosts end zero.
+TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesGhosts) {
+  for (const GridShape& shape : testing::allGrids(worldSize())) {
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    for (const Case& cs : kCases) {
+      SCOPED_TRACE(shape.str() + " " + cs.name);
+      const Shape5 s = shapeFor(shape, cs.halo);
+      const TensorBlock block = grid.blockOf(s, cs.halo);
+      Tensor t("t", block);
+      // Every in-volume cell of the allocation (owned or ghost) holds its code; boundary ghosts hold junk
+      // that must be dropped.
+      fill(t, 0.0, 12345.0);
+      HaloExchange<double, Memory> exchange(grid, block);
+      exchange.gather(t);  // ghosts now hold their owners' codes; boundary junk untouched
+      exchange.scatter(t);
+      // Expected multiplicity of a global cell: how many blocks of the sample group hold it (owned+ghost).
+      std::vector<TensorBlock> blocks;
+      for (int r = 0; r < shape.spatialSize(); ++r) blocks.push_back(TensorBlock::forGrid(s, shape, shape.coordsOf(r), cs.halo));
+      const auto h = hostCopy(t);
+      const Shape5 a = block.allocationExtents();
+      int wrong = 0;
+      for (index_t n = 0; n < a[0]; ++n)
+        for (index_t c = 0; c < a[1]; ++c)
+          for (index_t d = 0; d < a[2]; ++d)
+            for (index_t hh = 0; hh < a[3]; ++hh)
+              for (index_t w = 0; w < a[4]; ++w) {
+                const Extents3 g = block.toGlobal({d, hh, w});
+                double want = 0.0;
+                if (block.owned().contains(g)) {
+                  int copies = 0;
+                  for (const TensorBlock& other : blocks)
+                    copies += other.owned().grown(other.halo().loExtents(), other.halo().hiExtents()).contains(g);
+                  want = copies * encode(s, n + block.sampleBegin(), c, g[0], g[1], g[2]);
+                }
+                if (h(n, c, d, hh, w) != want && ++wrong <= 3)
+                  ADD_FAILURE() << "global (" << g[0] << ',' << g[1] << ',' << g[2] << ") holds "
+                                << h(n, c, d, hh, w) << ", want " << want;
+              }
+      EXPECT_EQ(wrong, 0);
+    }
+  }
+}
+
+TEST(HaloExchange, DirectRunsBypassPackingWhereTheGridLeavesDimensionsWhole) {
+  // A split along D only: each D face, stretched over the unsplit H and W, is one run per (n, c).
+  const int size = worldSize();
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, size, 1, 1));
+  const HaloWidths halo = HaloWidths::uniform(2);
+  const TensorBlock block = grid.blockOf({1, 3, 4 * size, 8, 8}, halo);
+  HaloExchangeOptions opts;
+  opts.direct_min_run_bytes = 0;
+  HaloExchange<double, Memory> exchange(grid, block, opts);
+  const std::size_t neighbours = (size == 1) ? 0 : (grid.coords().d == 0 || grid.coords().d == size - 1) ? 1 : 2;
+  EXPECT_EQ(exchange.sendRoutes(HaloDirection::Gather), neighbours);
+  if (HaloExchange<double, Memory>::kMpiReadsMemory) {
+    EXPECT_EQ(exchange.directSendRoutes(HaloDirection::Gather), neighbours);
+  }
+  EXPECT_EQ(exchange.directSendRoutes(HaloDirection::ScatterSum), 0u);
+  EXPECT_EQ(exchange.receivedBytes(HaloDirection::Gather), neighbours * 3 * 2 * 8 * 8 * sizeof(double));
+}
+
+TEST(HaloExchange, TensorOfAnotherLayoutIsRejected) {
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, worldSize(), 1, 1));
+  const TensorBlock planned = grid.blockOf({1, 1, 4 * worldSize(), 4, 4}, HaloWidths::uniform(1));
+  const TensorBlock other = grid.blockOf({1, 2, 4 * worldSize(), 4, 4}, HaloWidths::uniform(1));
+  HaloExchange<double, Memory> exchange(grid, planned);
+  Tensor t("wrong", other);
+  try {
+    exchange.gather(t);
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("'wrong'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HaloExchange, BlockThinnerThanHaloIsRejectedOnEveryRank) {
+  const int size = worldSize();
+  if (size == 1) GTEST_SKIP() << "needs a split";
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, size, 1, 1));
+  // Hand-made block whose owned extent (1) is below the halo width (2): TensorBlock::forGrid refuses it,
+  // and so must the exchange, on all ranks together.
+  const Shape5 s{1, 1, index_t(size), 4, 4};
+  const TensorBlock b(s, 0, 1, Box({grid.coords().d, 0, 0}, {grid.coords().d + 1, 4, 4}), HaloWidths::uniform(2));
+  EXPECT_THROW((HaloExchange<double, Memory>(grid, b)), ShapeError);
+  EXPECT_THROW(grid.blockOf(s, HaloWidths::uniform(2)), ShapeError);
+}
+
+TEST(HaloExchange, DisagreeingWidthsAreRejectedOnEveryRank) {
+  const int size = worldSize();
+  if (size == 1) GTEST_SKIP() << "needs two ranks";
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, size, 1, 1));
+  const HaloWidths mine = grid.rank() == 0 ? HaloWidths::uniform(2) : HaloWidths::uniform(1);
+  const TensorBlock b = grid.blockOf({1, 1, 4 * index_t(size), 4, 4}, mine);
+  EXPECT_THROW((HaloExchange<double, Memory>(grid, b)), ShapeError);
+}
+
+}  // namespace
+}  // namespace halo3d
