@@ -11,9 +11,11 @@
 //     dimensions, is a few long contiguous runs and MPI can read the memory, the runs go straight
 //     from tensor to tensor with no copy at all.
 //
-// Invariants: ghosts at a physical boundary are zero. Tensors are allocated zeroed, gather never writes
-// them, and scatter leaves every ghost zero (its contributions are consumed), so a kernel that
-// accumulates into ghosts followed by scatter keeps the invariant.
+// Invariant: ghosts at a physical boundary are zero, and they are the zero padding of the layer reading the
+// tensor. Tensors are allocated zeroed and no exchange writes those ghosts; kernels that write ghost cells
+// (backward-data before a scatter) write only ghosts that have a neighbour. Scatter consumes what it sends:
+// afterwards every ghost that has a neighbour is zero. zeroBoundaryGhosts() restores the invariant for
+// code that breaks it.
 
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
@@ -37,7 +39,7 @@ struct HaloExchangeOptions {
   // Let long contiguous runs bypass the pack kernels (gather only; see the file comment).
   bool direct_runs = true;
   // Runs shorter than this are packed: below it the per-message cost outweighs the saved copy.
-  std::size_t direct_min_run_bytes = 32 * 1024;
+  std::size_t direct_min_run_bytes = 8 * 1024;
   // Regions that would need more messages than this are packed.
   std::size_t direct_max_runs = 1024;
 };
@@ -300,15 +302,10 @@ void HaloExchange<T, M>::finish() {
     if (!r.direct) impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate);
 
   if (accumulate) {
-    // The ghost contributions are delivered: zero the whole ghost shell (six disjoint slabs), which also
-    // restores zero padding at physical boundaries. Sends were packed in start(), so this cannot race them.
-    const Box all = _plan.block.localAll(), own = _plan.block.localOwned();
-    Box core = all;
-    for (int d = 0; d < 3; ++d) {
-      impl::zeroRegion(exec, v, core.withRange(d, all.min(d), own.min(d)));
-      impl::zeroRegion(exec, v, core.withRange(d, own.max(d), all.max(d)));
-      core = core.withRange(d, own.min(d), own.max(d));
-    }
+    // The ghost contributions are delivered: zero the ghosts that were sent. Sends were packed in
+    // start(), so this cannot race them. Ghosts at a physical boundary are never sent and stay as they
+    // were, zero by the invariant.
+    for (const Route& r : s.sends) impl::zeroRegion(exec, v, r.region);
   }
   checkMpi(MPI_Waitall(int(_requests.size() - _recv_count), _requests.data() + _recv_count,
                        MPI_STATUSES_IGNORE),
@@ -317,6 +314,22 @@ void HaloExchange<T, M>::finish() {
   fence(exec, "halo unpacked");
   _active = nullptr;
   _active_view = typename tensor_type::view_type();
+}
+
+extern template class HaloExchange<float>;
+extern template class HaloExchange<double>;
+
+// Sets every ghost cell of `t` that lies past the global volume to zero (the six boundary slabs).
+template <class T, class M>
+void zeroBoundaryGhosts(const HaloTensor<T, M>& t) {
+  using Exec = typename M::execution_space;
+  const TensorBlock& b = t.block();
+  const Box all = b.localAll(), own = b.localOwned();
+  for (int d = 0; d < 3; ++d) {
+    if (b.atBoundary(d, 0)) impl::zeroRegion(Exec(), t.view(), all.withRange(d, all.min(d), own.min(d)));
+    if (b.atBoundary(d, 1)) impl::zeroRegion(Exec(), t.view(), all.withRange(d, own.max(d), all.max(d)));
+  }
+  fence(Exec(), "boundary ghosts zeroed");
 }
 
 }  // namespace halo3d

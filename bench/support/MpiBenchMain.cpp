@@ -1,0 +1,46 @@
+// Google Benchmark main for MPI benchmarks: every rank runs every benchmark in lockstep and only rank 0
+// reports. Benchmarks set their manual time to the maximum over ranks (see maxOverRanks), so every
+// rank sees the same times and makes the same iteration-count decisions.
+#include <Kokkos_Core.hpp>
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+class NullReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  setenv("OMP_PROC_BIND", "false", 0);
+  {
+    Kokkos::ScopeGuard kokkos(argc, argv);
+    if (rank != 0) {
+      // Only rank 0 writes --benchmark_out files.
+      int kept = 1;
+      for (int i = 1; i < argc; ++i)
+        if (std::strncmp(argv[i], "--benchmark_out", 15) != 0) argv[kept++] = argv[i];
+      argc = kept;
+    }
+    benchmark::Initialize(&argc, argv);
+    if (rank == 0) {
+      benchmark::RunSpecifiedBenchmarks();
+    } else {
+      NullReporter display;
+      benchmark::RunSpecifiedBenchmarks(&display);
+    }
+    benchmark::Shutdown();
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,10 @@
+// Explicit instantiations for the default memory space: the pack kernels compile once here (and under nvcc
+// in the CUDA build), and users of these types link them instead of recompiling.
+#include "comm/HaloExchange.hpp"
+
+namespace halo3d {
+
+template class HaloExchange<float>;
+template class HaloExchange<double>;
+
+}  // namespace halo3d
