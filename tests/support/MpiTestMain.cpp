@@ -77,7 +77,9 @@ class RankFailureGatherer : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // THREAD_MULTIPLE: the data pipeline reads on a background thread while the main thread communicates.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   std::set_terminate([] {
