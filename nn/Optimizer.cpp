@@ -1,0 +1,79 @@
+#include "nn/Optimizer.hpp"
+
+#include <cmath>
+
+#include "core/Error.hpp"
+#include "core/KokkosCompat.hpp"
+
+namespace halo3d::nn {
+
+std::vector<std::pair<std::string, FlatView>> Optimizer::perParameter(const std::string& prefix,
+                                                                      const FlatView& flat) {
+  std::vector<std::pair<std::string, FlatView>> out;
+  for (Parameter* p : _store.trainable())
+    out.emplace_back(prefix + "." + p->name(),
+                     Kokkos::subview(flat, Kokkos::make_pair(p->offset(), p->offset() + p->size())));
+  return out;
+}
+
+std::unique_ptr<Optimizer> makeOptimizer(ParameterStore& store, const OptimizerConfig& config) {
+  require<InputError>(config.lr > 0, "learning rate must be positive, got ", config.lr);
+  if (config.kind == "adam") return std::make_unique<Adam>(store, config);
+  if (config.kind == "sgd") return std::make_unique<Sgd>(store, config);
+  throw InputError(concat("unknown optimizer '", config.kind, "' (expected adam or sgd)"));
+}
+
+Sgd::Sgd(ParameterStore& store, const OptimizerConfig& config)
+    : Optimizer(store), _config(config), _momentum("halo3d::sgd::momentum_buffer", store.trainableSize()) {}
+
+void Sgd::step(double lr) {
+  const FlatView p = _store.values(), g = _store.grads(), buf = _momentum;
+  const float m = float(_config.momentum), lr_f = float(lr), wd = float(_config.weight_decay);
+  const bool first = _steps == 0;
+  Kokkos::parallel_for(
+      "halo3d::sgd", Kokkos::RangePolicy<>(0, _store.trainableSize()), KOKKOS_LAMBDA(const std::size_t i) {
+        const float grad = g(i) + wd * p(i);
+        const float b = first ? grad : m * buf(i) + grad;
+        buf(i) = b;
+        p(i) -= lr_f * b;
+      });
+  ++_steps;
+}
+
+std::vector<std::pair<std::string, FlatView>> Sgd::state() { return perParameter("momentum_buffer", _momentum); }
+
+Adam::Adam(ParameterStore& store, const OptimizerConfig& config)
+    : Optimizer(store),
+      _config(config),
+      _exp_avg("halo3d::adam::exp_avg", store.trainableSize()),
+      _exp_avg_sq("halo3d::adam::exp_avg_sq", store.trainableSize()) {}
+
+void Adam::step(double lr) {
+  ++_steps;
+  // Scalars in double, as torch computes them in Python.
+  const double bias_correction1 = 1.0 - std::pow(_config.beta1, double(_steps));
+  const double bias_correction2 = 1.0 - std::pow(_config.beta2, double(_steps));
+  const float step_size = float(lr / bias_correction1);
+  const float bc2_sqrt = float(std::sqrt(bias_correction2));
+  const float b1 = float(_config.beta1), b2 = float(_config.beta2), eps = float(_config.eps);
+  const float wd = float(_config.weight_decay);
+  const FlatView p = _store.values(), g = _store.grads(), m = _exp_avg, v = _exp_avg_sq;
+  Kokkos::parallel_for(
+      "halo3d::adam", Kokkos::RangePolicy<>(0, _store.trainableSize()), KOKKOS_LAMBDA(const std::size_t i) {
+        const float grad = g(i) + wd * p(i);
+        const float mi = b1 * m(i) + (1.0f - b1) * grad;
+        const float vi = b2 * v(i) + (1.0f - b2) * grad * grad;
+        m(i) = mi;
+        v(i) = vi;
+        p(i) -= step_size * mi / (math::sqrt(vi) / bc2_sqrt + eps);
+      });
+}
+
+std::vector<std::pair<std::string, FlatView>> Adam::state() {
+  auto out = perParameter("exp_avg", _exp_avg);
+  auto sq = perParameter("exp_avg_sq", _exp_avg_sq);
+  out.insert(out.end(), sq.begin(), sq.end());
+  return out;
+}
+
+}  // namespace halo3d::nn
