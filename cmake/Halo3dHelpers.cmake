@@ -76,7 +76,7 @@ function(halo3d_add_test name)
     endforeach()
   else()
     include(GoogleTest)
-    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+    gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${name}."
       PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=2;OMP_PROC_BIND=false")
   endif()
 endfunction()
