@@ -1,0 +1,75 @@
+#pragma once
+// A layer of the model graph: declares its output from its inputs (identically on every rank), the ghost
+// widths it reads on each Spatial input, its parameters, and runs forward and backward on distributed
+// activations.
+//
+// Backward contract: `din[i]` is laid out like input i (same block and ghosts) and the layer ASSIGNS its owned
+// cells (a layer that writes ghost cells sums them into their owners with a scatter before returning), unless
+// din[i] is null (no gradient needed for that input). Parameter gradients are ASSIGNED, then handed to the
+// GradientReducer with markReady(). Layers whose input is Replicated compute identical parameter gradients on
+// every rank of a spatial group: only spatial rank 0 contributes them, the others contribute zeros, so that the
+// sum over all ranks counts each sample group once.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/ProcessGrid.hpp"
+#include "nn/Activation.hpp"
+#include "nn/GradientReducer.hpp"
+#include "nn/LayerTimers.hpp"
+#include "nn/Parameter.hpp"
+
+namespace halo3d::nn {
+
+struct RunContext {
+  const ProcessGrid* grid = nullptr;
+  GradientReducer* reducer = nullptr;  // null: gradients stay local (no allreduce)
+  LayerTimers* timers = nullptr;
+  bool training = true;
+  bool overlap = true;        // halo overlap on/off (benchmarks compare both)
+  std::uint64_t seed = 0;     // dropout and other counter-based randomness
+  std::int64_t step = 0;
+};
+
+class Layer {
+ public:
+  explicit Layer(std::string name) : _name(std::move(name)) {}
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  // The PyTorch module path of the layer ("features.3", "head.1"), prefix of its parameter names.
+  const std::string& name() const { return _name; }
+  virtual std::string kind() const = 0;
+
+  // Planning (identical on every rank). Throws ShapeError naming the layer on incompatible inputs.
+  virtual TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const = 0;
+  // Whether the layer can run on Spatial inputs split over `grid`; if not, the model replicates them first.
+  virtual bool acceptsSpatial(const std::vector<TensorSpec>& inputs, const GridShape& grid) const {
+    return true;
+  }
+  // Ghost widths read on Spatial input i.
+  virtual HaloWidths inputHalo(const std::vector<TensorSpec>& inputs, int i, const GridShape& grid) const {
+    return {};
+  }
+  virtual void addParameters(ParameterStore&) {}
+  // Called once the activations exist: set up halo exchanges, scratch.
+  virtual void setup(const ProcessGrid&, const std::vector<const Activation*>& in, const Activation& out) {}
+
+  virtual void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) = 0;
+  virtual void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
+                        const Activation& dout, const std::vector<Activation*>& din) = 0;
+
+ protected:
+  // The parameter gradient contribution of this rank for a layer on input `in` (see the header comment).
+  static bool contributesReplicatedGradient(const RunContext& ctx, const Activation& in) {
+    return in.spec.dist == Distribution::Spatial || ctx.grid->spatialRank() == 0;
+  }
+
+ private:
+  std::string _name;
+};
+
+}  // namespace halo3d::nn

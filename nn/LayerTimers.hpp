@@ -1,0 +1,51 @@
+#pragma once
+// Per-layer phase timers for benchmarks and metrics: compute, halo wait, allreduce wait and I/O, in seconds,
+// accumulated until reset(). Times are wall clock on this rank around fenced regions.
+
+#include <array>
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace halo3d::nn {
+
+enum class Phase { Compute, HaloWait, Allreduce, Io };
+
+class LayerTimers {
+ public:
+  void add(const std::string& layer, Phase phase, double seconds) { _t[layer][int(phase)] += seconds; }
+  double total(Phase phase) const {
+    double s = 0;
+    for (const auto& [name, t] : _t) s += t[int(phase)];
+    return s;
+  }
+  double get(const std::string& layer, Phase phase) const {
+    auto it = _t.find(layer);
+    return it == _t.end() ? 0.0 : it->second[int(phase)];
+  }
+  const std::map<std::string, std::array<double, 4>>& all() const { return _t; }
+  void reset() { _t.clear(); }
+
+ private:
+  std::map<std::string, std::array<double, 4>> _t;
+};
+
+// Adds the lifetime of the scope to `timers` (if any) under (layer, phase).
+class ScopedTimer {
+ public:
+  ScopedTimer(LayerTimers* timers, const std::string& layer, Phase phase)
+      : _timers(timers), _layer(layer), _phase(phase), _start(std::chrono::steady_clock::now()) {}
+  ~ScopedTimer() {
+    if (_timers)
+      _timers->add(_layer, _phase,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count());
+  }
+
+ private:
+  LayerTimers* _timers;
+  const std::string& _layer;
+  Phase _phase;
+  std::chrono::steady_clock::time_point _start;
+};
+
+}  // namespace halo3d::nn

@@ -1,0 +1,74 @@
+#pragma once
+// The model graph: a network input and layers in execution order, each consuming earlier nodes (so skip
+// connections are plain extra inputs). build() plans every tensor for a grid and a global batch:
+//   1. output specs, layer by layer; where a layer cannot run on a Spatial input (the volume is too small to split
+//      over the spatial group, or the layer needs whole volumes, like Flatten), a Redistribute node is inserted
+//      that replicates the input over the spatial group (the rule is Layer::acceptsSpatial);
+//   2. the ghost widths of each Spatial tensor: the maximum over its consumers' needs;
+//   3. the activations and their gradients, with identical blocks.
+// forward() runs the nodes in order; backward() in reverse, summing the gradients of tensors with several
+// consumers.
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/Layer.hpp"
+
+namespace halo3d::nn {
+
+class Model {
+ public:
+  // The network input: per-sample shape (C, D, H, W). Returns its node id (0).
+  int input(const std::array<index_t, 4>& sample_shape);
+  // Appends `layer` consuming nodes `inputs` (all earlier); registers its parameters. Returns its node id.
+  int add(std::unique_ptr<Layer> layer, std::vector<int> inputs);
+  // Appends `layer` consuming the last node.
+  int add(std::unique_ptr<Layer> layer) { return add(std::move(layer), {int(_nodes.size()) - 1}); }
+
+  ParameterStore& parameters() { return _params; }
+  const ParameterStore& parameters() const { return _params; }
+
+  // Plans and allocates everything for global mini-batch `batch` on `grid` (see the file comment). Collective
+  // over the grid. Throws ShapeError naming the layer if a shape cannot work, InputError if the batch is
+  // smaller than the number of sample groups.
+  void build(const ProcessGrid& grid, index_t batch);
+  bool built() const { return _grid != nullptr; }
+  index_t batch() const { return _batch; }
+
+  Activation& input() { return node(0).act; }
+  const Activation& output() const { return _nodes.at(_order.back()).act; }
+  // The gradient of the loss w.r.t. the output, filled by the caller (the loss) before backward().
+  Activation& outputGradient() { return _nodes.at(_order.back()).grad; }
+
+  void forward(RunContext& ctx);
+  void backward(RunContext& ctx);
+
+  // One line per node: name, kind, output shape, distribution, ghost widths.
+  std::string summary() const;
+  // The layers in execution order (including inserted Redistribute nodes).
+  std::vector<const Layer*> layers() const;
+
+ private:
+  struct Node {
+    std::unique_ptr<Layer> layer;  // null for the input
+    std::vector<int> inputs;       // after conversion
+    TensorSpec spec;
+    HaloWidths halo;
+    Activation act, grad;
+    std::vector<int> consumers;
+    std::vector<Activation> grad_parts;  // one per consumer when there are several
+  };
+  Node& node(int id) { return _nodes.at(std::size_t(id)); }
+  int replicated(int id);
+
+  std::vector<Node> _nodes;
+  std::vector<int> _order;  // execution order of node ids
+  std::vector<int> _replica_of;
+  ParameterStore _params;
+  const ProcessGrid* _grid = nullptr;
+  index_t _batch = 0;
+};
+
+}  // namespace halo3d::nn
