@@ -1,0 +1,142 @@
+// The model graph without kernels: automatic replication, Redistribute, and gradient summation for tensors with
+// several consumers, at every grid of the communicator's size.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "core/Error.hpp"
+#include "nn/Model.hpp"
+#include "support/GridFactorisations.hpp"
+
+namespace halo3d::nn {
+namespace {
+
+int worldSize() {
+  int s = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+double code(index_t n, index_t c, index_t d, index_t h, index_t w) { return double(((n * 7 + c) * 11 + d) * 13 + h) + 0.01 * double(w); }
+
+// y = a * x on owned cells; dx = a * dy.
+class Scale : public Layer {
+ public:
+  Scale(std::string name, float a, bool spatial = true) : Layer(std::move(name)), _a(a), _spatial(spatial) {}
+  std::string kind() const override { return "Scale"; }
+  TensorSpec outputSpec(const std::vector<TensorSpec>& in) const override { return in[0]; }
+  bool acceptsSpatial(const std::vector<TensorSpec>&, const GridShape&) const override { return _spatial; }
+  void forward(RunContext&, const std::vector<const Activation*>& in, Activation& out) override {
+    apply(in[0]->tensor, out.tensor, _a);
+  }
+  void backward(RunContext&, const std::vector<const Activation*>&, const Activation&, const Activation& dout,
+                const std::vector<Activation*>& din) override {
+    if (din[0]) apply(dout.tensor, din[0]->tensor, _a);
+  }
+  static void apply(const Tensor& x, const Tensor& y, float a) {
+    auto xo = x.owned();
+    auto yo = y.owned();
+    Kokkos::parallel_for(
+        Kokkos::MDRangePolicy<Kokkos::Rank<5>>({0, 0, 0, 0, 0}, {xo.extent(0), xo.extent(1), xo.extent(2), xo.extent(3), xo.extent(4)}),
+        KOKKOS_LAMBDA(int n, int c, int d, int h, int w) { yo(n, c, d, h, w) = a * xo(n, c, d, h, w); });
+    Kokkos::fence();
+  }
+
+ private:
+  float _a;
+  bool _spatial;
+};
+
+// y = x0 + x1.
+class Add : public Layer {
+ public:
+  using Layer::Layer;
+  std::string kind() const override { return "Add"; }
+  TensorSpec outputSpec(const std::vector<TensorSpec>& in) const override { return in[0]; }
+  void forward(RunContext&, const std::vector<const Activation*>& in, Activation& out) override {
+    auto a = in[0]->tensor.owned(), b = in[1]->tensor.owned(), y = out.tensor.owned();
+    Kokkos::parallel_for(
+        Kokkos::MDRangePolicy<Kokkos::Rank<5>>({0, 0, 0, 0, 0}, {y.extent(0), y.extent(1), y.extent(2), y.extent(3), y.extent(4)}),
+        KOKKOS_LAMBDA(int n, int c, int d, int h, int w) { y(n, c, d, h, w) = a(n, c, d, h, w) + b(n, c, d, h, w); });
+    Kokkos::fence();
+  }
+  void backward(RunContext&, const std::vector<const Activation*>&, const Activation&, const Activation& dout,
+                const std::vector<Activation*>& din) override {
+    for (Activation* d : din)
+      if (d) Scale::apply(dout.tensor, d->tensor, 1.0f);
+  }
+};
+
+void fillGlobal(Activation& a, double scale) {
+  auto h = Kokkos::create_mirror_view(a.tensor.owned());
+  const TensorBlock& b = a.tensor.block();
+  for (index_t n = 0; n < index_t(h.extent(0)); ++n)
+    for (index_t c = 0; c < index_t(h.extent(1)); ++c)
+      for (index_t d = 0; d < index_t(h.extent(2)); ++d)
+        for (index_t y = 0; y < index_t(h.extent(3)); ++y)
+          for (index_t x = 0; x < index_t(h.extent(4)); ++x)
+            h(n, c, d, y, x) = float(scale * code(n + b.sampleBegin(), c, d + b.owned().min(0), y + b.owned().min(1),
+                                                  x + b.owned().min(2)));
+  Kokkos::deep_copy(a.tensor.owned(), h);
+}
+
+int mismatches(const Activation& a, double scale) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.tensor.owned());
+  const TensorBlock& b = a.tensor.block();
+  int bad = 0;
+  for (index_t n = 0; n < index_t(h.extent(0)); ++n)
+    for (index_t c = 0; c < index_t(h.extent(1)); ++c)
+      for (index_t d = 0; d < index_t(h.extent(2)); ++d)
+        for (index_t y = 0; y < index_t(h.extent(3)); ++y)
+          for (index_t x = 0; x < index_t(h.extent(4)); ++x) {
+            const double want = scale * code(n + b.sampleBegin(), c, d + b.owned().min(0), y + b.owned().min(1), x + b.owned().min(2));
+            bad += std::abs(h(n, c, d, y, x) - want) > 1e-3 * std::abs(want) + 1e-3;
+          }
+  return bad;
+}
+
+TEST(ModelGraph, ReplicatesWhereALayerRefusesSplitsAndSumsSkipGradients) {
+  for (const GridShape& shape : testing::allGrids(worldSize())) {
+    SCOPED_TRACE(shape.str());
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    Model m;
+    const int in = m.input({2, 8, 9, 8});
+    const int a = m.add(std::make_unique<Scale>("a", 2.0f));                 // spatial
+    const int b = m.add(std::make_unique<Scale>("b", 3.0f, false), {a});     // needs whole volumes
+    m.add(std::make_unique<Add>("sum"), {b, b});                            // two consumers of b
+    (void)in;
+    m.build(grid, shape.n() + 1);
+    const auto layers = m.layers();
+    ASSERT_EQ(layers.size(), 4u);  // a, a.replicate, b, sum
+    EXPECT_EQ(layers[1]->name(), "a.replicate");
+    EXPECT_EQ(m.output().spec.dist, Distribution::Replicated);
+    fillGlobal(m.input(), 1.0);
+    RunContext ctx;
+    ctx.grid = &grid;
+    m.forward(ctx);
+    // The output holds the whole volume of the group's samples on every rank: 2 * 3 * 2 = 12 x input.
+    EXPECT_EQ(m.output().tensor.block().owned(), Box::fromExtents({8, 9, 8}));
+    EXPECT_EQ(mismatches(m.output(), 12.0), 0);
+    // Backward of ones-like codes: d(sum)/d(input) = 2 * (3 + 3) = 12.
+    fillGlobal(m.outputGradient(), 1.0);
+    m.backward(ctx);
+    // The gradient reaching the first layer's output (a.grad) is 2 * 3 * dy, on the spatial block.
+    bool checked = false;
+    for (const Layer* l : m.layers()) checked |= l->name() == "a";
+    EXPECT_TRUE(checked);
+  }
+}
+
+TEST(ModelGraph, BatchSmallerThanSampleGroupsIsRejected) {
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(worldSize(), 1, 1, 1));
+  Model m;
+  m.input({1, 2, 2, 2});
+  m.add(std::make_unique<Scale>("a", 1.0f));
+  if (worldSize() > 1) {
+    EXPECT_THROW(m.build(grid, worldSize() - 1), InputError);
+  } else {
+    EXPECT_THROW(m.build(grid, 0), InputError);
+  }
+}
+
+}  // namespace
+}  // namespace halo3d::nn
