@@ -180,6 +180,15 @@ std::string Model::summary() const {
   return os.str();
 }
 
+const Model::Node& Model::named(const std::string& name) const {
+  for (const Node& n : _nodes)
+    if (n.layer && n.layer->name() == name) return n;
+  throw InputError(concat("the model has no layer named '", name, "'"));
+}
+
+const Activation& Model::activation(const std::string& name) const { return named(name).act; }
+const Activation& Model::gradient(const std::string& name) const { return named(name).grad; }
+
 std::vector<const Layer*> Model::layers() const {
   std::vector<const Layer*> out;
   for (int id : _order)

@@ -45,6 +45,10 @@ class Model {
   void forward(RunContext& ctx);
   void backward(RunContext& ctx);
 
+  // The output activation and its gradient of the layer called `name` (throws InputError if none).
+  const Activation& activation(const std::string& name) const;
+  const Activation& gradient(const std::string& name) const;
+
   // One line per node: name, kind, output shape, distribution, ghost widths.
   std::string summary() const;
   // The layers in execution order (including inserted Redistribute nodes).
@@ -61,6 +65,7 @@ class Model {
     std::vector<Activation> grad_parts;  // one per consumer when there are several
   };
   Node& node(int id) { return _nodes.at(std::size_t(id)); }
+  const Node& named(const std::string& name) const;
   int replicated(int id);
 
   std::vector<Node> _nodes;

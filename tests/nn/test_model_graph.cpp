@@ -119,10 +119,12 @@ TEST(ModelGraph, ReplicatesWhereALayerRefusesSplitsAndSumsSkipGradients) {
     // Backward of ones-like codes: d(sum)/d(input) = 2 * (3 + 3) = 12.
     fillGlobal(m.outputGradient(), 1.0);
     m.backward(ctx);
-    // The gradient reaching the first layer's output (a.grad) is 2 * 3 * dy, on the spatial block.
-    bool checked = false;
-    for (const Layer* l : m.layers()) checked |= l->name() == "a";
-    EXPECT_TRUE(checked);
+    // b feeds both inputs of the sum: its gradient is 2 dy; the spatial gradient of a is 3 * 2 dy, sliced back
+    // from the replicated tensor onto each rank's block.
+    EXPECT_EQ(mismatches(m.gradient("b"), 2.0), 0);
+    EXPECT_EQ(m.gradient("a").spec.dist, Distribution::Spatial);
+    EXPECT_EQ(mismatches(m.gradient("a"), 6.0), 0);
+    EXPECT_THROW(m.activation("nope"), InputError);
   }
 }
 
