@@ -86,6 +86,7 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
     for (int i : n.inputs) specs.push_back(node(i).spec);
     for (std::size_t j = 0; j < n.inputs.size(); ++j) {
       Node& src = node(n.inputs[j]);
+      n.input_part.push_back(int(src.consumers.size()));
       src.consumers.push_back(id);
       if (src.spec.dist == Distribution::Spatial) src.halo = max(src.halo, n.layer->inputHalo(specs, int(j), gs));
     }
@@ -148,18 +149,16 @@ void Model::backward(RunContext& ctx) {
     }
     std::vector<const Activation*> in;
     std::vector<Activation*> din;
-    for (int i : n.inputs) {
+    for (std::size_t j = 0; j < n.inputs.size(); ++j) {
+      const int i = n.inputs[j];
       Node& src = node(i);
       in.push_back(&src.act);
-      if (i == 0) {
+      if (i == 0)
         din.push_back(nullptr);  // no gradient for the data
-      } else if (src.grad_parts.empty()) {
+      else if (src.grad_parts.empty())
         din.push_back(&src.grad);
-      } else {
-        std::size_t c = 0;
-        while (src.consumers[c] != *it) ++c;
-        din.push_back(&src.grad_parts[c]);
-      }
+      else
+        din.push_back(&src.grad_parts[std::size_t(n.input_part[j])]);
     }
     n.layer->backward(ctx, in, n.act, n.grad, din);
   }

@@ -58,6 +58,7 @@ class Model {
   struct Node {
     std::unique_ptr<Layer> layer;  // null for the input
     std::vector<int> inputs;       // after conversion
+    std::vector<int> input_part;   // per input: which of the source's grad_parts this node writes
     TensorSpec spec;
     HaloWidths halo;
     Activation act, grad;
