@@ -1,0 +1,55 @@
+#pragma once
+// The tap map shared by the transposed-convolution kernels. Forward and backward-data are both gathers:
+// destination cell c and tap k read source cell (c * scale + offset + k * step) / divisor when the division
+// is exact and the source cell lies in [lo, hi). With the geometry (k, s, p, dil) of one dimension:
+//   forward        (dst = output, src = input)   scale 1, offset p,  step -dil, divisor s, [lo, hi) = volume
+//   backward-data  (dst = input,  src = output)  scale s, offset -p, step dil,  divisor 1, [lo, hi) = dy_box
+// Destination cells `divisor` apart read the same taps from source cells `scale` apart (a "phase"), which the
+// host kernels use to block cells that share their weights.
+
+#include <Kokkos_Core.hpp>
+
+#include "core/Types.hpp"
+#include "kernels/impl/ConvTranspose3dGeometry.hpp"
+
+namespace halo3d::kernels::impl {
+
+// Floor of a / b for b > 0, either sign of a.
+KOKKOS_INLINE_FUNCTION index_t floorDiv(index_t a, index_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+KOKKOS_INLINE_FUNCTION index_t ceilDiv(index_t a, index_t b) { return -floorDiv(-a, b); }
+
+struct TapAxis {
+  index_t scale = 1, offset = 0, step = 1, divisor = 1;
+  index_t lo = 0, hi = 0;
+  int taps = 1;
+
+  // True, with `src` set, if destination cell c reads a source cell through tap k.
+  KOKKOS_INLINE_FUNCTION bool source(index_t c, int k, index_t& src) const {
+    const index_t num = c * scale + offset + k * step;
+    if (num % divisor != 0) return false;
+    src = num / divisor;
+    return src >= lo && src < hi;
+  }
+};
+
+inline TapAxis forwardAxis(const ConvTranspose3dGeometry& g, int dim, index_t input_extent) {
+  const WindowGeometry& w = g.window;
+  return TapAxis{1, w.padding[dim], -index_t(w.dilation[dim]), w.stride[dim], 0, input_extent, w.kernel[dim]};
+}
+
+inline TapAxis backwardDataAxis(const ConvTranspose3dGeometry& g, int dim, const Box& dy_box) {
+  const WindowGeometry& w = g.window;
+  return TapAxis{w.stride[dim], -index_t(w.padding[dim]), w.dilation[dim], 1, dy_box.min(dim), dy_box.max(dim),
+                 w.kernel[dim]};
+}
+
+// Host blocking: one destination block is `cells` cells of one phase times `channels` channels (64 bytes of
+// T, one cache line of packed weights), held in registers across the whole reduction.
+template <class T>
+struct HostBlocking {
+  static constexpr int channels = int(64 / sizeof(T));
+  static constexpr int cells = 8;
+  static index_t paddedChannels(index_t q) { return (q + channels - 1) / channels * channels; }
+};
+
+}  // namespace halo3d::kernels::impl
