@@ -1,0 +1,179 @@
+// Transposed conv3d against PyTorch (ops.h5, groups conv_transpose3d/<i>): forward, input, weight and bias
+// gradients, on both kernel paths, in fp32 and fp64. The error of a tensor is max|ours - ref| / max|ref|.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/ConvTranspose3d.hpp"
+#include "support/ReferenceData.hpp"
+
+namespace halo3d::kernels {
+namespace {
+
+using Memory = Kokkos::DefaultExecutionSpace::memory_space;
+using testing::Array;
+using testing::H5File;
+
+template <class T>
+constexpr double tolerance() {
+  return std::is_same<T, float>::value ? 1e-4 : 1e-12;
+}
+
+Shape5 shape5(const Array& a) { return {a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4)}; }
+
+template <class T>
+HaloTensor<T, Memory> tensorOf(const std::string& label, const Array& a) {
+  HaloTensor<T, Memory> t(label, TensorBlock::whole(shape5(a)));
+  auto host = Kokkos::create_mirror_view(t.view());
+  std::size_t i = 0;
+  for (index_t n = 0; n < a.extent(0); ++n)
+    for (index_t c = 0; c < a.extent(1); ++c)
+      for (index_t d = 0; d < a.extent(2); ++d)
+        for (index_t h = 0; h < a.extent(3); ++h)
+          for (index_t w = 0; w < a.extent(4); ++w) host(n, c, d, h, w) = T(a.data[i++]);
+  Kokkos::deep_copy(t.view(), host);
+  return t;
+}
+
+template <class View>
+View viewOf(const std::string& label, const Array& a) {
+  View v(label, a.size());
+  auto host = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < a.size(); ++i) host.data()[i] = typename View::value_type(a.data[i]);
+  Kokkos::deep_copy(v, host);
+  return v;
+}
+
+template <class T>
+Kokkos::View<T*****, Kokkos::LayoutRight, Memory> weightsOf(const std::string& label, const Array& a) {
+  Kokkos::View<T*****, Kokkos::LayoutRight, Memory> v(label, a.extent(0), a.extent(1), a.extent(2), a.extent(3),
+                                                      a.extent(4));
+  auto host = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < a.size(); ++i) host.data()[i] = T(a.data[i]);
+  Kokkos::deep_copy(v, host);
+  return v;
+}
+
+// max|ours - ref| / max|ref| over a contiguous view (weights, bias) or a whole-block tensor without ghosts.
+template <class View>
+double relativeError(const View& ours, const Array& ref) {
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
+  EXPECT_EQ(host.size(), ref.size());
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    diff = std::max(diff, std::abs(double(host.data()[i]) - ref.data[i]));
+    scale = std::max(scale, std::abs(ref.data[i]));
+  }
+  return diff / scale;
+}
+
+// The JSON attribute `params` of `group`. H5File::attribute reads variable-length strings as ASCII, which
+// HDF5 refuses to convert from the file's UTF-8 (it returns ""), so this reads with the file's character set.
+nlohmann::json paramsOf(const std::string& path, const std::string& group) {
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t attr = H5Aopen_by_name(file, group.c_str(), "params", H5P_DEFAULT, H5P_DEFAULT);
+  const hid_t type = H5Aget_type(attr);
+  const hid_t mem = H5Tcopy(H5T_C_S1);
+  H5Tset_size(mem, H5T_VARIABLE);
+  H5Tset_cset(mem, H5Tget_cset(type));
+  char* text = nullptr;
+  const herr_t status = H5Aread(attr, mem, &text);
+  const std::string value = status >= 0 && text ? text : "";
+  H5free_memory(text);
+  H5Tclose(mem);
+  H5Tclose(type);
+  H5Aclose(attr);
+  H5Fclose(file);
+  require(!value.empty(), path, ": cannot read attribute 'params' of '", group, "'");
+  return nlohmann::json::parse(value);
+}
+
+ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group, const Array& w) {
+  const auto params = paramsOf(f.path(), group);
+  ConvTranspose3dGeometry g;
+  for (int d = 0; d < 3; ++d) {
+    g.window.kernel[d] = int(w.extent(2 + d));
+    g.window.stride[d] = params.at("stride").at(d).get<int>();
+    g.window.padding[d] = params.at("padding").at(d).get<int>();
+    g.output_padding[d] = params.at("output_padding").at(d).get<int>();
+    g.window.dilation[d] = params.contains("dilation") ? params.at("dilation").at(d).get<int>() : 1;
+  }
+  return g;
+}
+
+struct Case {
+  std::string group;
+  impl::KernelPath path;
+  friend void PrintTo(const Case& c, std::ostream* os) {
+    *os << c.group << (c.path == impl::KernelPath::Fastest ? " fastest path" : " portable path");
+  }
+};
+
+std::vector<Case> cases() {
+  H5File f(testing::referencePath("ops.h5"));
+  std::vector<Case> all;
+  for (const auto& name : f.children("conv_transpose3d"))
+    for (auto path : {impl::KernelPath::Fastest, impl::KernelPath::Portable})
+      all.push_back({"conv_transpose3d/" + name, path});
+  return all;
+}
+
+class ConvTranspose3dPytorch : public ::testing::TestWithParam<Case> {
+ protected:
+  template <class T>
+  void check() {
+    const H5File f(testing::referencePath("ops.h5"));
+    const std::string& g_name = GetParam().group;
+    const auto path = GetParam().path;
+    const Array xa = f.read(g_name + "/x"), wa = f.read(g_name + "/w"), ya = f.read(g_name + "/y");
+    const Array dya = f.read(g_name + "/dy");
+    const ConvTranspose3dGeometry g = geometryOf(f, g_name, wa);
+    const Kokkos::DefaultExecutionSpace exec;
+    const auto x = tensorOf<T>("x", xa);
+    const auto dy = tensorOf<T>("dy", dya);
+    const auto w = weightsOf<T>("w", wa);
+    const auto b = viewOf<Kokkos::View<T*, Kokkos::LayoutRight, Memory>>("b", f.read(g_name + "/b"));
+    ASSERT_EQ(g.outputExtents(x.block().globalExtents()), dy.block().globalExtents()) << g_name;
+
+    HaloTensor<T, Memory> y("y", dy.block());
+    impl::convTranspose3dForward(exec, x, w, b, g, y, y.block().owned(), path);
+    HaloTensor<T, Memory> dx("dx", x.block());
+    impl::convTranspose3dBackwardData(exec, dy, w, g, dx, dx.block().owned(), dy.block().owned(), path);
+    Kokkos::View<T*****, Kokkos::LayoutRight, Memory> dw("dw", wa.extent(0), wa.extent(1), wa.extent(2),
+                                                         wa.extent(3), wa.extent(4));
+    Kokkos::View<T*, Kokkos::LayoutRight, Memory> db("db", b.extent(0));
+    impl::convTranspose3dBackwardFilter(exec, x, dy, g, dw, db, dy.block().owned(), false, path);
+    exec.fence();
+
+    const std::pair<const char*, double> errors[] = {
+        {"y", relativeError(y.view(), ya)},
+        {"dx", relativeError(dx.view(), f.read(g_name + "/dx"))},
+        {"dw", relativeError(dw, f.read(g_name + "/dw"))},
+        {"db", relativeError(db, f.read(g_name + "/db"))}};
+    for (const auto& [name, error] : errors) {
+      EXPECT_LE(error, tolerance<T>()) << g_name << " " << name;
+      RecordProperty(std::string("relative_error_") + name, concat(std::scientific, error));
+    }
+  }
+};
+
+TEST_P(ConvTranspose3dPytorch, MatchesFloat) { check<float>(); }
+TEST_P(ConvTranspose3dPytorch, MatchesDouble) { check<double>(); }
+
+INSTANTIATE_TEST_SUITE_P(Ops, ConvTranspose3dPytorch, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.group.substr(info.param.group.rfind('/') + 1);
+                           return "case" + name + (info.param.path == impl::KernelPath::Fastest ? "_fastest" : "_portable");
+                         });
+
+TEST(ConvTranspose3dPytorch, EveryCaseIsCovered) {
+  const H5File f(testing::referencePath("ops.h5"));
+  EXPECT_EQ(f.children("conv_transpose3d").size(), 3u);
+}
+
+}  // namespace
+}  // namespace halo3d::kernels
