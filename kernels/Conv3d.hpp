@@ -1,0 +1,158 @@
+#pragma once
+// 3D convolution on HaloTensors: forward, backward-data and backward-filter (with the bias
+// gradient), for any kernel (odd, even, non-cubic), stride, dilation and padding (WindowGeometry).
+// Conventions of kernels/README.md: boxes are global spatial cells, every sample of the tensors is
+// processed, the padding is the zero ghost cells past the global volume, the execution-space
+// instance comes first, and nothing fences.
+//
+// Shapes: x and dx (N, I, D, H, W); y and dy (N, O, Do, Ho, Wo) with Do = floor((D + 2p - dil (k -
+// 1) - 1) / s)
+// + 1 per dimension; w and dw (O, I, kD, kH, kW); b and db (O), or extent 0 for "no bias". Tensors
+// are HaloTensor<T, MemorySpace>, parameters LayoutRight Views in the same memory space.
+//
+// Paths: on a host execution space an AVX-512 path (register tiles over the contiguous W axis) runs
+// wherever it applies and a generic one elsewhere; on a device a team path tiles inputs and weights
+// in scratch memory. Which path runs depends only on the geometry and the scalar type, never on the
+// boxes, so a result computed box by box (interior, then boundary slabs) is bitwise the whole-box
+// result for forward and backward-data.
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+#include "core/HaloTensor.hpp"
+#include "core/HaloWidths.hpp"
+#include "kernels/impl/Conv3dChecks.hpp"
+#include "kernels/impl/Conv3dGeneric.hpp"
+
+namespace halo3d::kernels {
+
+using impl::Conv3dBias;
+using impl::Conv3dBiasGrad;
+using impl::Conv3dWeights;
+using impl::Conv3dWeightsGrad;
+
+namespace impl {
+
+// True for execution spaces that run on the host (OpenMP, Serial, Threads): the ones that get the
+// SIMD path.
+template <class ExecSpace>
+inline constexpr bool kRunsOnHost =
+    Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
+
+}  // namespace impl
+
+// y(n, o, c) = b(o) + sum_{i, k} w(o, i, k) x(n, i, c * s - p + k * dil) for every sample n, output
+// channel o and global output cell c in out_box (assigned). x is read in its allocation (owned
+// cells and ghosts). Throws ShapeError if out_box is not inside y's owned cells, if the input
+// window of out_box reaches past x's allocation (ghost region too thin), or on mismatched samples,
+// channels, weight or bias shapes or volumes.
+template <class ExecSpace, class T>
+void conv3dForward(const ExecSpace& exec, const HaloTensor<T, typename ExecSpace::memory_space>& x,
+                   const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
+                   const Conv3dBias<T, typename ExecSpace::memory_space>& b,
+                   const WindowGeometry& g,
+                   const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "conv3dForward: exec must be an execution space");
+  impl::checkForward(x, w, b, g, y, out_box);
+  impl::conv3dForwardGeneric(exec, x, w, b, g, y, out_box);
+}
+
+// Pull form: assigns dx(n, i, q) = sum of w(o, i, k) dy(n, o, c) over the output cells c in dy_box
+// and taps k with c * s - p + k * dil = q, for every global input cell q in dx_box. dx_box may hold
+// ghost cells of dx (a layer then sums them into their owners with HaloExchange::scatter) but must
+// lie inside the volume; dy_box must lie in dy's allocation. Throws ShapeError otherwise, or on
+// mismatched samples, channels, weights, volumes.
+template <class ExecSpace, class T>
+void conv3dBackwardData(const ExecSpace& exec,
+                        const HaloTensor<T, typename ExecSpace::memory_space>& dy,
+                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
+                        const WindowGeometry& g,
+                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
+                        const Box& dx_box, const Box& dy_box) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "conv3dBackwardData: exec must be an execution space");
+  impl::checkBackwardData(dy, w, g, dx, dx_box, dy_box);
+  impl::conv3dBackwardDataGeneric(exec, dy, w, g, dx, dx_box, dy_box);
+}
+
+// conv3dBackwardData with dy_box = dy's owned cells.
+template <class ExecSpace, class T>
+void conv3dBackwardData(const ExecSpace& exec,
+                        const HaloTensor<T, typename ExecSpace::memory_space>& dy,
+                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
+                        const WindowGeometry& g,
+                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
+                        const Box& dx_box) {
+  conv3dBackwardData(exec, dy, w, g, dx, dx_box, dy.block().owned());
+}
+
+// dw(o, i, k) (+)= sum over samples n and output cells c in out_box of dy(n, o, c) x(n, i, c * s -
+// p + k * dil), and db(o) (+)= sum of dy(n, o, c) likewise (skipped when db has extent 0):
+// assigned, or added to the existing values when `accumulate`. These are partial sums: summing the
+// partials of disjoint boxes (the blocks of a grid, or the pieces of one block) gives the gradient
+// over their union. out_box must lie in dy's owned cells and its input window in x's allocation;
+// throws ShapeError otherwise or on mismatched shapes.
+template <class ExecSpace, class T>
+void conv3dBackwardFilter(const ExecSpace& exec,
+                          const HaloTensor<T, typename ExecSpace::memory_space>& x,
+                          const HaloTensor<T, typename ExecSpace::memory_space>& dy,
+                          const WindowGeometry& g,
+                          const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
+                          const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
+                          const Box& out_box, bool accumulate) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "conv3dBackwardFilter: exec must be an execution space");
+  impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
+  impl::conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate);
+}
+
+// Overloads on the default instance of the tensors' execution space.
+template <class T, class MemorySpace>
+void conv3dForward(const HaloTensor<T, MemorySpace>& x, const Conv3dWeights<T, MemorySpace>& w,
+                   const Conv3dBias<T, MemorySpace>& b, const WindowGeometry& g,
+                   const HaloTensor<T, MemorySpace>& y, const Box& out_box) {
+  conv3dForward(typename MemorySpace::execution_space(), x, w, b, g, y, out_box);
+}
+template <class T, class MemorySpace>
+void conv3dBackwardData(const HaloTensor<T, MemorySpace>& dy,
+                        const Conv3dWeights<T, MemorySpace>& w, const WindowGeometry& g,
+                        const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
+                        const Box& dy_box) {
+  conv3dBackwardData(typename MemorySpace::execution_space(), dy, w, g, dx, dx_box, dy_box);
+}
+template <class T, class MemorySpace>
+void conv3dBackwardData(const HaloTensor<T, MemorySpace>& dy,
+                        const Conv3dWeights<T, MemorySpace>& w, const WindowGeometry& g,
+                        const HaloTensor<T, MemorySpace>& dx, const Box& dx_box) {
+  conv3dBackwardData(typename MemorySpace::execution_space(), dy, w, g, dx, dx_box,
+                     dy.block().owned());
+}
+template <class T, class MemorySpace>
+void conv3dBackwardFilter(const HaloTensor<T, MemorySpace>& x, const HaloTensor<T, MemorySpace>& dy,
+                          const WindowGeometry& g, const Conv3dWeightsGrad<T, MemorySpace>& dw,
+                          const Conv3dBiasGrad<T, MemorySpace>& db, const Box& out_box,
+                          bool accumulate) {
+  conv3dBackwardFilter(typename MemorySpace::execution_space(), x, dy, g, dw, db, out_box,
+                       accumulate);
+}
+
+// Explicit instantiations (kernels/Conv3d.cpp) for float and double on the default execution space.
+#define HALO3D_CONV3D_INSTANTIATE(PREFIX, T, E)                                                  \
+  PREFIX template void conv3dForward<E, T>(                                                      \
+      const E&, const HaloTensor<T, E::memory_space>&, const Conv3dWeights<T, E::memory_space>&, \
+      const Conv3dBias<T, E::memory_space>&, const WindowGeometry&,                              \
+      const HaloTensor<T, E::memory_space>&, const Box&);                                        \
+  PREFIX template void conv3dBackwardData<E, T>(                                                 \
+      const E&, const HaloTensor<T, E::memory_space>&, const Conv3dWeights<T, E::memory_space>&, \
+      const WindowGeometry&, const HaloTensor<T, E::memory_space>&, const Box&, const Box&);     \
+  PREFIX template void conv3dBackwardFilter<E, T>(                                               \
+      const E&, const HaloTensor<T, E::memory_space>&, const HaloTensor<T, E::memory_space>&,    \
+      const WindowGeometry&, const Conv3dWeightsGrad<T, E::memory_space>&,                       \
+      const Conv3dBiasGrad<T, E::memory_space>&, const Box&, bool);
+
+HALO3D_CONV3D_INSTANTIATE(extern, float, Kokkos::DefaultExecutionSpace)
+HALO3D_CONV3D_INSTANTIATE(extern, double, Kokkos::DefaultExecutionSpace)
+
+}  // namespace halo3d::kernels
