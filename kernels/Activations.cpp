@@ -1,0 +1,48 @@
+// ReLU and LeakyReLU; see Activations.hpp for the contracts.
+#include "kernels/Activations.hpp"
+
+#include "kernels/impl/ElementwiseChecks.hpp"
+#include "kernels/impl/ElementwiseLoops.hpp"
+
+namespace halo3d::kernels {
+
+template <class ExecSpace, class T>
+void leakyReluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, double slope,
+                      const Tensor<T, ExecSpace>& y, const Box& box) {
+  impl::requireCellwise("leakyReluForward", y, box, x);
+  const auto xc = impl::readCells(x);
+  const auto yc = impl::writeCells(y);
+  const T a = T(slope);
+  impl::forEachRow(
+      exec, "halo3d::leakyReluForward", y.block().localSamples(), y.block().channels(), box,
+      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
+        for (index_t w = w0; w < w1; ++w) {
+          const T v = xc(n, c, d, h, w);
+          yc(n, c, d, h, w) = v > T(0) ? v : a * v;
+        }
+      });
+}
+
+template <class ExecSpace, class T>
+void leakyReluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                       const Tensor<T, ExecSpace>& dy, double slope, const Tensor<T, ExecSpace>& dx,
+                       const Box& box) {
+  impl::requireCellwise("leakyReluBackward", dx, box, x, dy);
+  const auto xc = impl::readCells(x);
+  const auto dyc = impl::readCells(dy);
+  const auto dxc = impl::writeCells(dx);
+  const T a = T(slope);
+  impl::forEachRow(
+      exec, "halo3d::leakyReluBackward", dx.block().localSamples(), dx.block().channels(), box,
+      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
+        for (index_t w = w0; w < w1; ++w) {
+          const T g = dyc(n, c, d, h, w);
+          dxc(n, c, d, h, w) = xc(n, c, d, h, w) > T(0) ? g : a * g;
+        }
+      });
+}
+
+HALO3D_KERNELS_ACTIVATIONS(, Kokkos::DefaultExecutionSpace, float)
+HALO3D_KERNELS_ACTIVATIONS(, Kokkos::DefaultExecutionSpace, double)
+
+}  // namespace halo3d::kernels

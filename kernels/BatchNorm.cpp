@@ -1,0 +1,195 @@
+// Batch normalisation; see BatchNorm.hpp for the contracts and the layout of the partial sums.
+#include "kernels/BatchNorm.hpp"
+
+#include "core/KokkosCompat.hpp"
+#include "kernels/impl/ElementwiseChecks.hpp"
+#include "kernels/impl/ElementwiseLoops.hpp"
+#include "kernels/impl/ElementwiseReduce.hpp"
+
+namespace halo3d::kernels {
+
+namespace {
+
+template <class View>
+void requirePerChannel(const char* kernel, const View& v, index_t channels) {
+  impl::requireExtent(kernel, v, 0, channels, "the tensor's channel count");
+}
+
+}  // namespace
+
+template <class ExecSpace, class T>
+void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                         const Vector<double, ExecSpace>& stats, const Box& box, bool accumulate) {
+  const char* kernel = "batchNormStatistics";
+  const index_t channels = x.block().channels();
+  impl::requireAllocated(kernel, x, box, "box");
+  impl::requireExtent(kernel, stats, 0, batchNormStatsSize(channels), "2 C + 1");
+  const auto xc = impl::readCells(x);
+  impl::reduceBox<2>(
+      exec, "halo3d::batchNormStatistics", channels, x.block().localSamples(), box,
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w, impl::Sums<2> & acc) {
+        const double v = xc(n, c, d, h, w);
+        acc.v[0] += v;
+        acc.v[1] += v * v;
+      },
+      stats, accumulate);
+  const double count = double(x.block().localSamples() * box.size());
+  Kokkos::parallel_for(
+      "halo3d::batchNormStatistics count", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+      KOKKOS_LAMBDA(int) {
+        stats(2 * channels) = accumulate ? stats(2 * channels) + count : count;
+      });
+}
+
+template <class ExecSpace, class T>
+void batchNormMoments(const ExecSpace& exec,
+                      const impl::NonDeduced<Vector<const double, ExecSpace>>& stats,
+                      const Vector<T, ExecSpace>& mean, const Vector<T, ExecSpace>& var) {
+  const char* kernel = "batchNormMoments";
+  const index_t channels = index_t(mean.extent(0));
+  impl::requireExtent(kernel, stats, 0, batchNormStatsSize(channels), "2 C + 1 for the mean's C");
+  requirePerChannel(kernel, var, channels);
+  Kokkos::parallel_for(
+      "halo3d::batchNormMoments", Kokkos::RangePolicy<ExecSpace>(exec, 0, channels),
+      KOKKOS_LAMBDA(index_t c) {
+        const double m = stats(2 * channels);
+        const double mu = stats(c) / m;
+        // E[x^2] - E[x]^2 can round below zero when the variance is tiny against the mean.
+        const double v = stats(channels + c) / m - mu * mu;
+        mean(c) = T(mu);
+        var(c) = T(v > 0.0 ? v : 0.0);
+      });
+}
+
+template <class ExecSpace, class T>
+void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                      const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
+                      const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
+                      const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma,
+                      const impl::NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
+                      const Tensor<T, ExecSpace>& y, const Box& box) {
+  const char* kernel = "batchNormForward";
+  impl::requireCellwise(kernel, y, box, x);
+  const index_t channels = y.block().channels();
+  for (const auto* v : {&mean, &var, &gamma, &beta}) requirePerChannel(kernel, *v, channels);
+  const auto xc = impl::readCells(x);
+  const auto yc = impl::writeCells(y);
+  impl::forEachRow(
+      exec, "halo3d::batchNormForward", y.block().localSamples(), channels, box,
+      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
+        const T mu = mean(c);
+        const T scale = T(double(gamma(c)) / math::sqrt(double(var(c)) + eps));
+        const T shift = beta(c);
+        for (index_t w = w0; w < w1; ++w)
+          yc(n, c, d, h, w) = (xc(n, c, d, h, w) - mu) * scale + shift;
+      });
+}
+
+template <class ExecSpace, class T>
+void batchNormUpdateRunningStats(const ExecSpace& exec,
+                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
+                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double count,
+                                 double momentum, const Vector<T, ExecSpace>& running_mean,
+                                 const Vector<T, ExecSpace>& running_var) {
+  const char* kernel = "batchNormUpdateRunningStats";
+  require<ShapeError>(count > 1.0, kernel, ": the unbiased variance needs more than 1 value per channel, got count ",
+                      count);
+  const index_t channels = index_t(running_mean.extent(0));
+  for (const auto* v : {&mean, &var}) requirePerChannel(kernel, *v, channels);
+  requirePerChannel(kernel, running_var, channels);
+  const double unbias = count / (count - 1.0);
+  Kokkos::parallel_for(
+      "halo3d::batchNormUpdateRunningStats", Kokkos::RangePolicy<ExecSpace>(exec, 0, channels),
+      KOKKOS_LAMBDA(index_t c) {
+        running_mean(c) = T((1.0 - momentum) * running_mean(c) + momentum * mean(c));
+        running_var(c) = T((1.0 - momentum) * running_var(c) + momentum * unbias * var(c));
+      });
+}
+
+template <class ExecSpace, class T>
+void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                           const Tensor<T, ExecSpace>& dy,
+                           const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
+                           const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
+                           const Vector<double, ExecSpace>& sums, const Box& box, bool accumulate) {
+  const char* kernel = "batchNormBackwardSums";
+  const index_t channels = x.block().channels();
+  impl::requireSameShape(kernel, dy, x);
+  impl::requireAllocated(kernel, x, box, "box");
+  impl::requireAllocated(kernel, dy, box, "box");
+  for (const auto* v : {&mean, &var}) requirePerChannel(kernel, *v, channels);
+  impl::requireExtent(kernel, sums, 0, batchNormBackwardSumsSize(channels), "2 C");
+  // 1 / sqrt per channel up front: the reduction's inner loop then only loads it.
+  Vector<double, ExecSpace> invstd(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "halo3d::batchNormBackwardSums invstd"),
+      channels);
+  Kokkos::parallel_for(
+      "halo3d::batchNormBackwardSums invstd", Kokkos::RangePolicy<ExecSpace>(exec, 0, channels),
+      KOKKOS_LAMBDA(index_t c) { invstd(c) = 1.0 / math::sqrt(double(var(c)) + eps); });
+  const auto xc = impl::readCells(x);
+  const auto dyc = impl::readCells(dy);
+  impl::reduceBox<2>(
+      exec, "halo3d::batchNormBackwardSums", channels, x.block().localSamples(), box,
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w, impl::Sums<2> & acc) {
+        const double g = dyc(n, c, d, h, w);
+        const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) * invstd(c);
+        acc.v[0] += g;
+        acc.v[1] += g * xhat;
+      },
+      sums, accumulate);
+}
+
+template <class ExecSpace, class T>
+void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                       const Tensor<T, ExecSpace>& dy,
+                       const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
+                       const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
+                       const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
+                       const impl::NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
+                       const Tensor<T, ExecSpace>& dx, const Box& box) {
+  const char* kernel = "batchNormBackward";
+  impl::requireCellwise(kernel, dx, box, x, dy);
+  const index_t channels = dx.block().channels();
+  for (const auto* v : {&mean, &var, &gamma}) requirePerChannel(kernel, *v, channels);
+  impl::requireExtent(kernel, sums, 0, batchNormBackwardSumsSize(channels), "2 C");
+  require<ShapeError>(count > 0.0, kernel, ": count ", count, " must be positive");
+  const auto xc = impl::readCells(x);
+  const auto dyc = impl::readCells(dy);
+  const auto dxc = impl::writeCells(dx);
+  impl::forEachRow(
+      exec, "halo3d::batchNormBackward", dx.block().localSamples(), channels, box,
+      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
+        const double invstd = 1.0 / math::sqrt(double(var(c)) + eps);
+        const T mu = mean(c);
+        const T inv = T(invstd);
+        const T scale = T(double(gamma(c)) * invstd);
+        const T mean_dy = T(sums(c) / count);
+        const T mean_dy_xhat = T(sums(channels + c) / count);
+        for (index_t w = w0; w < w1; ++w) {
+          const T xhat = (xc(n, c, d, h, w) - mu) * inv;
+          dxc(n, c, d, h, w) = scale * (dyc(n, c, d, h, w) - mean_dy - xhat * mean_dy_xhat);
+        }
+      });
+}
+
+template <class ExecSpace, class T>
+void batchNormParameterGradients(const ExecSpace& exec,
+                                 const impl::NonDeduced<Vector<const double, ExecSpace>>& sums,
+                                 const Vector<T, ExecSpace>& dgamma,
+                                 const Vector<T, ExecSpace>& dbeta, bool accumulate) {
+  const char* kernel = "batchNormParameterGradients";
+  const index_t channels = index_t(dgamma.extent(0));
+  requirePerChannel(kernel, dbeta, channels);
+  impl::requireExtent(kernel, sums, 0, batchNormBackwardSumsSize(channels), "2 C for dgamma's C");
+  Kokkos::parallel_for(
+      "halo3d::batchNormParameterGradients", Kokkos::RangePolicy<ExecSpace>(exec, 0, channels),
+      KOKKOS_LAMBDA(index_t c) {
+        dgamma(c) = T(accumulate ? dgamma(c) + sums(channels + c) : sums(channels + c));
+        dbeta(c) = T(accumulate ? dbeta(c) + sums(c) : sums(c));
+      });
+}
+
+HALO3D_KERNELS_BATCHNORM(, Kokkos::DefaultExecutionSpace, float)
+HALO3D_KERNELS_BATCHNORM(, Kokkos::DefaultExecutionSpace, double)
+
+}  // namespace halo3d::kernels

@@ -1,0 +1,100 @@
+#pragma once
+// Element-wise maths on HaloTensors (on a box of global cells, all samples and channels) and on flat
+// parameter Views (what layers and optimizers need: fill, copy, scale, axpy, axpby, sum of squares).
+//
+// Tensor kernels: every tensor holds the same global (N, C, D, H, W) and the same samples; the output box must
+// lie in the output's owned cells (fill: in its allocation, so ghosts can be zeroed) and in every input's
+// allocation. An output may be the same tensor as an input: each cell reads only itself.
+// Flat kernels: Views of equal extent; T comes from the output View, inputs convert from View<T*>.
+
+#include <Kokkos_Core.hpp>
+
+#include "core/IndexSpace.hpp"
+#include "kernels/impl/ElementwiseViews.hpp"
+
+namespace halo3d::kernels {
+
+// y = value on `box`, ghosts allowed. y is (N, C, D, H, W).
+template <class ExecSpace, class T>
+void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Tensor<T, ExecSpace>& y,
+          const Box& box);
+// y = x on `box`. x and y are (N, C, D, H, W) with any ghost widths.
+template <class ExecSpace, class T>
+void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
+          const Box& box);
+// y *= alpha on `box`.
+template <class ExecSpace, class T>
+void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
+           const Box& box);
+// y = a + b on `box` (a residual connection).
+template <class ExecSpace, class T>
+void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSpace>& b,
+         const Tensor<T, ExecSpace>& y, const Box& box);
+// y = alpha x + beta y on `box`; beta == 0 assigns without reading y (BLAS convention).
+template <class ExecSpace, class T>
+void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
+           impl::NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box);
+
+// y(i) = value.
+template <class ExecSpace, class T>
+void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Vector<T, ExecSpace>& y);
+// y(i) = x(i).
+template <class ExecSpace, class T>
+void copy(const ExecSpace& exec, const impl::NonDeduced<Vector<const T, ExecSpace>>& x,
+          const Vector<T, ExecSpace>& y);
+// y(i) *= alpha.
+template <class ExecSpace, class T>
+void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Vector<T, ExecSpace>& y);
+// y(i) += alpha x(i).
+template <class ExecSpace, class T>
+void axpy(const ExecSpace& exec, impl::NonDeduced<T> alpha,
+          const impl::NonDeduced<Vector<const T, ExecSpace>>& x, const Vector<T, ExecSpace>& y);
+// y(i) = alpha x(i) + beta y(i); beta == 0 assigns without reading y.
+template <class ExecSpace, class T>
+void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha,
+           const impl::NonDeduced<Vector<const T, ExecSpace>>& x, impl::NonDeduced<T> beta,
+           const Vector<T, ExecSpace>& y);
+// out(0) = [out(0) if accumulate] + sum_i x(i)^2, in double: a partial sum for a global norm. out has
+// extent >= 1.
+template <class ExecSpace, class T>
+void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
+                  const Vector<double, ExecSpace>& out, bool accumulate = false);
+
+// The same on the default execution-space instance.
+template <class T>
+void fill(T value, const Tensor<T, Kokkos::DefaultExecutionSpace>& y, const Box& box) {
+  fill(Kokkos::DefaultExecutionSpace(), value, y, box);
+}
+template <class T>
+void copy(const Tensor<T, Kokkos::DefaultExecutionSpace>& x,
+          const Tensor<T, Kokkos::DefaultExecutionSpace>& y, const Box& box) {
+  copy(Kokkos::DefaultExecutionSpace(), x, y, box);
+}
+template <class T>
+void add(const Tensor<T, Kokkos::DefaultExecutionSpace>& a,
+         const Tensor<T, Kokkos::DefaultExecutionSpace>& b,
+         const Tensor<T, Kokkos::DefaultExecutionSpace>& y, const Box& box) {
+  add(Kokkos::DefaultExecutionSpace(), a, b, y, box);
+}
+
+#define HALO3D_KERNELS_ELEMENTWISE(PREFIX, E, T)                                                   \
+  PREFIX template void fill<E, T>(const E&, T, const Tensor<T, E>&, const Box&);                   \
+  PREFIX template void copy<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Box&); \
+  PREFIX template void scale<E, T>(const E&, T, const Tensor<T, E>&, const Box&);                  \
+  PREFIX template void add<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,               \
+                                 const Tensor<T, E>&, const Box&);                                 \
+  PREFIX template void axpby<E, T>(const E&, T, const Tensor<T, E>&, T, const Tensor<T, E>&,       \
+                                   const Box&);                                                    \
+  PREFIX template void fill<E, T>(const E&, T, const Vector<T, E>&);                               \
+  PREFIX template void copy<E, T>(const E&, const Vector<const T, E>&, const Vector<T, E>&);       \
+  PREFIX template void scale<E, T>(const E&, T, const Vector<T, E>&);                              \
+  PREFIX template void axpy<E, T>(const E&, T, const Vector<const T, E>&, const Vector<T, E>&);    \
+  PREFIX template void axpby<E, T>(const E&, T, const Vector<const T, E>&, T,                      \
+                                   const Vector<T, E>&);                                           \
+  PREFIX template void sumOfSquares<E, T>(const E&, const Vector<T, E>&,                           \
+                                          const Vector<double, E>&, bool);
+
+HALO3D_KERNELS_ELEMENTWISE(extern, Kokkos::DefaultExecutionSpace, float)
+HALO3D_KERNELS_ELEMENTWISE(extern, Kokkos::DefaultExecutionSpace, double)
+
+}  // namespace halo3d::kernels

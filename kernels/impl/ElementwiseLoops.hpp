@@ -1,0 +1,71 @@
+#pragma once
+// The loop shape shared by the element-wise, normalisation, dropout and loss kernels: every W row of a box
+// of global cells, for all local samples and a number of channels.
+//
+// forEachRow calls f(n, c, d, h, w_begin, w_end), which processes the cells [w_begin, w_end) of row
+// (n, c, d, h): n is the local sample, c the channel, (d, h, w) global coordinates. On a host space one call
+// covers a whole row, so the functor hoists what depends only on the row (a channel's scale) and its inner
+// loop vectorises. On a device one call covers one cell, so neighbouring threads touch neighbouring
+// addresses.
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+#include "core/IndexSpace.hpp"
+#include "kernels/impl/ElementwiseViews.hpp"
+
+namespace halo3d::kernels::impl {
+
+// Row r of a box over samples x channels -> (n, c, d, h): H fastest, then D, channel, sample.
+struct RowIndexer {
+  index_t channels = 1, d_extent = 1, h_extent = 1, d0 = 0, h0 = 0;
+
+  RowIndexer() = default;
+  RowIndexer(index_t channels_, const Box& box)
+      : channels(channels_),
+        d_extent(box.extent(0)),
+        h_extent(box.extent(1)),
+        d0(box.min(0)),
+        h0(box.min(1)) {}
+
+  index_t rows(index_t samples) const { return samples * channels * d_extent * h_extent; }
+
+  KOKKOS_INLINE_FUNCTION void operator()(index_t r, index_t& n, index_t& c, index_t& d,
+                                         index_t& h) const {
+    h = h0 + r % h_extent;
+    r /= h_extent;
+    d = d0 + r % d_extent;
+    r /= d_extent;
+    c = r % channels;
+    n = r / channels;
+  }
+};
+
+template <class ExecSpace, class F>
+void forEachRow(const ExecSpace& exec, const std::string& label, index_t samples, index_t channels,
+                const Box& box, const F& f) {
+  const RowIndexer rows(channels, box);
+  const index_t row_count = rows.rows(samples);
+  const index_t w0 = box.min(2), w1 = box.max(2), width = box.extent(2);
+  if (row_count == 0 || width == 0) return;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    Kokkos::parallel_for(
+        label, Policy(exec, 0, row_count), KOKKOS_LAMBDA(index_t r) {
+          index_t n, c, d, h;
+          rows(r, n, c, d, h);
+          f(n, c, d, h, w0, w1);
+        });
+  } else {
+    Kokkos::parallel_for(
+        label, Policy(exec, 0, row_count * width), KOKKOS_LAMBDA(index_t i) {
+          index_t n, c, d, h;
+          rows(i / width, n, c, d, h);
+          const index_t w = w0 + i % width;
+          f(n, c, d, h, w, w + 1);
+        });
+  }
+}
+
+}  // namespace halo3d::kernels::impl
