@@ -1,0 +1,185 @@
+#include "io/HyperslabReader.hpp"
+
+#include <type_traits>
+
+namespace halo3d {
+
+HyperslabReader::HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm, const ReadOptions& options)
+    : _catalog(catalog), _comm(comm), _options(options) {
+  _options.transform.validate(catalog.channels());
+  require<InputError>(options.num_classes >= 1, "number of classes ", options.num_classes, " must be >= 1");
+  require<InputError>(options.open_files >= 1, "open_files ", options.open_files, " must be >= 1");
+  const auto guard = h5::lock();
+  _transfer = h5::check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate");
+  h5::checkStatus(H5Pset_dxpl_mpio(_transfer, options.mode == IoMode::Collective ? H5FD_MPIO_COLLECTIVE
+                                                                                  : H5FD_MPIO_INDEPENDENT),
+                  "H5Pset_dxpl_mpio");
+}
+
+HyperslabReader::~HyperslabReader() {
+  const auto guard = h5::lock();
+  _open.clear();
+  _transfer.close();
+}
+
+HyperslabReader::OpenFile& HyperslabReader::openFile(int file) {
+  for (auto it = _open.begin(); it != _open.end(); ++it) {
+    if (it->file != file) continue;
+    if (it != _open.begin()) {
+      OpenFile moved = std::move(*it);
+      _open.erase(it);
+      _open.push_front(std::move(moved));
+    }
+    return _open.front();
+  }
+  // Every rank of the group reads the same samples in the same order, so opens and closes (collective
+  // under MPI-IO) match across the group.
+  if (int(_open.size()) >= _options.open_files) _open.pop_back();
+  const SampleFileLayout& layout = _catalog.file(file);
+  const SampleDatasets names = datasetsOf(_catalog.kind());
+  OpenFile f;
+  f.file = file;
+  f.handle = h5::openFileParallel(layout.path, _comm);
+  f.input = h5::openDataset(f.handle, layout.path, names.input);
+  f.target = h5::openDataset(f.handle, layout.path, names.target);
+  _open.push_front(std::move(f));
+  return _open.front();
+}
+
+h5::Id HyperslabReader::fileSelection(const SampleFileLayout& layout, hid_t dataset, index_t index,
+                                      index_t channels, const Box& box) const {
+  std::vector<index_t> start, count;
+  if (layout.batched) {
+    start.push_back(index);
+    count.push_back(1);
+  }
+  if (channels > 0) {
+    start.push_back(0);
+    count.push_back(channels);
+  }
+  for (int d = 0; d < 3; ++d) {
+    start.push_back(box.min(d));
+    count.push_back(box.extent(d));
+  }
+  h5::Id space = h5::check(H5Dget_space(dataset), "H5Dget_space of '", layout.path, "'");
+  h5::selectBox(space, start, count);
+  return space;
+}
+
+template <class T>
+void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned, const HostTile<T>& tile) {
+  const auto guard = h5::lock();
+  h5::QuietErrors quiet;
+  const SampleLocation loc = _catalog.locate(id);
+  const SampleFileLayout& layout = _catalog.file(loc.file);
+  const char* name = labels ? datasetsOf(_catalog.kind()).target : datasetsOf(_catalog.kind()).input;
+  const index_t channels = labels ? 1 : layout.channels;
+  const Shape5& a = tile.allocation;
+  require<ShapeError>(a[1] == channels && tile.slot >= 0 && tile.slot < a[0] &&
+                          tile.local_owned.extents() == owned.extents() &&
+                          Box::fromExtents({a[2], a[3], a[4]}).contains(tile.local_owned),
+                      "reading '", name, "': destination allocation ", a, " slot ", tile.slot, " owned ",
+                      tile.local_owned, " does not fit ", channels, " channels over the box ", owned);
+  require<ShapeError>(Box::fromExtents(layout.extents).contains(owned), "reading '", name, "': box ", owned,
+                      " outside the sample volume ", layout.extents);
+  OpenFile& f = openFile(loc.file);
+  const hid_t dataset = labels ? f.target.get() : f.input.get();
+  const ElementType type = labels ? layout.target_type : layout.input_type;
+  const Box read_box = _options.method == ReadMethod::WholeSample ? Box::fromExtents(layout.extents) : owned;
+  h5::Id file_space = fileSelection(layout, dataset, loc.index, labels ? 0 : channels, read_box);
+  const std::size_t count = std::size_t(channels * read_box.size());
+  const Box& lo = tile.local_owned;
+  // Same element type and only the owned block: HDF5 scatters straight into the owned cells.
+  const bool direct = type == elementTypeOf<T>() && _options.method == ReadMethod::Hyperslab;
+  h5::Id memory_space;
+  void* destination = nullptr;
+  if (direct) {
+    memory_space = h5::makeSpace({a[0], a[1], a[2], a[3], a[4]});
+    h5::selectBox(memory_space, {tile.slot, 0, lo.min(0), lo.min(1), lo.min(2)},
+                  {1, channels, lo.extent(0), lo.extent(1), lo.extent(2)});
+    destination = tile.data;
+  } else {
+    _staging.resize(count * elementSize(type));
+    memory_space = h5::makeSpace({index_t(count)});
+    destination = _staging.data();
+  }
+  h5::checkStatus(H5Dread(dataset, h5::nativeType(type), memory_space, file_space, _transfer, destination),
+                  "cannot read sample ", loc.index, " of dataset '", name, "' of file '", layout.path, "'");
+  _stats.bytes += count * elementSize(type);
+  _stats.hyperslabs += 1;
+  if (!labels) _stats.samples += 1;
+  if (_options.record_hyperslabs) _stats.records.push_back({id, labels, channels, read_box});
+
+  // Convert (staged reads) and post-process one W row at a time.
+  const index_t w = owned.extent(2);
+  const Extents3 off{owned.min(0) - read_box.min(0), owned.min(1) - read_box.min(1),
+                     owned.min(2) - read_box.min(2)};
+  for (index_t c = 0; c < channels; ++c)
+    for (index_t d = 0; d < owned.extent(0); ++d)
+      for (index_t h = 0; h < owned.extent(1); ++h) {
+        T* row = tile.data + ((((tile.slot * a[1] + c) * a[2] + lo.min(0) + d) * a[3] + lo.min(1) + h) * a[4] +
+                              lo.min(2));
+        if (!direct) {
+          const index_t src = ((c * read_box.extent(0) + d + off[0]) * read_box.extent(1) + h + off[1]) *
+                                  read_box.extent(2) + off[2];
+          convertElements<T>(type, _staging.data() + std::size_t(src) * elementSize(type), row, std::size_t(w));
+        }
+        if constexpr (std::is_same<T, float>::value) {
+          if (!_options.transform.isIdentity()) _options.transform.apply(c, row, std::size_t(w));
+        } else {
+          if (_problem) continue;
+          for (index_t x = 0; x < w; ++x) {
+            if (row[x] >= 0 && row[x] < _options.num_classes) continue;
+            _problem = std::make_exception_ptr(IoError(
+                concat("dataset '", name, "' of file '", layout.path, "' (sample ", loc.index,
+                       " of the file) holds class ", row[x], " at voxel (", owned.min(0) + d, ", ",
+                       owned.min(1) + h, ", ", owned.min(2) + x, "); classes must lie in [0, ",
+                       _options.num_classes, ")")));
+            break;
+          }
+        }
+      }
+}
+
+void HyperslabReader::readInput(index_t id, const Box& owned, const HostTile<float>& tile) {
+  readBlock(id, false, owned, tile);
+}
+
+void HyperslabReader::readLabels(index_t id, const Box& owned, const HostTile<std::int32_t>& tile) {
+  require<InputError>(_catalog.kind() == SampleKind::UNet, "readLabels: ", sampleKindName(_catalog.kind()),
+                      " samples have no voxel labels");
+  readBlock(id, true, owned, tile);
+}
+
+void HyperslabReader::readTargets(index_t id, float* out) {
+  require<InputError>(_catalog.kind() == SampleKind::CosmoFlow, "readTargets: ",
+                      sampleKindName(_catalog.kind()), " samples have no regression targets");
+  const auto guard = h5::lock();
+  h5::QuietErrors quiet;
+  const SampleLocation loc = _catalog.locate(id);
+  const SampleFileLayout& layout = _catalog.file(loc.file);
+  OpenFile& f = openFile(loc.file);
+  const index_t width = layout.target_width;
+  std::vector<index_t> start, count;
+  if (layout.batched) {
+    start.push_back(loc.index);
+    count.push_back(1);
+  }
+  start.push_back(0);
+  count.push_back(width);
+  h5::Id file_space = h5::check(H5Dget_space(f.target), "H5Dget_space of '", layout.path, "'");
+  h5::selectBox(file_space, start, count);
+  h5::Id memory_space = h5::makeSpace({width});
+  h5::checkStatus(H5Dread(f.target, H5T_NATIVE_FLOAT, memory_space, file_space, _transfer, out),
+                  "cannot read sample ", loc.index, " of dataset '", datasetsOf(_catalog.kind()).target,
+                  "' of file '", layout.path, "'");
+  _stats.bytes += std::uint64_t(width) * elementSize(layout.target_type);
+}
+
+std::exception_ptr HyperslabReader::takeProblem() {
+  std::exception_ptr p = _problem;
+  _problem = nullptr;
+  return p;
+}
+
+}  // namespace halo3d

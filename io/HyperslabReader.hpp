@@ -1,0 +1,115 @@
+#pragma once
+// Reads the part of a sample that one rank owns: the hyperslab (C, owned D x H x W box) of the sample's input,
+// straight from the file through parallel HDF5 (MPI-IO on the spatial group's communicator), into the owned
+// cells of a host allocation laid out like a HaloTensor. Labels are read the same way; regression targets are
+// small and read whole by every rank.
+//
+// The reader works on raw host memory and never calls Kokkos, so that it can run on the loader's background
+// thread; io/DataLoader.hpp and io/SampleReader.hpp wrap it for HaloTensors.
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <vector>
+
+#include "core/IndexSpace.hpp"
+#include "io/Hdf5.hpp"
+#include "io/InputTransform.hpp"
+#include "io/SampleCatalog.hpp"
+
+namespace halo3d {
+
+// Independent: each rank issues its own MPI-IO reads. Collective: the ranks of the spatial group read
+// together (two-phase I/O), fewer and larger requests on parallel file systems.
+enum class IoMode { Independent, Collective };
+// Hyperslab: each rank reads only its owned block. WholeSample: each rank reads the whole sample and keeps its
+// block (the baseline the benchmark compares with, and a fallback for file systems that handle small strided
+// reads badly).
+enum class ReadMethod { Hyperslab, WholeSample };
+
+struct ReadOptions {
+  IoMode mode = IoMode::Collective;
+  ReadMethod method = ReadMethod::Hyperslab;
+  InputTransform transform;
+  int num_classes = 3;             // U-Net labels must lie in [0, num_classes)
+  bool record_hyperslabs = false;  // keep every hyperslab in ReadStats::records (tests)
+  int open_files = 4;              // sample files kept open between reads
+};
+
+// One hyperslab read from a file: sample id, input or labels, channels [0, channels), global spatial box.
+struct HyperslabRecord {
+  index_t sample = 0;
+  bool labels = false;
+  index_t channels = 0;
+  Box box;
+};
+
+// What this rank read from files since the last reset.
+struct ReadStats {
+  std::uint64_t bytes = 0;       // bytes of file data read (elements selected x file element size)
+  std::uint64_t hyperslabs = 0;  // H5Dread calls for inputs and labels
+  std::uint64_t samples = 0;     // sample inputs read
+  std::vector<HyperslabRecord> records;
+};
+
+// Where one sample's tile goes: a host allocation (samples, C, D, H, W), LayoutRight, the sample slot in it,
+// and the owned cells in local indices (HaloTensor::localOwned()).
+template <class T>
+struct HostTile {
+  T* data = nullptr;
+  Shape5 allocation{0, 0, 0, 0, 0};
+  index_t slot = 0;
+  Box local_owned;
+};
+
+class HyperslabReader {
+ public:
+  // `comm` is the spatial group's communicator: every read is collective over it (all its ranks read the same
+  // sample, each its own box, in the same order). Throws InputError on invalid options.
+  HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm, const ReadOptions& options);
+  // Closes the open files: collective over `comm`.
+  ~HyperslabReader();
+  HyperslabReader(const HyperslabReader&) = delete;
+  HyperslabReader& operator=(const HyperslabReader&) = delete;
+
+  // Reads sample `id`'s input over the global spatial box `owned` (all C channels) into `tile`, converting
+  // int16 to float and applying the input transform. Collective over comm.
+  void readInput(index_t id, const Box& owned, const HostTile<float>& tile);
+  // Reads sample `id`'s labels over `owned` into `tile` (C = 1). Labels outside [0, num_classes) are not
+  // thrown here (that would leave the other ranks in a collective) but kept for takeProblem(). Collective.
+  void readLabels(index_t id, const Box& owned, const HostTile<std::int32_t>& tile);
+  // Reads sample `id`'s targetWidth() regression targets into `out`. Collective over comm.
+  void readTargets(index_t id, float* out);
+
+  // The first problem found in the data since the last call (or null); the caller agrees on it collectively.
+  std::exception_ptr takeProblem();
+  const ReadStats& stats() const { return _stats; }
+  void resetStats() { _stats = ReadStats(); }
+  const SampleCatalog& catalog() const { return _catalog; }
+  const ReadOptions& options() const { return _options; }
+
+ private:
+  struct OpenFile {
+    int file = -1;
+    h5::Id handle, input, target;
+  };
+  OpenFile& openFile(int file);
+  // File selection of sample `loc` over `box` with `channels` leading channels (0: no channel axis).
+  h5::Id fileSelection(const SampleFileLayout& layout, hid_t dataset, index_t index, index_t channels,
+                       const Box& box) const;
+  template <class T>
+  void readBlock(index_t id, bool labels, const Box& owned, const HostTile<T>& tile);
+
+  SampleCatalog _catalog;
+  MPI_Comm _comm;
+  ReadOptions _options;
+  h5::Id _transfer;
+  std::deque<OpenFile> _open;  // most recently used first
+  ReadStats _stats;
+  std::exception_ptr _problem;
+  std::vector<unsigned char> _staging;
+};
+
+}  // namespace halo3d

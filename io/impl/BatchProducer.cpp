@@ -1,0 +1,316 @@
+#include "io/impl/BatchProducer.hpp"
+
+#include <cstdio>
+
+#include "core/BlockDecomposition.hpp"
+#include "io/Collective.hpp"
+#include "io/impl/TileCopy.hpp"
+
+namespace halo3d::impl {
+
+struct BatchProducer::Pending {
+  HostBatch batch;
+  std::vector<index_t> ids;              // the global batch
+  std::vector<int> groups;               // the sample group of each position
+  std::vector<StorePlan::Source> sources;
+  index_t k0 = 0, k1 = 0;                // this group's positions
+  std::future<void> done;
+};
+
+namespace {
+
+// Largest owned block of any rank: the first block of every split dimension (BlockDecomposition gives the
+// first parts the extra cell).
+std::size_t largestTileBytes(const SampleCatalog& c, const GridShape& shape, bool labels) {
+  const Extents3 e = c.extents();
+  const auto parts = shape.spatial();
+  index_t cells = 1;
+  for (int d = 0; d < 3; ++d) cells *= blockExtent(e[d], parts[d], 0);
+  return std::size_t(cells) * (std::size_t(c.channels()) * sizeof(float) + (labels ? sizeof(std::int32_t) : 0)) +
+         std::size_t(c.targetWidth()) * sizeof(float);
+}
+
+bool threadMultipleEverywhere(MPI_Comm comm) {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&provided);
+  int lowest = provided;
+  MPI_Allreduce(&provided, &lowest, 1, MPI_INT, MPI_MIN, comm);
+  return lowest >= MPI_THREAD_MULTIPLE;
+}
+
+template <class T, class M>
+HostTile<T> tileOf(const HaloTensor<T, M>& t, index_t slot) {
+  return {t.view().data(), t.block().allocationExtents(), slot, t.localOwned()};
+}
+
+}  // namespace
+
+BatchProducer::BatchProducer(const ProcessGrid& grid, const SampleCatalog& catalog,
+                             const DataLoaderOptions& options)
+    : _shape(grid.shape()),
+      _coords(grid.coords()),
+      _catalog(catalog),
+      _options(options),
+      _schedule(catalog.size(), options.batch_size, grid.shape().n(), options.seed, options.shuffle,
+                options.drop_last),
+      _plan(catalog.size(), grid.shape().n(),
+            StorePlan::capacityFor(options.store_budget_bytes,
+                                   largestTileBytes(catalog, grid.shape(), catalog.kind() == SampleKind::UNet))),
+      _world(Communicator::duplicate(grid.comm())),
+      _spatial(Communicator::duplicate(grid.spatialComm())),
+      _data(Communicator::duplicate(grid.dataComm())),
+      _epoch(options.first_epoch),
+      _step(options.first_step) {
+  require<InputError>(options.kind == catalog.kind(), "data loader for ", sampleKindName(options.kind),
+                      " samples given a catalog of ", sampleKindName(catalog.kind()), " samples");
+  require<InputError>(_epoch >= 0 && _step >= 0 && _step < _schedule.stepsPerEpoch(), "start position epoch ",
+                      _epoch, " step ", _step, " outside the ", _schedule.stepsPerEpoch(), " steps of an epoch");
+  // The block must suit the grid (a volume too small to split, a halo wider than a block): checked here,
+  // the same on every rank, rather than at the first step.
+  TensorBlock::forGrid(_catalog.batchShape(_schedule.batchSize()), _shape, _coords, _options.halo);
+  _reader = std::make_unique<HyperslabReader>(_catalog, _spatial.get(), _options.read);
+  _prefetch = options.prefetch;
+  if (_prefetch && !threadMultipleEverywhere(_world)) {
+    _prefetch = false;
+    if (grid.isRoot())
+      std::fprintf(stderr,
+                   "halo3d: warning: MPI does not provide MPI_THREAD_MULTIPLE; the data loader reads "
+                   "synchronously (no prefetch)\n");
+  }
+}
+
+BatchProducer::~BatchProducer() {
+  if (_inflight && _inflight->done.valid()) {
+    try {
+      _inflight->done.get();
+    } catch (...) {
+      // Every rank saw the same failure; a destructor cannot report it.
+    }
+  }
+}
+
+std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, index_t step) {
+  if (_perm_epoch != epoch) {
+    _perm = _schedule.permutation(epoch);
+    _perm_epoch = epoch;
+  }
+  auto p = std::make_unique<Pending>();
+  p->ids = _schedule.batch(_perm, step);
+  const index_t b = index_t(p->ids.size());
+  for (index_t k = 0; k < b; ++k) p->groups.push_back(blockOwner(b, _shape.n(), k));
+  p->sources = _plan.plan(p->ids, p->groups);
+  std::tie(p->k0, p->k1) = _schedule.groupRange(b, _coords.n);
+
+  HostBatch& hb = p->batch;
+  hb.epoch = epoch;
+  hb.step = step;
+  hb.global_step = epoch * _schedule.stepsPerEpoch() + step;
+  hb.global_batch = b;
+  hb.sample_ids.assign(p->ids.begin() + std::ptrdiff_t(p->k0), p->ids.begin() + std::ptrdiff_t(p->k1));
+  const Shape5 shape = _catalog.batchShape(b);
+  hb.input = HaloTensor<float, Kokkos::HostSpace>("halo3d::batch_input",
+                                                 TensorBlock::forGrid(shape, _shape, _coords, _options.halo));
+  if (_catalog.kind() == SampleKind::UNet)
+    hb.labels = HaloTensor<std::int32_t, Kokkos::HostSpace>(
+        "halo3d::batch_labels", TensorBlock::forGrid({b, 1, shape[2], shape[3], shape[4]}, _shape, _coords, {}));
+  hb.targets.assign(std::size_t((p->k1 - p->k0) * _catalog.targetWidth()), 0.0f);
+  return p;
+}
+
+void BatchProducer::fill(Pending& p) {
+  std::exception_ptr failure;
+  try {
+    fillLocal(p);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (!failure) failure = _reader->takeProblem();
+  agreeOnError(failure, _world);
+}
+
+void BatchProducer::fillLocal(Pending& p) {
+  HostBatch& hb = p.batch;
+  const bool unet = _catalog.kind() == SampleKind::UNet;
+  const index_t width = _catalog.targetWidth();
+  const int me = _coords.n;
+  const Box owned = hb.input.block().owned();
+  // Store traffic first (non-blocking), so that it overlaps the file reads below.
+  // Tags 3k, 3k + 1, 3k + 2 carry input, labels and targets of batch position k.
+  std::vector<MPI_Request> requests;
+  auto send = [&](const StoredTile& t, int peer, index_t k) {
+    auto post = [&](const void* data, std::size_t count, MPI_Datatype type, index_t tag) {
+      if (count == 0) return;
+      requests.emplace_back();
+      checkMpi(MPI_Isend(data, int(count), type, peer, int(tag), _data, &requests.back()), "data store MPI_Isend");
+    };
+    post(t.input.data(), t.input.size(), MPI_FLOAT, 3 * k);
+    post(t.labels.data(), t.labels.size(), MPI_INT32_T, 3 * k + 1);
+    post(t.targets.data(), t.targets.size(), MPI_FLOAT, 3 * k + 2);
+  };
+  auto receive = [&](StoredTile& t, int peer, index_t k) {
+    auto post = [&](void* data, std::size_t count, MPI_Datatype type, index_t tag) {
+      if (count == 0) return;
+      requests.emplace_back();
+      checkMpi(MPI_Irecv(data, int(count), type, peer, int(tag), _data, &requests.back()), "data store MPI_Irecv");
+    };
+    post(t.input.data(), t.input.size(), MPI_FLOAT, 3 * k);
+    post(t.labels.data(), t.labels.size(), MPI_INT32_T, 3 * k + 1);
+    post(t.targets.data(), t.targets.size(), MPI_FLOAT, 3 * k + 2);
+  };
+  for (std::size_t k = 0; k < p.ids.size(); ++k) {
+    const StorePlan::Source& s = p.sources[k];
+    if (s.holder != me || p.groups[k] == me) continue;
+    const StoredTile* t = _store.find(p.ids[k]);
+    require(t != nullptr, "data store: sample ", p.ids[k], " planned here but not stored");
+    send(*t, p.groups[k], index_t(k));
+  }
+  std::vector<std::pair<index_t, StoredTile>> incoming;
+  incoming.reserve(std::size_t(p.k1 - p.k0));
+  const std::size_t cells = std::size_t(owned.size());
+  for (index_t k = p.k0; k < p.k1; ++k) {
+    const StorePlan::Source& s = p.sources[std::size_t(k)];
+    if (s.holder < 0 || s.holder == me) continue;
+    StoredTile t;
+    t.input.resize(cells * std::size_t(_catalog.channels()));
+    if (unet) t.labels.resize(cells);
+    t.targets.resize(std::size_t(width));
+    incoming.emplace_back(k - p.k0, std::move(t));
+    receive(incoming.back().second, s.holder, k);
+  }
+
+  // The posted messages must complete even if a read fails: their buffers die with this frame.
+  std::exception_ptr failure;
+  try {
+    readOwnSamples(p);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  checkMpi(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "data store MPI_Waitall");
+  if (failure) std::rethrow_exception(failure);
+  for (auto& [slot, t] : incoming) {
+    copyOwnedIn(t.input.data(), tileOf(hb.input, slot));
+    if (unet) copyOwnedIn(t.labels.data(), tileOf(hb.labels, slot));
+    std::copy(t.targets.begin(), t.targets.end(), hb.targets.data() + slot * width);
+  }
+}
+
+// The samples of this group that come from this rank's store or from file.
+void BatchProducer::readOwnSamples(Pending& p) {
+  HostBatch& hb = p.batch;
+  const bool unet = _catalog.kind() == SampleKind::UNet;
+  const index_t width = _catalog.targetWidth();
+  const int me = _coords.n;
+  const Box owned = hb.input.block().owned();
+  for (index_t k = p.k0; k < p.k1; ++k) {
+    const StorePlan::Source& s = p.sources[std::size_t(k)];
+    const index_t slot = k - p.k0, id = p.ids[std::size_t(k)];
+    const HostTile<float> in = tileOf(hb.input, slot);
+    float* targets = hb.targets.data() + slot * width;
+    if (s.holder == me) {
+      const StoredTile* t = _store.find(id);
+      require(t != nullptr, "data store: sample ", id, " planned here but not stored");
+      copyOwnedIn(t->input.data(), in);
+      if (unet) copyOwnedIn(t->labels.data(), tileOf(hb.labels, slot));
+      std::copy(t->targets.begin(), t->targets.end(), targets);
+      continue;
+    }
+    if (s.holder >= 0) continue;
+    _reader->readInput(id, owned, in);
+    if (unet) _reader->readLabels(id, owned, tileOf(hb.labels, slot));
+    if (width > 0) _reader->readTargets(id, targets);
+    if (!s.insert) continue;
+    StoredTile t;
+    t.input.resize(ownedElements(in));
+    copyOwnedOut(in, t.input.data());
+    if (unet) {
+      t.labels.resize(std::size_t(owned.size()));
+      copyOwnedOut(tileOf(hb.labels, slot), t.labels.data());
+    }
+    t.targets.assign(targets, targets + width);
+    _store.insert(id, std::move(t));
+  }
+}
+
+void BatchProducer::launch() {
+  _inflight = prepare(_epoch, _step);
+  Pending* p = _inflight.get();
+  if (_prefetch) {
+    p->done = std::async(std::launch::async, [this, p] { fill(*p); });
+  } else {
+    std::promise<void> promise;
+    try {
+      fill(*p);
+      promise.set_value();
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+    p->done = promise.get_future();
+  }
+}
+
+void BatchProducer::advance() {
+  if (++_step == _schedule.stepsPerEpoch()) {
+    _step = 0;
+    ++_epoch;
+  }
+}
+
+HostBatch BatchProducer::next() {
+  require(!_failed, "data loader: an earlier read failed; the loader cannot continue");
+  if (!_inflight) launch();
+  try {
+    _inflight->done.get();
+  } catch (...) {
+    _inflight.reset();
+    _failed = true;
+    throw;
+  }
+  HostBatch out = std::move(_inflight->batch);
+  _inflight.reset();
+  advance();
+  if (_prefetch) launch();
+  return out;
+}
+
+void BatchProducer::finishPrefetch() {
+  if (_inflight && _inflight->done.valid()) _inflight->done.wait();
+}
+
+void BatchProducer::seek(index_t epoch, index_t step) {
+  require<InputError>(epoch >= 0 && step >= 0 && step < _schedule.stepsPerEpoch(), "seek to epoch ", epoch,
+                      " step ", step, ": outside the ", _schedule.stepsPerEpoch(), " steps of an epoch");
+  if (_inflight) {
+    try {
+      _inflight->done.get();
+    } catch (...) {
+      _failed = true;
+      _inflight.reset();
+      throw;
+    }
+    _inflight.reset();
+  }
+  _epoch = epoch;
+  _step = step;
+}
+
+ReadStats BatchProducer::readStats() {
+  finishPrefetch();
+  return _reader->stats();
+}
+
+void BatchProducer::resetReadStats() {
+  finishPrefetch();
+  _reader->resetStats();
+}
+
+std::size_t BatchProducer::storeBytes() {
+  finishPrefetch();
+  return _store.bytes();
+}
+
+std::size_t BatchProducer::storeSize() {
+  finishPrefetch();
+  return _store.size();
+}
+
+}  // namespace halo3d::impl

@@ -1,0 +1,83 @@
+#pragma once
+// The engine behind DataLoader: plans each step (schedule, data store), allocates the host batch on the
+// calling thread (Kokkos allocations stay on the main thread), and fills it, on a background thread when
+// prefetching, through the hyperslab reader and the data store. Not a template: DataLoader<MemorySpace>
+// only moves the finished host batch to its memory space.
+//
+// Communicators: the filling side uses its own duplicates of the grid's world, spatial and data
+// communicators, so that its collectives never match the main thread's.
+
+#include <Kokkos_Core.hpp>
+
+#include <future>
+#include <memory>
+#include <vector>
+
+#include "comm/Communicator.hpp"
+#include "comm/ProcessGrid.hpp"
+#include "core/HaloTensor.hpp"
+#include "io/DataLoaderOptions.hpp"
+#include "io/DataStore.hpp"
+#include "io/EpochSchedule.hpp"
+#include "io/StorePlan.hpp"
+
+namespace halo3d::impl {
+
+struct HostBatch {
+  HaloTensor<float, Kokkos::HostSpace> input;
+  HaloTensor<std::int32_t, Kokkos::HostSpace> labels;
+  std::vector<float> targets;
+  std::vector<index_t> sample_ids;
+  index_t epoch = 0, step = 0, global_step = 0, global_batch = 0;
+};
+
+class BatchProducer {
+ public:
+  // Collective over grid.comm(). Keeps no reference to `grid`.
+  BatchProducer(const ProcessGrid& grid, const SampleCatalog& catalog, const DataLoaderOptions& options);
+  // Waits for the batch in flight; closes files (collective over the spatial group).
+  ~BatchProducer();
+
+  // Collective over grid.comm(): the next step's batch. Throws on every rank if any rank failed.
+  HostBatch next();
+  // Makes the next call of next() return (epoch, step); a batch in flight is finished and discarded.
+  void seek(index_t epoch, index_t step);
+  // Waits until no read is in flight (the prefetched batch is kept).
+  void finishPrefetch();
+
+  const SampleCatalog& catalog() const { return _catalog; }
+  const EpochSchedule& schedule() const { return _schedule; }
+  bool prefetching() const { return _prefetch; }
+  ReadStats readStats();
+  void resetReadStats();
+  std::size_t storeBytes();
+  std::size_t storeSize();
+  index_t storeCapacity() const { return _plan.capacity(); }
+
+ private:
+  struct Pending;
+  std::unique_ptr<Pending> prepare(index_t epoch, index_t step);
+  void fill(Pending& p);
+  void fillLocal(Pending& p);
+  void readOwnSamples(Pending& p);
+  void launch();
+  void advance();
+
+  GridShape _shape;
+  GridCoords _coords;
+  SampleCatalog _catalog;
+  DataLoaderOptions _options;
+  EpochSchedule _schedule;
+  StorePlan _plan;
+  Communicator _world, _spatial, _data;
+  std::unique_ptr<HyperslabReader> _reader;
+  DataStore _store;
+  bool _prefetch = false;
+  index_t _epoch = 0, _step = 0;
+  index_t _perm_epoch = -1;
+  std::vector<index_t> _perm;
+  std::unique_ptr<Pending> _inflight;
+  bool _failed = false;
+};
+
+}  // namespace halo3d::impl

@@ -1,0 +1,82 @@
+// Hyperslab reads of single samples (SampleReader) on every grid of the communicator's size, uneven splits
+// included: every rank's owned tile equals the matching slice of the whole sample, ghosts stay zero, int16 is
+// converted, targets and labels arrive, and each rank reads exactly its own block.
+#include <gtest/gtest.h>
+
+#include "comm/ProcessGrid.hpp"
+#include "io/SampleReader.hpp"
+#include "support/GridFactorisations.hpp"
+#include "IoTestSupport.hpp"
+
+namespace halo3d {
+namespace {
+
+using testing::allGrids;
+using testing::encode;
+using testing::worldSize;
+using Memory = Kokkos::DefaultExecutionSpace::memory_space;
+
+// Wrong cells of a sample's tile (owned cells against the encoding, ghosts against zero).
+int checkTile(const HaloTensor<float, Memory>& t, index_t slot, index_t id, bool int16) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.view());
+  const TensorBlock& b = t.block();
+  const Shape5 a = b.allocationExtents();
+  int wrong = 0;
+  for (index_t c = 0; c < a[1]; ++c)
+    for (index_t d = 0; d < a[2]; ++d)
+      for (index_t hh = 0; hh < a[3]; ++hh)
+        for (index_t w = 0; w < a[4]; ++w) {
+          const Extents3 g = b.toGlobal({d, hh, w});
+          const float expected = b.owned().contains(g) ? encode(id, c, g[0], g[1], g[2], int16) : 0.0f;
+          if (h(slot, c, d, hh, w) != expected && ++wrong <= 3)
+            ADD_FAILURE() << "sample " << id << " c " << c << " global (" << g[0] << "," << g[1] << "," << g[2]
+                          << "): " << h(slot, c, d, hh, w) << " != " << expected;
+        }
+  return wrong;
+}
+
+struct Case {
+  const char* name;
+  IoMode mode;
+  ReadMethod method;
+  HaloWidths halo;
+};
+
+const Case kCases[] = {
+    {"collective_halo1", IoMode::Collective, ReadMethod::Hyperslab, HaloWidths::uniform(1)},
+    {"independent_asymmetric", IoMode::Independent, ReadMethod::Hyperslab, HaloWidths{{1, 0, 1}, {0, 1, 1}}},
+    {"whole_sample_nohalo", IoMode::Independent, ReadMethod::WholeSample, HaloWidths{}},
+};
+
+TEST(HyperslabReader, CosmoFlowTilesOnEveryGrid) {
+  const int P = worldSize();
+  const Extents3 e = testing::extentsFor(P);
+  const index_t C = 3;
+  testing::SharedTempDir dir;
+  const auto files = testing::writeStandardFiles(dir, SampleKind::CosmoFlow, C, e);
+  const SampleCatalog catalog = SampleCatalog::open(files, SampleKind::CosmoFlow, MPI_COMM_WORLD);
+  ASSERT_EQ(catalog.size(), 7);
+  for (const Case& cs : kCases)
+    for (const GridShape& shape : allGrids(P)) {
+      SCOPED_TRACE(std::string(cs.name) + " grid " + shape.str());
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      ReadOptions opt;
+      opt.mode = cs.mode;
+      opt.method = cs.method;
+      opt.record_hyperslabs = true;
+      SampleReader<Memory> reader(grid, catalog, opt, cs.halo);
+      for (index_t j = 0; j < catalog.size(); j += 2) {
+        const index_t id = (j + grid.coords().n) % catalog.size();
+        const Sample<Memory> s = reader.read(id);
+        EXPECT_EQ(checkTile(s.input, 0, id, testing::isInt16Sample(id)), 0);
+        ASSERT_EQ(s.targets.size(), 4u);
+        for (index_t t = 0; t < 4; ++t) EXPECT_EQ(s.targets[std::size_t(t)], testing::targetOf(id, t));
+      }
+      // Each rank read its own block (or, for WholeSample, the whole volume) and nothing else.
+      const Box expected = cs.method == ReadMethod::Hyperslab ? reader.block().owned() : Box::fromExtents(e);
+      for (const HyperslabRecord& r : reader.stats().records) EXPECT_EQ(r.box, expected);
+    }
+}
+
+}  // namespace
+}  // namespace halo3d
