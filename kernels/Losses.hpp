@@ -88,6 +88,41 @@ template <class ExecSpace, class L>
 void requireValidLabels(const ExecSpace& exec, const Tensor<L, ExecSpace>& labels, index_t classes,
                         const Box& box);
 
+// The tensor kernels on the default execution-space instance.
+template <class T>
+void mseLossSums(const Tensor<T, DefaultExec>& pred, const Tensor<T, DefaultExec>& target,
+                 const Vector<double, DefaultExec>& sums, const Box& box, bool accumulate = false) {
+  mseLossSums(DefaultExec(), pred, target, sums, box, accumulate);
+}
+template <class T>
+void mseLossBackward(const Tensor<T, DefaultExec>& pred, const Tensor<T, DefaultExec>& target,
+                     double count, const Tensor<T, DefaultExec>& dpred, const Box& box) {
+  mseLossBackward(DefaultExec(), pred, target, count, dpred, box);
+}
+template <class T, class L>
+void softmaxCrossEntropySums(const Tensor<T, DefaultExec>& logits, const Tensor<L, DefaultExec>& labels,
+                             const Vector<double, DefaultExec>& sums, const Box& box,
+                             bool accumulate = false) {
+  softmaxCrossEntropySums(DefaultExec(), logits, labels, sums, box, accumulate);
+}
+template <class T, class L>
+void softmaxCrossEntropyBackward(const Tensor<T, DefaultExec>& logits,
+                                 const Tensor<L, DefaultExec>& labels, double count,
+                                 const Tensor<T, DefaultExec>& dlogits, const Box& box) {
+  softmaxCrossEntropyBackward(DefaultExec(), logits, labels, count, dlogits, box);
+}
+template <class T, class L>
+void softDiceSums(const Tensor<T, DefaultExec>& logits, const Tensor<L, DefaultExec>& labels,
+                  const Vector<double, DefaultExec>& sums, const Box& box, bool accumulate = false) {
+  softDiceSums(DefaultExec(), logits, labels, sums, box, accumulate);
+}
+template <class T, class L>
+void softDiceBackward(const Tensor<T, DefaultExec>& logits, const Tensor<L, DefaultExec>& labels,
+                      const impl::NonDeduced<Vector<const double, DefaultExec>>& sums, double eps,
+                      const Tensor<T, DefaultExec>& dlogits, const Box& box) {
+  softDiceBackward(DefaultExec(), logits, labels, sums, eps, dlogits, box);
+}
+
 #define HALO3D_KERNELS_LOSSES(PREFIX, E, T)                                                        \
   PREFIX template void mseLossSums<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,       \
                                          const Vector<double, E>&, const Box&, bool);              \

@@ -1,0 +1,99 @@
+// Dense layers; see Dense.hpp for the contracts.
+#include "kernels/Dense.hpp"
+
+#include <KokkosBlas3_gemm.hpp>
+
+#include "core/Error.hpp"
+#include "core/KokkosCompat.hpp"
+
+namespace halo3d::kernels {
+
+namespace {
+
+// `what` (a View) has extent `expected` along `dim`, where `why` names the tensor the number comes from.
+template <class View>
+void requireExtentOf(const char* kernel, const View& v, int dim, std::size_t expected,
+                     const char* why) {
+  require<ShapeError>(v.extent(dim) == expected, kernel, ": '", v.label(), "' has extent ",
+                      v.extent(dim), " along dimension ", dim, " but ", why, " needs ", expected);
+}
+
+// C = alpha op(A) op(B) + beta C on `exec`. Kokkos Kernels takes an execution-space instance from 4.1; before
+// that gemm runs on the default instance, so the fences order it with the work queued on `exec`.
+template <class ExecSpace, class A, class B, class C>
+void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
+          typename C::const_value_type alpha, const A& a, const B& b,
+          typename C::const_value_type beta, const C& c) {
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40100
+  KokkosBlas::gemm(exec, trans_a, trans_b, alpha, a, b, beta, c);
+#else
+  fence(exec, "dense: inputs ready for gemm on the default instance");
+  KokkosBlas::gemm(trans_a, trans_b, alpha, a, b, beta, c);
+  fence(Kokkos::DefaultExecutionSpace(), "dense: gemm done before work on the caller's instance");
+#endif
+}
+
+}  // namespace
+
+template <class ExecSpace, class T>
+void denseForward(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
+                  const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
+                  const impl::NonDeduced<Vector<const T, ExecSpace>>& b,
+                  const Matrix<T, ExecSpace>& y) {
+  const char* kernel = "denseForward";
+  requireExtentOf(kernel, w, 1, x.extent(1), "x (N, in)");
+  requireExtentOf(kernel, y, 0, x.extent(0), "x (N, in)");
+  requireExtentOf(kernel, y, 1, w.extent(0), "w (out, in)");
+  require<ShapeError>(b.extent(0) == 0 || b.extent(0) == w.extent(0), kernel, ": bias '", b.label(),
+                      "' has extent ", b.extent(0), " but w (out, in) has out = ", w.extent(0),
+                      " (extent 0 means no bias)");
+  gemm(exec, "N", "T", T(1), x, w, T(0), y);
+  if (b.extent(0) == 0) return;
+  const index_t outputs = index_t(y.extent(1));
+  Kokkos::parallel_for(
+      "halo3d::denseForward bias",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, index_t(y.size())),
+      KOKKOS_LAMBDA(index_t i) { y(i / outputs, i % outputs) += b(i % outputs); });
+}
+
+template <class ExecSpace, class T>
+void denseBackwardData(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
+                       const Matrix<T, ExecSpace>& dx) {
+  const char* kernel = "denseBackwardData";
+  requireExtentOf(kernel, dy, 1, w.extent(0), "w (out, in)");
+  requireExtentOf(kernel, dx, 0, dy.extent(0), "dy (N, out)");
+  requireExtentOf(kernel, dx, 1, w.extent(1), "w (out, in)");
+  gemm(exec, "N", "N", T(1), dy, w, T(0), dx);
+}
+
+template <class ExecSpace, class T>
+void denseBackwardWeights(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
+                          const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+                          const Matrix<T, ExecSpace>& dw, bool accumulate) {
+  const char* kernel = "denseBackwardWeights";
+  requireExtentOf(kernel, dy, 0, x.extent(0), "x (N, in)");
+  requireExtentOf(kernel, dw, 0, dy.extent(1), "dy (N, out)");
+  requireExtentOf(kernel, dw, 1, x.extent(1), "x (N, in)");
+  gemm(exec, "T", "N", T(1), dy, x, accumulate ? T(1) : T(0), dw);
+}
+
+template <class ExecSpace, class T>
+void denseBackwardBias(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+                       const Vector<T, ExecSpace>& db, bool accumulate) {
+  requireExtentOf("denseBackwardBias", db, 0, dy.extent(1), "dy (N, out)");
+  const index_t samples = index_t(dy.extent(0));
+  Kokkos::parallel_for(
+      "halo3d::denseBackwardBias",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, index_t(db.extent(0))),
+      KOKKOS_LAMBDA(index_t o) {
+        T sum = accumulate ? db(o) : T(0);
+        for (index_t n = 0; n < samples; ++n) sum += dy(n, o);
+        db(o) = sum;
+      });
+}
+
+HALO3D_KERNELS_DENSE(, Kokkos::DefaultExecutionSpace, float)
+HALO3D_KERNELS_DENSE(, Kokkos::DefaultExecutionSpace, double)
+
+}  // namespace halo3d::kernels
