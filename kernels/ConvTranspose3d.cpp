@@ -12,10 +12,11 @@ namespace halo3d::kernels {
 void ConvTranspose3dGeometry::validate() const {
   window.validate();
   for (int d = 0; d < 3; ++d)
-    require<ShapeError>(output_padding[d] >= 0 && output_padding[d] < std::max(window.stride[d], window.dilation[d]),
-                        "transposed convolution along ", dimName(d), ": output_padding ", output_padding[d],
-                        " must be >= 0 and smaller than the stride ", window.stride[d], " or the dilation ",
-                        window.dilation[d]);
+    require<ShapeError>(output_padding[d] >= 0 &&
+                            output_padding[d] < std::max(window.stride[d], window.dilation[d]),
+                        "transposed convolution along ", dimName(d), ": output_padding ",
+                        output_padding[d], " must be >= 0 and smaller than the stride ",
+                        window.stride[d], " or the dilation ", window.dilation[d]);
 }
 
 index_t ConvTranspose3dGeometry::outputExtent(int dim, index_t input_extent) const {
@@ -25,15 +26,16 @@ index_t ConvTranspose3dGeometry::outputExtent(int dim, index_t input_extent) con
   const index_t s = window.stride[dim], p = window.padding[dim];
   const index_t span = index_t(window.dilation[dim]) * (window.kernel[dim] - 1) + 1;
   const index_t extent = (input_extent - 1) * s - 2 * p + span + output_padding[dim];
-  require<ShapeError>(extent >= 1, "transposed convolution along ", dimName(dim), " of input extent ",
-                      input_extent, " (kernel ", window.kernel[dim], ", stride ", s, ", padding ", p, ", dilation ",
-                      window.dilation[dim], ", output_padding ", output_padding[dim], ") gives output extent ",
-                      extent);
+  require<ShapeError>(extent >= 1, "transposed convolution along ", dimName(dim),
+                      " of input extent ", input_extent, " (kernel ", window.kernel[dim],
+                      ", stride ", s, ", padding ", p, ", dilation ", window.dilation[dim],
+                      ", output_padding ", output_padding[dim], ") gives output extent ", extent);
   return extent;
 }
 
 Extents3 ConvTranspose3dGeometry::outputExtents(const Extents3& input_extents) const {
-  return {outputExtent(0, input_extents[0]), outputExtent(1, input_extents[1]), outputExtent(2, input_extents[2])};
+  return {outputExtent(0, input_extents[0]), outputExtent(1, input_extents[1]),
+          outputExtent(2, input_extents[2])};
 }
 
 std::array<index_t, 2> ConvTranspose3dGeometry::inputWindow(int dim, index_t o0, index_t o1) const {
@@ -43,7 +45,8 @@ std::array<index_t, 2> ConvTranspose3dGeometry::inputWindow(int dim, index_t o0,
   return {lo, std::max(lo, impl::floorDiv(o1 - 1 + p, s) + 1)};
 }
 
-std::array<index_t, 2> ConvTranspose3dGeometry::outputWindow(int dim, index_t i0, index_t i1) const {
+std::array<index_t, 2> ConvTranspose3dGeometry::outputWindow(int dim, index_t i0,
+                                                             index_t i1) const {
   const index_t s = window.stride[dim], p = window.padding[dim];
   const index_t span = index_t(window.dilation[dim]) * (window.kernel[dim] - 1) + 1;
   return {i0 * s - p, (i1 - 1) * s - p + span};
@@ -63,7 +66,8 @@ HaloWidths convTranspose3dHaloWidths(const ConvTranspose3dGeometry& g, const Box
   return h;
 }
 
-HaloWidths convTranspose3dHaloWidthsForGrid(const ConvTranspose3dGeometry& g, const Extents3& input_extents,
+HaloWidths convTranspose3dHaloWidthsForGrid(const ConvTranspose3dGeometry& g,
+                                            const Extents3& input_extents,
                                             const std::array<int, 3>& parts) {
   const Extents3 out = g.outputExtents(input_extents);
   HaloWidths widths;
@@ -75,8 +79,9 @@ HaloWidths convTranspose3dHaloWidthsForGrid(const ConvTranspose3dGeometry& g, co
     for (int bh = 0; bh < parts[1]; ++bh)
       for (int bw = 0; bw < parts[2]; ++bw) {
         const std::array<int, 3> coords{bd, bh, bw};
-        widths = max(widths, convTranspose3dHaloWidths(g, blockBox(input_extents, parts, coords),
-                                                       blockBox(out, parts, coords), input_extents));
+        widths =
+            max(widths, convTranspose3dHaloWidths(g, blockBox(input_extents, parts, coords),
+                                                  blockBox(out, parts, coords), input_extents));
       }
   return widths;
 }

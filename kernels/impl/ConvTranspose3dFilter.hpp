@@ -2,12 +2,15 @@
 // Backward-filter of the transposed convolution: partial sums over a box of output cells q,
 //   dw(i, o, k) = sum_{n, q} x(n, i, source(q, k)) dy(n, o, q),   db(o) = sum_{n, q} dy(n, o, q),
 // with the forward tap map (ConvTranspose3dTaps.hpp). Two paths:
-// - portable: one team per weight (and per bias entry), its threads reducing over the cells of the box;
-// - host: the rows (n, d, h) of the box are cut into a fixed number of chunks, each summing into its own copy
-//   of the gradient, then the copies are added in chunk order. The chunk count depends on the problem only,
-//   never on the thread count, so results are reproducible. Inside a row and tap, the cells that read through
-//   that tap form a small matrix product (R x cells) * (cells x Q): dy's row is transposed once into a
-//   (cell, q) buffer so that the innermost loop is a contiguous run of q, as in the gather kernel.
+// - portable: one team per weight (and per bias entry), its threads reducing over the cells of the
+// box;
+// - host: the rows (n, d, h) of the box are cut into a fixed number of chunks, each summing into
+// its own copy
+//   of the gradient, then the copies are added in chunk order. The chunk count depends on the
+//   problem only, never on the thread count, so results are reproducible. Inside a row and tap, the
+//   cells that read through that tap form a small matrix product (R x cells) * (cells x Q): dy's
+//   row is transposed once into a (cell, q) buffer so that the innermost loop is a contiguous run
+//   of q, as in the gather kernel.
 
 #include <Kokkos_Core.hpp>
 
@@ -20,14 +23,14 @@ namespace halo3d::kernels::impl {
 
 template <class T, class MemorySpace>
 struct FilterGrad {
-  Kokkos::View<const T*****, Kokkos::LayoutRight, MemorySpace> x;   // (N, I, ...) allocation
+  Kokkos::View<const T*****, Kokkos::LayoutRight, MemorySpace> x;  // (N, I, ...) allocation
   Extents3 x_shift{};
   Kokkos::View<const T*****, Kokkos::LayoutRight, MemorySpace> dy;  // (N, O, ...) allocation
   Extents3 dy_shift{};
-  Box box;                                                          // global output cells
-  Kokkos::Array<TapAxis, 3> axes;                                   // forward axes
-  Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> dw;        // (I, O, kD, kH, kW)
-  Kokkos::View<T*, Kokkos::LayoutRight, MemorySpace> db;            // (O) or empty
+  Box box;                                                    // global output cells
+  Kokkos::Array<TapAxis, 3> axes;                             // forward axes
+  Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> dw;  // (I, O, kD, kH, kW)
+  Kokkos::View<T*, Kokkos::LayoutRight, MemorySpace> db;      // (O) or empty
   bool accumulate = false;
 };
 
@@ -47,7 +50,8 @@ void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>&
   const Extents3 xs = p.x_shift, ys = p.dy_shift;
   const index_t cells = N * ed * eh * ew;
   Kokkos::parallel_for(
-      "halo3d::convTranspose3dFilter", Kokkos::TeamPolicy<ExecSpace>(exec, int(R * Q * KD * KH * KW), Kokkos::AUTO),
+      "halo3d::convTranspose3dFilter",
+      Kokkos::TeamPolicy<ExecSpace>(exec, int(R * Q * KD * KH * KW), Kokkos::AUTO),
       KOKKOS_LAMBDA(const Team& team) {
         index_t t = team.league_rank();
         const int kw = int(t % KW), kh = int((t / KW) % KH), kd = int((t / (KW * KH)) % KD);
@@ -65,10 +69,13 @@ void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>&
               const index_t cd = d0 + u % ed, n = u / ed;
               index_t id, ih, iw;
               if (ax[0].source(cd, kd, id) && ax[1].source(ch, kh, ih) && ax[2].source(cw, kw, iw))
-                part += x(n, r, id + xs[0], ih + xs[1], iw + xs[2]) * dy(n, q, cd + ys[0], ch + ys[1], cw + ys[2]);
+                part += x(n, r, id + xs[0], ih + xs[1], iw + xs[2]) *
+                        dy(n, q, cd + ys[0], ch + ys[1], cw + ys[2]);
             },
             sum);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { dw(r, q, kd, kh, kw) = (accumulate ? dw(r, q, kd, kh, kw) : T(0)) + sum; });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          dw(r, q, kd, kh, kw) = (accumulate ? dw(r, q, kd, kh, kw) : T(0)) + sum;
+        });
       });
   if (db.extent(0) == 0) return;
   Kokkos::parallel_for(
@@ -92,28 +99,34 @@ void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>&
       });
 }
 
-// grad[j * g_stride + .] += sum_{m in [m0, m1)} x[j * x_cstride + m * x_step] * dyt[m * d_step + .] for MR
-// channels r and CB channels q, the MR x CB sums held in registers over the cells m.
+// grad[j * g_stride + .] += sum_{m in [m0, m1)} x[j * x_cstride + m * x_step] * dyt[m * d_step + .]
+// for MR channels r and CB channels q, the MR x CB sums held in registers over the cells m.
 template <int MR, int CB, class T>
-inline void filterBlock(T* grad, index_t g_stride, const T* x, index_t x_cstride, index_t x_step, const T* dyt,
-                        index_t d_step, index_t m0, index_t m1) {
+inline void filterBlock(T* grad, index_t g_stride, const T* x, index_t x_cstride, index_t x_step,
+                        const T* dyt, index_t d_step, index_t m0, index_t m1) {
   T acc[MR][CB];
   for (int j = 0; j < MR; ++j)
-    for (int cq = 0; cq < CB; ++cq) acc[j][cq] = grad[j * g_stride + cq];
+    for (int cq = 0; cq < CB; ++cq)
+      acc[j][cq] = grad[j * g_stride + cq];
   for (index_t m = m0; m < m1; ++m) {
     const T* d = dyt + m * d_step;
     T xs[MR];
-    for (int j = 0; j < MR; ++j) xs[j] = x[j * x_cstride + m * x_step];
     for (int j = 0; j < MR; ++j)
-      for (int cq = 0; cq < CB; ++cq) acc[j][cq] += xs[j] * d[cq];
+      xs[j] = x[j * x_cstride + m * x_step];
+    for (int j = 0; j < MR; ++j)
+      for (int cq = 0; cq < CB; ++cq)
+        acc[j][cq] += xs[j] * d[cq];
   }
   for (int j = 0; j < MR; ++j)
-    for (int cq = 0; cq < CB; ++cq) grad[j * g_stride + cq] = acc[j][cq];
+    for (int cq = 0; cq < CB; ++cq)
+      grad[j * g_stride + cq] = acc[j][cq];
 }
 
-// Chunks of the host path: enough for load balance on a many-core node, at most 64 MiB of partial sums.
+// Chunks of the host path: enough for load balance on a many-core node, at most 64 MiB of partial
+// sums.
 inline index_t filterChunks(index_t rows, std::size_t bytes_per_chunk) {
-  const index_t budget = index_t(std::max<std::size_t>(1, (std::size_t(64) << 20) / std::max<std::size_t>(1, bytes_per_chunk)));
+  const index_t budget = index_t(std::max<std::size_t>(
+      1, (std::size_t(64) << 20) / std::max<std::size_t>(1, bytes_per_chunk)));
   return std::max<index_t>(1, std::min<index_t>({rows, index_t(32), budget}));
 }
 
@@ -138,76 +151,85 @@ void filterGradHost(const ExecSpace& exec, const FilterGrad<T, MemorySpace>& p) 
   const index_t rows = N * ed * eh, grad_size = taps * R * qpad + qpad;
   const index_t chunks = filterChunks(rows, std::size_t(grad_size) * sizeof(T));
 
-  // Per chunk: its gradient (taps, R, qpad) then its bias gradient (qpad); and a (cell, qpad) dy row.
-  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial("halo3d::convTranspose3dFilterPartial", chunks,
-                                                              grad_size);
+  // Per chunk: its gradient (taps, R, qpad) then its bias gradient (qpad); and a (cell, qpad) dy
+  // row.
+  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial(
+      "halo3d::convTranspose3dFilterPartial", chunks, grad_size);
   Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> dyt(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dFilterRow"), chunks, ew * qpad);
-  Kokkos::parallel_for("halo3d::convTranspose3dFilterHost", Policy(exec, 0, chunks), [=](const index_t chunk) {
-    T* grad = &partial(chunk, 0);
-    T* bgrad = grad + taps * R * qpad;
-    T* row_t = ew > 0 ? &dyt(chunk, 0) : nullptr;
-    for (index_t c = 0; c < ew; ++c)
-      for (index_t q = Q; q < qpad; ++q) row_t[c * qpad + q] = T(0);
-    const TapAxis axw = ax[2];
-    const index_t period = axw.divisor;
-    for (index_t row = rows * chunk / chunks; row < rows * (chunk + 1) / chunks; ++row) {
-      const index_t ch = h0 + row % eh, cd = d0 + (row / eh) % ed, n = row / (eh * ed);
-      const T* dyrow = &dy(n, 0, cd + ys[0], ch + ys[1], 0) + ys[2] + w0;
-      for (index_t q = 0; q < Q; ++q)
-        for (index_t c = 0; c < ew; ++c) row_t[c * qpad + q] = dyrow[q * dy_cstride + c];
-      if (has_bias)
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dFilterRow"), chunks,
+      ew * qpad);
+  Kokkos::parallel_for(
+      "halo3d::convTranspose3dFilterHost", Policy(exec, 0, chunks), [=](const index_t chunk) {
+        T* grad = &partial(chunk, 0);
+        T* bgrad = grad + taps * R * qpad;
+        T* row_t = ew > 0 ? &dyt(chunk, 0) : nullptr;
         for (index_t c = 0; c < ew; ++c)
-          for (index_t q = 0; q < Q; ++q) bgrad[q] += row_t[c * qpad + q];
-      for (int kd = 0; kd < KD; ++kd) {
-        index_t id;
-        if (!ax[0].source(cd, kd, id)) continue;
-        for (int kh = 0; kh < KH; ++kh) {
-          index_t ih;
-          if (!ax[1].source(ch, kh, ih)) continue;
-          const T* xrow = &x(n, 0, id + xs[0], ih + xs[1], 0) + xs[2];
-          for (int kw = 0; kw < KW; ++kw) {
-            T* gtap = grad + ((kd * KH + kh) * KW + kw) * R * qpad;
-            for (index_t ph = 0; ph < std::min(period, ew); ++ph) {
-              // Cells w0 + ph + m * period, m < count, read source cells first + m * scale.
-              const index_t num = (w0 + ph) * axw.scale + axw.offset + kw * axw.step;
-              if (num % period != 0) continue;
-              const index_t first = num / period, count = (ew - ph + period - 1) / period;
-              const index_t m0 = std::max<index_t>(0, ceilDiv(axw.lo - first, axw.scale));
-              const index_t m1 = std::min(count, floorDiv(axw.hi - 1 - first, axw.scale) + 1);
-              if (m0 >= m1) continue;
-              const T* xs0 = xrow + first;
-              const T* d = row_t + ph * qpad;
-              for (index_t qb = 0; qb < qpad; qb += CB) {
-                index_t r = 0;
-                for (; r + MR <= R; r += MR)
-                  filterBlock<MR, CB>(gtap + r * qpad + qb, qpad, xs0 + r * x_cstride, x_cstride, axw.scale, d + qb,
-                                      period * qpad, m0, m1);
-                for (; r < R; ++r)
-                  filterBlock<1, CB>(gtap + r * qpad + qb, qpad, xs0 + r * x_cstride, x_cstride, axw.scale, d + qb,
-                                     period * qpad, m0, m1);
+          for (index_t q = Q; q < qpad; ++q)
+            row_t[c * qpad + q] = T(0);
+        const TapAxis axw = ax[2];
+        const index_t period = axw.divisor;
+        for (index_t row = rows * chunk / chunks; row < rows * (chunk + 1) / chunks; ++row) {
+          const index_t ch = h0 + row % eh, cd = d0 + (row / eh) % ed, n = row / (eh * ed);
+          const T* dyrow = &dy(n, 0, cd + ys[0], ch + ys[1], 0) + ys[2] + w0;
+          for (index_t q = 0; q < Q; ++q)
+            for (index_t c = 0; c < ew; ++c)
+              row_t[c * qpad + q] = dyrow[q * dy_cstride + c];
+          if (has_bias)
+            for (index_t c = 0; c < ew; ++c)
+              for (index_t q = 0; q < Q; ++q)
+                bgrad[q] += row_t[c * qpad + q];
+          for (int kd = 0; kd < KD; ++kd) {
+            index_t id;
+            if (!ax[0].source(cd, kd, id)) continue;
+            for (int kh = 0; kh < KH; ++kh) {
+              index_t ih;
+              if (!ax[1].source(ch, kh, ih)) continue;
+              const T* xrow = &x(n, 0, id + xs[0], ih + xs[1], 0) + xs[2];
+              for (int kw = 0; kw < KW; ++kw) {
+                T* gtap = grad + ((kd * KH + kh) * KW + kw) * R * qpad;
+                for (index_t ph = 0; ph < std::min(period, ew); ++ph) {
+                  // Cells w0 + ph + m * period, m < count, read source cells first + m * scale.
+                  const index_t num = (w0 + ph) * axw.scale + axw.offset + kw * axw.step;
+                  if (num % period != 0) continue;
+                  const index_t first = num / period, count = (ew - ph + period - 1) / period;
+                  const index_t m0 = std::max<index_t>(0, ceilDiv(axw.lo - first, axw.scale));
+                  const index_t m1 = std::min(count, floorDiv(axw.hi - 1 - first, axw.scale) + 1);
+                  if (m0 >= m1) continue;
+                  const T* xs0 = xrow + first;
+                  const T* d = row_t + ph * qpad;
+                  for (index_t qb = 0; qb < qpad; qb += CB) {
+                    index_t r = 0;
+                    for (; r + MR <= R; r += MR)
+                      filterBlock<MR, CB>(gtap + r * qpad + qb, qpad, xs0 + r * x_cstride,
+                                          x_cstride, axw.scale, d + qb, period * qpad, m0, m1);
+                    for (; r < R; ++r)
+                      filterBlock<1, CB>(gtap + r * qpad + qb, qpad, xs0 + r * x_cstride, x_cstride,
+                                         axw.scale, d + qb, period * qpad, m0, m1);
+                  }
+                }
               }
             }
           }
         }
-      }
-    }
-  });
-  Kokkos::parallel_for("halo3d::convTranspose3dFilterSum", Policy(exec, 0, R * Q * taps + Q), [=](const index_t e) {
-    if (e >= R * Q * taps) {
-      if (!has_bias) return;
-      const index_t q = e - R * Q * taps;
-      T sum = accumulate ? db(q) : T(0);
-      for (index_t c = 0; c < chunks; ++c) sum += partial(c, taps * R * qpad + q);
-      db(q) = sum;
-      return;
-    }
-    const index_t tap = e % taps, q = (e / taps) % Q, r = e / (taps * Q);
-    const int kw = int(tap % KW), kh = int((tap / KW) % KH), kd = int(tap / (KW * KH));
-    T sum = accumulate ? dw(r, q, kd, kh, kw) : T(0);
-    for (index_t c = 0; c < chunks; ++c) sum += partial(c, (tap * R + r) * qpad + q);
-    dw(r, q, kd, kh, kw) = sum;
-  });
+      });
+  Kokkos::parallel_for(
+      "halo3d::convTranspose3dFilterSum", Policy(exec, 0, R * Q * taps + Q), [=](const index_t e) {
+        if (e >= R * Q * taps) {
+          if (!has_bias) return;
+          const index_t q = e - R * Q * taps;
+          T sum = accumulate ? db(q) : T(0);
+          for (index_t c = 0; c < chunks; ++c)
+            sum += partial(c, taps * R * qpad + q);
+          db(q) = sum;
+          return;
+        }
+        const index_t tap = e % taps, q = (e / taps) % Q, r = e / (taps * Q);
+        const int kw = int(tap % KW), kh = int((tap / KW) % KH), kd = int(tap / (KW * KH));
+        T sum = accumulate ? dw(r, q, kd, kh, kw) : T(0);
+        for (index_t c = 0; c < chunks; ++c)
+          sum += partial(c, (tap * R + r) * qpad + q);
+        dw(r, q, kd, kh, kw) = sum;
+      });
 }
 
 }  // namespace halo3d::kernels::impl

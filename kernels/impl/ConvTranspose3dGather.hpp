@@ -1,13 +1,17 @@
 #pragma once
-// The gather kernel behind transposed-convolution forward and backward-data (see ConvTranspose3dTaps.hpp):
+// The gather kernel behind transposed-convolution forward and backward-data (see
+// ConvTranspose3dTaps.hpp):
 //   dst(n, q, c) = bias(q) + sum_{taps k, channels r} src(n, r, source(c, k)) * weight(r, q, k)
-// where weight(r, q, k) = w(r, q, k) for forward (r = input channel) and w(q, r, k) for backward-data.
+// where weight(r, q, k) = w(r, q, k) for forward (r = input channel) and w(q, r, k) for
+// backward-data.
 //
 // Two paths, same arithmetic order per cell (taps kd, kh, kw, then channels r):
 // - portable: one destination element per work item; what a GPU runs, and testable on the host;
-// - host: one (sample, d, h) row and one block of output channels per work item. Weights are first packed to
-//   (tap, r, q) with q padded to a cache line, so the innermost loop is a contiguous run of q; cells of one
-//   phase share every weight load, and their accumulators stay in registers over taps and channels.
+// - host: one (sample, d, h) row and one block of output channels per work item. Weights are first
+// packed to
+//   (tap, r, q) with q padded to a cache line, so the innermost loop is a contiguous run of q;
+//   cells of one phase share every weight load, and their accumulators stay in registers over taps
+//   and channels.
 
 #include <Kokkos_Core.hpp>
 
@@ -78,15 +82,18 @@ void gatherConvPortable(const ExecSpace& exec, const GatherConv<T, MemorySpace>&
       });
 }
 
-// acc[j][.] += sum_r x[r * x_cstride + j * x_step] * wt[r * w_stride + .] for M cells and CB channels.
+// acc[j][.] += sum_r x[r * x_cstride + j * x_step] * wt[r * w_stride + .] for M cells and CB
+// channels.
 template <int M, int CB, class T>
 inline void gatherCells(T (&acc)[M][CB], const T* x, index_t x_step, index_t x_cstride, const T* wt,
                         index_t w_stride, index_t R) {
   for (index_t r = 0; r < R; ++r, x += x_cstride, wt += w_stride) {
     T xs[M];
-    for (int j = 0; j < M; ++j) xs[j] = x[j * x_step];
     for (int j = 0; j < M; ++j)
-      for (int cq = 0; cq < CB; ++cq) acc[j][cq] += xs[j] * wt[cq];
+      xs[j] = x[j * x_step];
+    for (int j = 0; j < M; ++j)
+      for (int cq = 0; cq < CB; ++cq)
+        acc[j][cq] += xs[j] * wt[cq];
   }
 }
 
@@ -106,16 +113,17 @@ void gatherConvHost(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) 
 
   // packed(tap, r, q) = weight(r, q, tap), zero for the padding channels q >= Q.
   Kokkos::View<T***, Kokkos::LayoutRight, MemorySpace> packed(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dPacked"), index_t(KD) * KH * KW, R,
-      qpad);
-  Kokkos::parallel_for(
-      "halo3d::convTranspose3dPack", Policy(exec, 0, index_t(KD) * KH * KW * R * qpad), [=](const index_t e) {
-        const index_t q = e % qpad, r = (e / qpad) % R, tap = e / (qpad * R);
-        const int kw = int(tap % KW), kh = int((tap / KW) % KH), kd = int(tap / (KW * KH));
-        T v = T(0);
-        if (q < Q) v = swap ? w(q, r, kd, kh, kw) : w(r, q, kd, kh, kw);
-        packed(tap, r, q) = v;
-      });
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dPacked"),
+      index_t(KD) * KH * KW, R, qpad);
+  Kokkos::parallel_for("halo3d::convTranspose3dPack",
+                       Policy(exec, 0, index_t(KD) * KH * KW * R * qpad), [=](const index_t e) {
+                         const index_t q = e % qpad, r = (e / qpad) % R, tap = e / (qpad * R);
+                         const int kw = int(tap % KW), kh = int((tap / KW) % KH),
+                                   kd = int(tap / (KW * KH));
+                         T v = T(0);
+                         if (q < Q) v = swap ? w(q, r, kd, kh, kw) : w(r, q, kd, kh, kw);
+                         packed(tap, r, q) = v;
+                       });
 
   const Box& box = p.dst_box;
   const index_t ed = box.extent(0), eh = box.extent(1), ew = box.extent(2);
@@ -123,7 +131,8 @@ void gatherConvHost(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) 
   const Extents3 ss = p.src_shift, ts = p.dst_shift;
   const index_t x_cstride = index_t(src.stride(1)), y_cstride = index_t(dst.stride(1));
   Kokkos::parallel_for(
-      "halo3d::convTranspose3dGatherHost", Policy(exec, 0, N * ed * eh * nqb), [=](const index_t item) {
+      "halo3d::convTranspose3dGatherHost", Policy(exec, 0, N * ed * eh * nqb),
+      [=](const index_t item) {
         const index_t qb = item % nqb;
         index_t t = item / nqb;
         const index_t ch = h0 + t % eh;
@@ -163,16 +172,19 @@ void gatherConvHost(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) 
                     const index_t sj = first + j * axw.scale;
                     if (sj < axw.lo || sj >= axw.hi) continue;
                     T one[1][CB];
-                    for (int cq = 0; cq < CB; ++cq) one[0][cq] = acc[j][cq];
+                    for (int cq = 0; cq < CB; ++cq)
+                      one[0][cq] = acc[j][cq];
                     gatherCells<1, CB>(one, xrow + sj, 0, x_cstride, wt, qpad, R);
-                    for (int cq = 0; cq < CB; ++cq) acc[j][cq] = one[0][cq];
+                    for (int cq = 0; cq < CB; ++cq)
+                      acc[j][cq] = one[0][cq];
                   }
                 }
               }
             }
             const int qc = int(std::min<index_t>(CB, Q - qb * CB));
             for (int j = 0; j < mc; ++j)
-              for (int cq = 0; cq < qc; ++cq) out[cq * y_cstride + c_first + j * period] = acc[j][cq];
+              for (int cq = 0; cq < qc; ++cq)
+                out[cq * y_cstride + c_first + j * period] = acc[j][cq];
           }
         }
       });

@@ -1,11 +1,13 @@
 #pragma once
-// The tap map shared by the transposed-convolution kernels. Forward and backward-data are both gathers:
-// destination cell c and tap k read source cell (c * scale + offset + k * step) / divisor when the division
-// is exact and the source cell lies in [lo, hi). With the geometry (k, s, p, dil) of one dimension:
-//   forward        (dst = output, src = input)   scale 1, offset p,  step -dil, divisor s, [lo, hi) = volume
-//   backward-data  (dst = input,  src = output)  scale s, offset -p, step dil,  divisor 1, [lo, hi) = dy_box
-// Destination cells `divisor` apart read the same taps from source cells `scale` apart (a "phase"), which the
-// host kernels use to block cells that share their weights.
+// The tap map shared by the transposed-convolution kernels. Forward and backward-data are both
+// gathers: destination cell c and tap k read source cell (c * scale + offset + k * step) / divisor
+// when the division is exact and the source cell lies in [lo, hi). With the geometry (k, s, p, dil)
+// of one dimension:
+//   forward        (dst = output, src = input)   scale 1, offset p,  step -dil, divisor s, [lo, hi)
+//   = volume backward-data  (dst = input,  src = output)  scale s, offset -p, step dil,  divisor 1,
+//   [lo, hi) = dy_box
+// Destination cells `divisor` apart read the same taps from source cells `scale` apart (a "phase"),
+// which the host kernels use to block cells that share their weights.
 
 #include <Kokkos_Core.hpp>
 
@@ -15,8 +17,12 @@
 namespace halo3d::kernels::impl {
 
 // Floor of a / b for b > 0, either sign of a.
-KOKKOS_INLINE_FUNCTION index_t floorDiv(index_t a, index_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-KOKKOS_INLINE_FUNCTION index_t ceilDiv(index_t a, index_t b) { return -floorDiv(-a, b); }
+KOKKOS_INLINE_FUNCTION index_t floorDiv(index_t a, index_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+KOKKOS_INLINE_FUNCTION index_t ceilDiv(index_t a, index_t b) {
+  return -floorDiv(-a, b);
+}
 
 struct TapAxis {
   index_t scale = 1, offset = 0, step = 1, divisor = 1;
@@ -34,17 +40,18 @@ struct TapAxis {
 
 inline TapAxis forwardAxis(const ConvTranspose3dGeometry& g, int dim, index_t input_extent) {
   const WindowGeometry& w = g.window;
-  return TapAxis{1, w.padding[dim], -index_t(w.dilation[dim]), w.stride[dim], 0, input_extent, w.kernel[dim]};
+  return TapAxis{
+      1, w.padding[dim], -index_t(w.dilation[dim]), w.stride[dim], 0, input_extent, w.kernel[dim]};
 }
 
 inline TapAxis backwardDataAxis(const ConvTranspose3dGeometry& g, int dim, const Box& dy_box) {
   const WindowGeometry& w = g.window;
-  return TapAxis{w.stride[dim], -index_t(w.padding[dim]), w.dilation[dim], 1, dy_box.min(dim), dy_box.max(dim),
-                 w.kernel[dim]};
+  return TapAxis{w.stride[dim],   -index_t(w.padding[dim]), w.dilation[dim], 1,
+                 dy_box.min(dim), dy_box.max(dim),          w.kernel[dim]};
 }
 
-// Host blocking: one destination block is `cells` cells of one phase times `channels` channels (64 bytes of
-// T, one cache line of packed weights), held in registers across the whole reduction.
+// Host blocking: one destination block is `cells` cells of one phase times `channels` channels (64
+// bytes of T, one cache line of packed weights), held in registers across the whole reduction.
 template <class T>
 struct HostBlocking {
   static constexpr int channels = int(64 / sizeof(T));

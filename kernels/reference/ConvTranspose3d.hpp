@@ -1,6 +1,6 @@
 #pragma once
-// Naive reference of the transposed convolution (kernels/ConvTranspose3d.hpp): the same signatures and
-// checks, plain host loops written from the definition "input cell i and tap k feed output cell
+// Naive reference of the transposed convolution (kernels/ConvTranspose3d.hpp): the same signatures
+// and checks, plain host loops written from the definition "input cell i and tap k feed output cell
 // o = i s - p + k dil" (scatter form), independent of the optimized kernels' gather (pull) form.
 // Host-accessible memory only; it fences `exec` before reading.
 
@@ -20,7 +20,8 @@ void forEachCell(index_t samples, const Box& box, const F& f) {
   for (index_t n = 0; n < samples; ++n)
     for (index_t d = box.min(0); d < box.max(0); ++d)
       for (index_t h = box.min(1); h < box.max(1); ++h)
-        for (index_t w = box.min(2); w < box.max(2); ++w) f(n, Extents3{d, h, w});
+        for (index_t w = box.min(2); w < box.max(2); ++w)
+          f(n, Extents3{d, h, w});
 }
 
 // The output cell that input cell i feeds through tap k.
@@ -62,7 +63,8 @@ void convTranspose3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpa
   exec.fence();
   const index_t I = x.block().channels(), O = y.block().channels();
   detail::forEachCell(y.block().localSamples(), out_box, [&](index_t n, const Extents3& o) {
-    for (index_t co = 0; co < O; ++co) detail::at(y, n, co, o) = b.extent(0) ? b(co) : T(0);
+    for (index_t co = 0; co < O; ++co)
+      detail::at(y, n, co, o) = b.extent(0) ? b(co) : T(0);
   });
   // Every input cell of the volume that x holds scatters into the output cells of out_box.
   const Box inputs = intersect(impl::allocatedBox(x), Box::fromExtents(x.block().globalExtents()));
@@ -73,16 +75,18 @@ void convTranspose3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpa
           const Extents3 o = detail::fed(g, i, kd, kh, kw);
           if (!out_box.contains(o)) continue;
           for (index_t ci = 0; ci < I; ++ci)
-            for (index_t co = 0; co < O; ++co) detail::at(y, n, co, o) += detail::at(x, n, ci, i) * w(ci, co, kd, kh, kw);
+            for (index_t co = 0; co < O; ++co)
+              detail::at(y, n, co, o) += detail::at(x, n, ci, i) * w(ci, co, kd, kh, kw);
         }
   });
 }
 
 template <class ExecSpace, class T, class MemorySpace>
-void convTranspose3dBackwardData(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
-                                 const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
-                                 const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& dx,
-                                 const Box& dx_box, const Box& dy_box) {
+void convTranspose3dBackwardData(
+    const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+    const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
+    const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
+    const Box& dy_box) {
   detail::requireHost<MemorySpace>();
   constexpr const char* kernel = "reference::convTranspose3dBackwardData";
   impl::requireTransposedShapes(kernel, g, dx, dy);
@@ -99,7 +103,8 @@ void convTranspose3dBackwardData(const ExecSpace& exec, const HaloTensor<T, Memo
           for (int kw = 0; kw < g.window.kernel[2]; ++kw) {
             const Extents3 o = detail::fed(g, i, kd, kh, kw);
             if (!dy_box.contains(o)) continue;
-            for (index_t co = 0; co < O; ++co) sum += detail::at(dy, n, co, o) * w(ci, co, kd, kh, kw);
+            for (index_t co = 0; co < O; ++co)
+              sum += detail::at(dy, n, co, o) * w(ci, co, kd, kh, kw);
           }
       detail::at(dx, n, ci, i) = sum;
     }
@@ -107,15 +112,17 @@ void convTranspose3dBackwardData(const ExecSpace& exec, const HaloTensor<T, Memo
 }
 
 template <class ExecSpace, class T, class MemorySpace>
-void convTranspose3dBackwardFilter(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
-                                   const HaloTensor<T, MemorySpace>& dy, const ConvTranspose3dGeometry& g,
-                                   const typename ConvTranspose3dViews<T, MemorySpace>::weights_grad_type& dw,
-                                   const typename ConvTranspose3dViews<T, MemorySpace>::bias_grad_type& db,
-                                   const Box& out_box, bool accumulate) {
+void convTranspose3dBackwardFilter(
+    const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
+    const HaloTensor<T, MemorySpace>& dy, const ConvTranspose3dGeometry& g,
+    const typename ConvTranspose3dViews<T, MemorySpace>::weights_grad_type& dw,
+    const typename ConvTranspose3dViews<T, MemorySpace>::bias_grad_type& db, const Box& out_box,
+    bool accumulate) {
   detail::requireHost<MemorySpace>();
   constexpr const char* kernel = "reference::convTranspose3dBackwardFilter";
   impl::requireTransposedShapes(kernel, g, x, dy);
-  impl::requireWeights(kernel, "weight gradient", dw, x.block().channels(), dy.block().channels(), g);
+  impl::requireWeights(kernel, "weight gradient", dw, x.block().channels(), dy.block().channels(),
+                       g);
   impl::requireBias(kernel, "bias gradient", db, dy.block().channels());
   impl::requireOwned(kernel, dy, out_box);
   impl::requireForwardInput(kernel, g, x, out_box);
@@ -133,12 +140,14 @@ void convTranspose3dBackwardFilter(const ExecSpace& exec, const HaloTensor<T, Me
           const Extents3 o = detail::fed(g, i, kd, kh, kw);
           if (!out_box.contains(o)) continue;
           for (index_t ci = 0; ci < I; ++ci)
-            for (index_t co = 0; co < O; ++co) dw(ci, co, kd, kh, kw) += detail::at(x, n, ci, i) * detail::at(dy, n, co, o);
+            for (index_t co = 0; co < O; ++co)
+              dw(ci, co, kd, kh, kw) += detail::at(x, n, ci, i) * detail::at(dy, n, co, o);
         }
   });
   if (db.extent(0))
     detail::forEachCell(dy.block().localSamples(), out_box, [&](index_t n, const Extents3& o) {
-      for (index_t co = 0; co < O; ++co) db(co) += detail::at(dy, n, co, o);
+      for (index_t co = 0; co < O; ++co)
+        db(co) += detail::at(dy, n, co, o);
     });
 }
 

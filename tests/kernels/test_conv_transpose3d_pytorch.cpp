@@ -1,5 +1,6 @@
-// Transposed conv3d against PyTorch (ops.h5, groups conv_transpose3d/<i>): forward, input, weight and bias
-// gradients, on both kernel paths, in fp32 and fp64. The error of a tensor is max|ours - ref| / max|ref|.
+// Transposed conv3d against PyTorch (ops.h5, groups conv_transpose3d/<i>): forward, input, weight
+// and bias gradients, on both kernel paths, in fp32 and fp64. The error of a tensor is max|ours -
+// ref| / max|ref|.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
@@ -23,7 +24,9 @@ constexpr double tolerance() {
   return std::is_same<T, float>::value ? 1e-4 : 1e-12;
 }
 
-Shape5 shape5(const Array& a) { return {a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4)}; }
+Shape5 shape5(const Array& a) {
+  return {a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4)};
+}
 
 template <class T>
 HaloTensor<T, Memory> tensorOf(const std::string& label, const Array& a) {
@@ -34,7 +37,8 @@ HaloTensor<T, Memory> tensorOf(const std::string& label, const Array& a) {
     for (index_t c = 0; c < a.extent(1); ++c)
       for (index_t d = 0; d < a.extent(2); ++d)
         for (index_t h = 0; h < a.extent(3); ++h)
-          for (index_t w = 0; w < a.extent(4); ++w) host(n, c, d, h, w) = T(a.data[i++]);
+          for (index_t w = 0; w < a.extent(4); ++w)
+            host(n, c, d, h, w) = T(a.data[i++]);
   Kokkos::deep_copy(t.view(), host);
   return t;
 }
@@ -43,22 +47,26 @@ template <class View>
 View viewOf(const std::string& label, const Array& a) {
   View v(label, a.size());
   auto host = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < a.size(); ++i) host.data()[i] = typename View::value_type(a.data[i]);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    host.data()[i] = typename View::value_type(a.data[i]);
   Kokkos::deep_copy(v, host);
   return v;
 }
 
 template <class T>
-Kokkos::View<T*****, Kokkos::LayoutRight, Memory> weightsOf(const std::string& label, const Array& a) {
-  Kokkos::View<T*****, Kokkos::LayoutRight, Memory> v(label, a.extent(0), a.extent(1), a.extent(2), a.extent(3),
-                                                      a.extent(4));
+Kokkos::View<T*****, Kokkos::LayoutRight, Memory> weightsOf(const std::string& label,
+                                                            const Array& a) {
+  Kokkos::View<T*****, Kokkos::LayoutRight, Memory> v(label, a.extent(0), a.extent(1), a.extent(2),
+                                                      a.extent(3), a.extent(4));
   auto host = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < a.size(); ++i) host.data()[i] = T(a.data[i]);
+  for (std::size_t i = 0; i < a.size(); ++i)
+    host.data()[i] = T(a.data[i]);
   Kokkos::deep_copy(v, host);
   return v;
 }
 
-// max|ours - ref| / max|ref| over a contiguous view (weights, bias) or a whole-block tensor without ghosts.
+// max|ours - ref| / max|ref| over a contiguous view (weights, bias) or a whole-block tensor without
+// ghosts.
 template <class View>
 double relativeError(const View& ours, const Array& ref) {
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
@@ -71,8 +79,9 @@ double relativeError(const View& ours, const Array& ref) {
   return diff / scale;
 }
 
-// The JSON attribute `params` of `group`. H5File::attribute reads variable-length strings as ASCII, which
-// HDF5 refuses to convert from the file's UTF-8 (it returns ""), so this reads with the file's character set.
+// The JSON attribute `params` of `group`. H5File::attribute reads variable-length strings as ASCII,
+// which HDF5 refuses to convert from the file's UTF-8 (it returns ""), so this reads with the
+// file's character set.
 nlohmann::json paramsOf(const std::string& path, const std::string& group) {
   const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   const hid_t attr = H5Aopen_by_name(file, group.c_str(), "params", H5P_DEFAULT, H5P_DEFAULT);
@@ -136,15 +145,17 @@ class ConvTranspose3dPytorch : public ::testing::TestWithParam<Case> {
     const auto x = tensorOf<T>("x", xa);
     const auto dy = tensorOf<T>("dy", dya);
     const auto w = weightsOf<T>("w", wa);
-    const auto b = viewOf<Kokkos::View<T*, Kokkos::LayoutRight, Memory>>("b", f.read(g_name + "/b"));
+    const auto b =
+        viewOf<Kokkos::View<T*, Kokkos::LayoutRight, Memory>>("b", f.read(g_name + "/b"));
     ASSERT_EQ(g.outputExtents(x.block().globalExtents()), dy.block().globalExtents()) << g_name;
 
     HaloTensor<T, Memory> y("y", dy.block());
     impl::convTranspose3dForward(exec, x, w, b, g, y, y.block().owned(), path);
     HaloTensor<T, Memory> dx("dx", x.block());
-    impl::convTranspose3dBackwardData(exec, dy, w, g, dx, dx.block().owned(), dy.block().owned(), path);
-    Kokkos::View<T*****, Kokkos::LayoutRight, Memory> dw("dw", wa.extent(0), wa.extent(1), wa.extent(2),
-                                                         wa.extent(3), wa.extent(4));
+    impl::convTranspose3dBackwardData(exec, dy, w, g, dx, dx.block().owned(), dy.block().owned(),
+                                      path);
+    Kokkos::View<T*****, Kokkos::LayoutRight, Memory> dw("dw", wa.extent(0), wa.extent(1),
+                                                         wa.extent(2), wa.extent(3), wa.extent(4));
     Kokkos::View<T*, Kokkos::LayoutRight, Memory> db("db", b.extent(0));
     impl::convTranspose3dBackwardFilter(exec, x, dy, g, dw, db, dy.block().owned(), false, path);
     exec.fence();
@@ -161,13 +172,20 @@ class ConvTranspose3dPytorch : public ::testing::TestWithParam<Case> {
   }
 };
 
-TEST_P(ConvTranspose3dPytorch, MatchesFloat) { check<float>(); }
-TEST_P(ConvTranspose3dPytorch, MatchesDouble) { check<double>(); }
+TEST_P(ConvTranspose3dPytorch, MatchesFloat) {
+  check<float>();
+}
+TEST_P(ConvTranspose3dPytorch, MatchesDouble) {
+  check<double>();
+}
 
 INSTANTIATE_TEST_SUITE_P(Ops, ConvTranspose3dPytorch, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name = info.param.group.substr(info.param.group.rfind('/') + 1);
-                           return "case" + name + (info.param.path == impl::KernelPath::Fastest ? "_fastest" : "_portable");
+                           std::string name =
+                               info.param.group.substr(info.param.group.rfind('/') + 1);
+                           return "case" + name +
+                                  (info.param.path == impl::KernelPath::Fastest ? "_fastest"
+                                                                                : "_portable");
                          });
 
 TEST(ConvTranspose3dPytorch, EveryCaseIsCovered) {

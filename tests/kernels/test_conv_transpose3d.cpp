@@ -1,0 +1,535 @@
+// Transposed conv3d: both kernel paths against the naive reference over a sweep of geometries (odd
+// and unit extents, channel counts across the host blocking, ghosts on every side),
+// finite-difference gradients, the sub-box property, a 2x2x2 block split without MPI, and shape
+// errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/GridShape.hpp"
+#include "kernels/ConvTranspose3d.hpp"
+#include "kernels/reference/ConvTranspose3d.hpp"
+
+namespace halo3d::kernels {
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Memory = Exec::memory_space;
+using Host = Kokkos::DefaultHostExecutionSpace;
+template <class T>
+using Weights = Kokkos::View<T*****, Kokkos::LayoutRight, Memory>;
+template <class T>
+using Bias = Kokkos::View<T*, Kokkos::LayoutRight, Memory>;
+using impl::KernelPath;
+
+template <class T>
+constexpr double tolerance() {
+  return std::is_same<T, float>::value ? 2e-6 : 1e-13;
+}
+
+// A deterministic value in [-1, 1) for every global element, so that blocks of one tensor agree.
+double valueAt(unsigned seed, index_t n, index_t c, index_t d, index_t h, index_t w) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull +
+                    std::uint64_t((((n * 131 + c) * 1031 + d) * 1031 + h) * 1031 + w);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) / double(1ull << 52) - 1.0;
+}
+
+// Fills the whole allocation of t: global values inside the volume, and `past` past it (zero is
+// what a halo exchange leaves there; the sweep puts a huge value there to catch reads past the
+// volume).
+template <class T, class M>
+void fill(const HaloTensor<T, M>& t, unsigned seed, T past = T(0)) {
+  auto host = Kokkos::create_mirror_view(t.view());
+  const TensorBlock& b = t.block();
+  const Box volume = Box::fromExtents(b.globalExtents());
+  for (index_t n = 0; n < b.localSamples(); ++n)
+    for (index_t c = 0; c < b.channels(); ++c)
+      for (index_t d = 0; d < index_t(host.extent(2)); ++d)
+        for (index_t h = 0; h < index_t(host.extent(3)); ++h)
+          for (index_t w = 0; w < index_t(host.extent(4)); ++w) {
+            const Extents3 g = b.toGlobal({d, h, w});
+            host(n, c, d, h, w) = volume.contains(g)
+                                      ? T(valueAt(seed, b.sampleBegin() + n, c, g[0], g[1], g[2]))
+                                      : past;
+          }
+  Kokkos::deep_copy(t.view(), host);
+}
+
+template <class View>
+void fillView(const View& v, unsigned seed) {
+  auto host = Kokkos::create_mirror_view(v);
+  for (std::size_t i = 0; i < host.size(); ++i)
+    host.data()[i] = typename View::value_type(valueAt(seed, 0, 0, 0, 0, index_t(i)));
+  Kokkos::deep_copy(v, host);
+}
+
+template <class T, class M>
+HaloTensor<T, Kokkos::HostSpace> toHost(const HaloTensor<T, M>& t) {
+  HaloTensor<T, Kokkos::HostSpace> h(t.label() + "_host", t.block());
+  Kokkos::deep_copy(h.view(), t.view());
+  return h;
+}
+
+// max |a - b| over `box` of two host tensors, relative to max |b| there.
+template <class T>
+double boxError(const HaloTensor<T, Kokkos::HostSpace>& a,
+                const HaloTensor<T, Kokkos::HostSpace>& b, const Box& box) {
+  double diff = 0, scale = 0;
+  for (index_t n = 0; n < a.block().localSamples(); ++n)
+    for (index_t c = 0; c < a.block().channels(); ++c)
+      for (index_t d = box.min(0); d < box.max(0); ++d)
+        for (index_t h = box.min(1); h < box.max(1); ++h)
+          for (index_t w = box.min(2); w < box.max(2); ++w) {
+            const Extents3 la = a.toLocal({d, h, w}), lb = b.toLocal({d, h, w});
+            const double va = double(a.view()(n, c, la[0], la[1], la[2]));
+            const double vb = double(b.view()(n, c, lb[0], lb[1], lb[2]));
+            diff = std::max(diff, std::abs(va - vb));
+            scale = std::max(scale, std::abs(vb));
+          }
+  return scale > 0 ? diff / scale : diff;
+}
+
+template <class View>
+double viewError(const View& a, const View& b) {
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < ha.size(); ++i) {
+    diff = std::max(diff, std::abs(double(ha.data()[i]) - double(hb.data()[i])));
+    scale = std::max(scale, std::abs(double(hb.data()[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+struct Geometry {
+  std::string name;
+  Shape5 x_shape;  // (N, I, D, H, W)
+  index_t out_channels;
+  ConvTranspose3dGeometry g;
+  friend void PrintTo(const Geometry& s, std::ostream* os) { *os << s.name; }
+};
+
+ConvTranspose3dGeometry general(std::array<int, 3> k, std::array<int, 3> s, std::array<int, 3> p,
+                                std::array<int, 3> dil, std::array<int, 3> op) {
+  return ConvTranspose3dGeometry{WindowGeometry{k, s, dil, p}, op};
+}
+
+std::vector<Geometry> sweep() {
+  return {
+      {"unet_k2s2", {2, 5, 4, 5, 6}, 3, ConvTranspose3dGeometry::cubic(2, 2)},
+      {"k3s2p1op1_wide_out", {1, 3, 1, 3, 5}, 19, ConvTranspose3dGeometry::cubic(3, 2, 1, 1)},
+      {"k3s1p1_wide_in", {1, 17, 5, 1, 4}, 4, ConvTranspose3dGeometry::cubic(3, 1, 1)},
+      {"k1s3op2", {2, 2, 3, 2, 1}, 2, ConvTranspose3dGeometry::cubic(1, 3, 0, 2)},
+      {"k4s2p1", {1, 6, 3, 3, 3}, 5, ConvTranspose3dGeometry::cubic(4, 2, 1)},
+      {"k3s2p2dil2op1", {1, 4, 4, 3, 5}, 9, ConvTranspose3dGeometry::cubic(3, 2, 2, 1, 2)},
+      {"non_cubic",
+       {1, 3, 3, 4, 2},
+       6,
+       general({2, 3, 1}, {2, 1, 3}, {0, 1, 0}, {1, 2, 1}, {1, 0, 2})},
+      {"unit_volume_k3s2p1", {1, 2, 1, 1, 1}, 3, ConvTranspose3dGeometry::cubic(3, 2, 1)},
+      {"long_rows_k2s2", {1, 9, 2, 2, 21}, 33, ConvTranspose3dGeometry::cubic(2, 2)},
+      // Rows whose full blocks of cells reach past the input volume on either side.
+      {"long_rows_k3s2p1op1", {1, 5, 2, 3, 8}, 7, ConvTranspose3dGeometry::cubic(3, 2, 1, 1)},
+      {"long_rows_k3s2p2dil2op1",
+       {1, 3, 2, 2, 17},
+       4,
+       ConvTranspose3dGeometry::cubic(3, 2, 2, 1, 2)},
+      {"long_rows_k5s1p1", {1, 2, 1, 2, 19}, 3, ConvTranspose3dGeometry::cubic(5, 1, 1)},
+  };
+}
+
+Shape5 outputShape(const Geometry& s) {
+  const Extents3 e = s.g.outputExtents({s.x_shape[2], s.x_shape[3], s.x_shape[4]});
+  return {s.x_shape[0], s.out_channels, e[0], e[1], e[2]};
+}
+
+// Ghosts on every side (past the volume they stay zero), different for x and y, so that both index
+// shifts count.
+const HaloWidths kHaloX{{1, 2, 0}, {0, 1, 3}};
+const HaloWidths kHaloY{{2, 0, 1}, {1, 1, 0}};
+
+// One problem: x, dy and the parameters filled, plus the reference results on the host.
+template <class T>
+struct Problem {
+  Geometry s;
+  HaloTensor<T, Memory> x, dy;
+  Weights<T> w;
+  Bias<T> b;
+  explicit Problem(const Geometry& geometry, const HaloWidths& hx = kHaloX,
+                   const HaloWidths& hy = kHaloY, T past = T(0))
+      : s(geometry),
+        x("x", TensorBlock::whole(s.x_shape, hx)),
+        dy("dy", TensorBlock::whole(outputShape(s), hy)),
+        w("w", s.x_shape[1], s.out_channels, s.g.window.kernel[0], s.g.window.kernel[1],
+          s.g.window.kernel[2]),
+        b("b", s.out_channels) {
+    fill(x, 1, past);
+    fill(dy, 2, past);
+    fillView(w, 3);
+    fillView(b, 4);
+  }
+  Weights<T> newWeights(const char* label) const {
+    return Weights<T>(std::string(label), w.extent(0), w.extent(1), w.extent(2), w.extent(3),
+                      w.extent(4));
+  }
+};
+
+template <class T>
+void checkAgainstReference(const Geometry& s, KernelPath path) {
+  const Exec exec;
+  Problem<T> p(s, kHaloX, kHaloY, T(1e6));
+  const Host host;
+  auto hx = toHost(p.x), hdy = toHost(p.dy);
+  auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.w);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.b);
+
+  HaloTensor<T, Memory> y("y", p.dy.block());
+  impl::convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y, y.block().owned(), path);
+  HaloTensor<T, Kokkos::HostSpace> y_ref("y_ref", p.dy.block());
+  reference::convTranspose3dForward(host, hx, hw, hb, s.g, y_ref, y_ref.block().owned());
+
+  // dx on every cell of x's allocation inside the volume: ghost cells included, as a scatter-sum
+  // layer does.
+  const Box dx_box =
+      intersect(impl::allocatedBox(p.x), Box::fromExtents(p.x.block().globalExtents()));
+  HaloTensor<T, Memory> dx("dx", p.x.block());
+  impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, dx_box, p.dy.block().owned(), path);
+  HaloTensor<T, Kokkos::HostSpace> dx_ref("dx_ref", p.x.block());
+  reference::convTranspose3dBackwardData(host, hdy, hw, s.g, dx_ref, dx_box, hdy.block().owned());
+
+  // Part of the gradient: the contributions of a strict sub-box of dy only.
+  const Box dy_part = p.dy.block().owned().grown({-1, -1, -2}, {0, -1, -1});
+  HaloTensor<T, Memory> dx_part("dx_part", p.x.block());
+  impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_part, dx_box, dy_part, path);
+  HaloTensor<T, Kokkos::HostSpace> dx_part_ref("dx_part_ref", p.x.block());
+  reference::convTranspose3dBackwardData(host, hdy, hw, s.g, dx_part_ref, dx_box, dy_part);
+
+  auto dw = p.newWeights("dw");
+  Bias<T> db("db", s.out_channels);
+  impl::convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw, db, p.dy.block().owned(), false,
+                                      path);
+  auto dw_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), dw);
+  auto db_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), db);
+  reference::convTranspose3dBackwardFilter(host, hx, hdy, s.g, dw_ref, db_ref, hdy.block().owned(),
+                                           false);
+  exec.fence();
+
+  EXPECT_LE(boxError(toHost(y), y_ref, y.block().owned()), tolerance<T>()) << s.name << " y";
+  EXPECT_LE(boxError(toHost(dx), dx_ref, dx_box), tolerance<T>()) << s.name << " dx";
+  EXPECT_LE(boxError(toHost(dx_part), dx_part_ref, dx_box), tolerance<T>())
+      << s.name << " dx from part of dy";
+  EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dw), dw_ref),
+            tolerance<T>())
+      << s.name << " dw";
+  EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), db), db_ref),
+            tolerance<T>())
+      << s.name << " db";
+}
+
+class ConvTranspose3dSweep : public ::testing::TestWithParam<Geometry> {};
+
+TEST_P(ConvTranspose3dSweep, FastestPathMatchesReferenceFloat) {
+  checkAgainstReference<float>(GetParam(), KernelPath::Fastest);
+}
+TEST_P(ConvTranspose3dSweep, FastestPathMatchesReferenceDouble) {
+  checkAgainstReference<double>(GetParam(), KernelPath::Fastest);
+}
+TEST_P(ConvTranspose3dSweep, PortablePathMatchesReferenceFloat) {
+  checkAgainstReference<float>(GetParam(), KernelPath::Portable);
+}
+TEST_P(ConvTranspose3dSweep, PortablePathMatchesReferenceDouble) {
+  checkAgainstReference<double>(GetParam(), KernelPath::Portable);
+}
+
+// Interior plus boundary slabs of `box` (shrunk by `margin` per side): a partition of the box.
+std::vector<Box> interiorAndSlabs(const Box& box, index_t margin) {
+  std::vector<Box> parts;
+  Box rest = box;
+  for (int d = 0; d < 3; ++d) {
+    const index_t lo = std::min(rest.max(d), rest.min(d) + margin);
+    const index_t hi = std::max(lo, rest.max(d) - margin);
+    parts.push_back(rest.withRange(d, rest.min(d), lo));
+    parts.push_back(rest.withRange(d, hi, rest.max(d)));
+    rest = rest.withRange(d, lo, hi);
+  }
+  parts.push_back(rest);
+  return parts;
+}
+
+// Bitwise equality of two host tensors over `box`.
+template <class T>
+bool identicalOn(const HaloTensor<T, Kokkos::HostSpace>& a,
+                 const HaloTensor<T, Kokkos::HostSpace>& b, const Box& box) {
+  for (index_t n = 0; n < a.block().localSamples(); ++n)
+    for (index_t c = 0; c < a.block().channels(); ++c)
+      for (index_t d = box.min(0); d < box.max(0); ++d)
+        for (index_t h = box.min(1); h < box.max(1); ++h)
+          for (index_t w = box.min(2); w < box.max(2); ++w) {
+            const Extents3 la = a.toLocal({d, h, w}), lb = b.toLocal({d, h, w});
+            if (a.view()(n, c, la[0], la[1], la[2]) != b.view()(n, c, lb[0], lb[1], lb[2]))
+              return false;
+          }
+  return true;
+}
+
+template <class T>
+void checkSubBoxes(const Geometry& s, KernelPath path) {
+  const Exec exec;
+  Problem<T> p(s);
+  const Box out = p.dy.block().owned();
+  HaloTensor<T, Memory> y_whole("y_whole", p.dy.block()), y_parts("y_parts", p.dy.block());
+  impl::convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_whole, out, path);
+  for (const Box& part : interiorAndSlabs(out, 1))
+    impl::convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_parts, part, path);
+
+  const Box in = p.x.block().owned();
+  HaloTensor<T, Memory> dx_whole("dx_whole", p.x.block()), dx_parts("dx_parts", p.x.block());
+  impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_whole, in, out, path);
+  for (const Box& part : interiorAndSlabs(in, 1))
+    impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_parts, part, out, path);
+
+  auto dw_whole = p.newWeights("dw_whole"), dw_parts = p.newWeights("dw_parts");
+  Bias<T> db_whole("db_whole", s.out_channels), db_parts("db_parts", s.out_channels);
+  impl::convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_whole, db_whole, out, false, path);
+  for (const Box& part : interiorAndSlabs(out, 1))
+    impl::convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_parts, db_parts, part, true, path);
+  exec.fence();
+
+  EXPECT_TRUE(identicalOn(toHost(y_whole), toHost(y_parts), out)) << s.name;
+  EXPECT_TRUE(identicalOn(toHost(dx_whole), toHost(dx_parts), in)) << s.name;
+  EXPECT_LE(viewError(dw_parts, dw_whole), 1e-12) << s.name;
+  EXPECT_LE(viewError(db_parts, db_whole), 1e-12) << s.name;
+}
+
+TEST_P(ConvTranspose3dSweep, SubBoxesEqualWholeBoxFastest) {
+  checkSubBoxes<double>(GetParam(), KernelPath::Fastest);
+}
+TEST_P(ConvTranspose3dSweep, SubBoxesEqualWholeBoxPortable) {
+  checkSubBoxes<double>(GetParam(), KernelPath::Portable);
+}
+
+INSTANTIATE_TEST_SUITE_P(Geometries, ConvTranspose3dSweep, ::testing::ValuesIn(sweep()),
+                         [](const ::testing::TestParamInfo<Geometry>& info) {
+                           return info.param.name;
+                         });
+
+// Finite differences in double of L = sum(y * dy) + sum over b: dL/dx, dL/dw, dL/db against the
+// kernels.
+class ConvTranspose3dGradient : public ::testing::TestWithParam<Geometry> {};
+
+TEST_P(ConvTranspose3dGradient, MatchesFiniteDifferences) {
+  const Geometry& s = GetParam();
+  const Exec exec;
+  Problem<double> p(s, HaloWidths{}, HaloWidths{});
+  HaloTensor<double, Memory> y("y", p.dy.block());
+  auto loss = [&]() {
+    convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y, y.block().owned());
+    exec.fence();
+    auto hy = toHost(y), hdy = toHost(p.dy);
+    double sum = 0;
+    for (std::size_t i = 0; i < hy.view().size(); ++i)
+      sum += hy.view().data()[i] * hdy.view().data()[i];
+    return sum;
+  };
+  HaloTensor<double, Memory> dx("dx", p.x.block());
+  convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, dx.block().owned());
+  auto dw = p.newWeights("dw");
+  Bias<double> db("db", s.out_channels);
+  convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw, db, p.dy.block().owned(), false);
+  exec.fence();
+
+  // L is linear in each parameter, so central differences are exact up to rounding; step 1e-3 keeps
+  // that small.
+  const double step = 1e-3;
+  auto check = [&](const auto& param, const auto& grad, const char* what) {
+    auto host_param = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), param);
+    auto host_grad = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), grad);
+    const std::size_t size = host_param.size(), stride = std::max<std::size_t>(1, size / 40);
+    for (std::size_t i = 0; i < size; i += stride) {
+      const double saved = host_param.data()[i];
+      auto numeric = [&](double v) {
+        host_param.data()[i] = v;
+        Kokkos::deep_copy(param, host_param);
+        return loss();
+      };
+      const double fd = (numeric(saved + step) - numeric(saved - step)) / (2 * step);
+      numeric(saved);
+      EXPECT_NEAR(host_grad.data()[i], fd, 1e-8 * std::max(1.0, std::abs(fd)))
+          << s.name << " " << what << "[" << i << "]";
+    }
+  };
+  check(p.x.view(), dx.view(), "dx");
+  check(p.w, dw, "dw");
+  check(p.b, db, "db");
+}
+
+INSTANTIATE_TEST_SUITE_P(Geometries, ConvTranspose3dGradient, ::testing::ValuesIn(sweep()),
+                         [](const ::testing::TestParamInfo<Geometry>& info) {
+                           return info.param.name;
+                         });
+
+// A 2x2x2 split without MPI: each block's ghosts are filled from the global tensor (what a halo
+// exchange leaves: neighbour data inside the volume, zeros past it), forward runs on its owned
+// outputs, and the assembled output must equal the one-block run exactly. Backward-data in
+// scatter-sum form (dx on the window of the owned dy, ghosts included, then summed into the owners)
+// and the sum of the blocks' filter partials must match the one-block gradients up to rounding.
+TEST(ConvTranspose3dBlocks, TwoByTwoByTwoSplitEqualsOneBlock) {
+  const Exec exec;
+  const GridShape grid(1, 2, 2, 2);
+  for (const Geometry& s :
+       {Geometry{"unet_k2s2", {2, 3, 4, 5, 6}, 4, ConvTranspose3dGeometry::cubic(2, 2)},
+        Geometry{"k3s2p1op1", {1, 2, 5, 4, 6}, 3, ConvTranspose3dGeometry::cubic(3, 2, 1, 1)},
+        Geometry{"k3s1p1", {1, 3, 4, 5, 3}, 2, ConvTranspose3dGeometry::cubic(3, 1, 1)}}) {
+    const Extents3 in_extents{s.x_shape[2], s.x_shape[3], s.x_shape[4]};
+    const HaloWidths halo = convTranspose3dHaloWidthsForGrid(s.g, in_extents, grid.spatial());
+    Problem<double> whole(s, HaloWidths{}, HaloWidths{});
+    HaloTensor<double, Memory> y_whole("y_whole", whole.dy.block()),
+        dx_whole("dx_whole", whole.x.block());
+    convTranspose3dForward(exec, whole.x, whole.w, whole.b, s.g, y_whole, y_whole.block().owned());
+    convTranspose3dBackwardData(exec, whole.dy, whole.w, s.g, dx_whole, dx_whole.block().owned());
+    auto dw_whole = whole.newWeights("dw_whole"), dw_sum = whole.newWeights("dw_sum");
+    Bias<double> db_whole("db_whole", s.out_channels), db_sum("db_sum", s.out_channels);
+    convTranspose3dBackwardFilter(exec, whole.x, whole.dy, s.g, dw_whole, db_whole,
+                                  whole.dy.block().owned(), false);
+    HaloTensor<double, Kokkos::HostSpace> dx_sum("dx_sum", whole.x.block());
+    auto hy_whole = toHost(y_whole);
+
+    for (int r = 0; r < grid.size(); ++r) {
+      const GridCoords c = grid.coordsOf(r);
+      HaloTensor<double, Memory> x("x", TensorBlock::forGrid(s.x_shape, grid, c, halo));
+      HaloTensor<double, Memory> dy("dy",
+                                    TensorBlock::forGrid(outputShape(s), grid, c, HaloWidths{}));
+      fill(x, 1);
+      fill(dy, 2);
+      HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
+      convTranspose3dForward(exec, x, whole.w, whole.b, s.g, y, y.block().owned());
+      Box dx_box = dy.block().owned();
+      for (int d = 0; d < 3; ++d) {
+        const auto win = s.g.inputWindow(d, dx_box.min(d), dx_box.max(d));
+        dx_box = dx_box.withRange(d, std::max<index_t>(0, win[0]),
+                                  std::max<index_t>(0, std::min(win[1], in_extents[d])));
+      }
+      convTranspose3dBackwardData(exec, dy, whole.w, s.g, dx, dx_box);
+      convTranspose3dBackwardFilter(exec, x, dy, s.g, dw_sum, db_sum, dy.block().owned(), true);
+      exec.fence();
+      EXPECT_TRUE(identicalOn(toHost(y), hy_whole, y.block().owned())) << s.name << " block " << r;
+      auto hdx = toHost(dx);
+      for (index_t n = 0; n < x.block().localSamples(); ++n)
+        for (index_t ch = 0; ch < x.block().channels(); ++ch)
+          for (index_t d = dx_box.min(0); d < dx_box.max(0); ++d)
+            for (index_t h = dx_box.min(1); h < dx_box.max(1); ++h)
+              for (index_t w = dx_box.min(2); w < dx_box.max(2); ++w) {
+                const Extents3 l = hdx.toLocal({d, h, w});
+                dx_sum.view()(n, ch, d, h, w) += hdx.view()(n, ch, l[0], l[1], l[2]);
+              }
+    }
+    exec.fence();
+    EXPECT_LE(boxError(dx_sum, toHost(dx_whole), dx_whole.block().owned()), 1e-13) << s.name;
+    EXPECT_LE(viewError(dw_sum, dw_whole), 1e-12) << s.name;
+    EXPECT_LE(viewError(db_sum, db_whole), 1e-12) << s.name;
+  }
+}
+
+TEST(ConvTranspose3dGeometry, ExtentsWindowsAndHaloWidths) {
+  const auto unet = ConvTranspose3dGeometry::cubic(2, 2);
+  EXPECT_EQ(unet.outputExtents({4, 5, 1}), (Extents3{8, 10, 2}));
+  EXPECT_EQ(unet.inputWindow(0, 4, 8), (std::array<index_t, 2>{2, 4}));
+  EXPECT_TRUE(convTranspose3dHaloWidthsForGrid(unet, {8, 8, 8}, {2, 2, 2}).isZero());
+  const auto k3 = ConvTranspose3dGeometry::cubic(3, 2, 1, 1);
+  EXPECT_EQ(k3.outputExtent(0, 4), 8);
+  // o = 2i - 1 + k: output cells [4, 8) read input cells [2, 5) (cell 4 lies past a volume of 4),
+  // [0, 4) read [0, 3).
+  EXPECT_EQ(k3.inputWindow(0, 4, 8), (std::array<index_t, 2>{2, 5}));
+  EXPECT_EQ(k3.inputWindow(0, 0, 4), (std::array<index_t, 2>{0, 3}));
+  EXPECT_EQ(k3.outputWindow(0, 0, 2), (std::array<index_t, 2>{-1, 4}));
+  const HaloWidths h = convTranspose3dHaloWidthsForGrid(k3, {4, 4, 4}, {2, 1, 1});
+  EXPECT_EQ(h.lo, (std::array<int, 3>{0, 0, 0}));
+  EXPECT_EQ(h.hi, (std::array<int, 3>{1, 0, 0}));
+}
+
+// Runs f and returns the ShapeError message it throws ("" if none).
+std::string shapeErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ShapeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ConvTranspose3dErrors, BadShapesNameTheValues) {
+  const Exec exec;
+  const Geometry s{"k3s2p1op1", {1, 3, 4, 4, 4}, 5, ConvTranspose3dGeometry::cubic(3, 2, 1, 1)};
+  Problem<float> p(s, HaloWidths{}, HaloWidths{});
+  HaloTensor<float, Memory> y("y", p.dy.block());
+  auto contains = [](const std::string& m, const std::string& what) {
+    EXPECT_NE(m.find(what), std::string::npos) << "message '" << m << "' lacks '" << what << "'";
+  };
+
+  HaloTensor<float, Memory> y_bad_channels("y_bad", TensorBlock::whole({1, 4, 8, 8, 8}));
+  std::string m = shapeErrorOf([&] {
+    convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_bad_channels,
+                           y_bad_channels.block().owned());
+  });
+  contains(m, "(3, 4, 3, 3, 3)");
+  contains(m, "(3, 5, 3, 3, 3)");
+
+  HaloTensor<float, Memory> y_bad_volume("y_vol", TensorBlock::whole({1, 5, 8, 8, 7}));
+  m = shapeErrorOf([&] {
+    convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_bad_volume, y_bad_volume.block().owned());
+  });
+  contains(m, "(8, 8, 7)");
+  contains(m, "(8, 8, 8)");
+
+  m = shapeErrorOf([&] {
+    convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y, Box({0, 0, 0}, {9, 8, 8}));
+  });
+  contains(m, "[0:9, 0:8, 0:8)");
+  contains(m, "not inside the owned cells");
+
+  // Output block [0, 4)^3 of a split volume reads input cells [0, 3)^3: x owning [0, 2)^3 without
+  // ghosts is too thin.
+  HaloTensor<float, Memory> x_thin(
+      "x_thin", TensorBlock({1, 3, 4, 4, 4}, 0, 1, Box({0, 0, 0}, {2, 2, 2}), HaloWidths{}));
+  HaloTensor<float, Memory> y_part(
+      "y_part", TensorBlock({1, 5, 8, 8, 8}, 0, 1, Box({0, 0, 0}, {4, 4, 4}), HaloWidths{}));
+  m = shapeErrorOf(
+      [&] { convTranspose3dForward(exec, x_thin, p.w, p.b, s.g, y_part, y_part.block().owned()); });
+  contains(m, "[0:3, 0:3, 0:3)");
+  contains(m, "'x_thin'");
+  contains(m, "ghost region is too thin");
+  m = shapeErrorOf([&] {
+    convTranspose3dBackwardFilter(exec, x_thin, y_part, s.g, p.newWeights("dw"),
+                                  Bias<float>("db", 5), y_part.block().owned(), false);
+  });
+  contains(m, "ghost region is too thin");
+
+  Bias<float> b_bad("b_bad", 4);
+  m = shapeErrorOf(
+      [&] { convTranspose3dForward(exec, p.x, p.w, b_bad, s.g, y, y.block().owned()); });
+  contains(m, "'b_bad' has extent 4");
+
+  HaloTensor<float, Memory> dx("dx", p.x.block());
+  m = shapeErrorOf([&] {
+    convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, Box({0, 0, 0}, {4, 4, 5}));
+  });
+  contains(m, "[0:4, 0:4, 0:5)");
+  m = shapeErrorOf([&] {
+    convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, dx.block().owned(),
+                                Box({0, 0, 0}, {8, 9, 8}));
+  });
+  contains(m, "dy_box [0:8, 0:9, 0:8)");
+
+  m = shapeErrorOf([&] { ConvTranspose3dGeometry::cubic(3, 2, 1, 2).validate(); });
+  contains(m, "output_padding 2");
+}
+
+}  // namespace
+}  // namespace halo3d::kernels
