@@ -47,7 +47,8 @@ void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>&
   const int KD = ax[0].taps, KH = ax[1].taps, KW = ax[2].taps;
   const index_t ed = p.box.extent(0), eh = p.box.extent(1), ew = p.box.extent(2);
   const index_t d0 = p.box.min(0), h0 = p.box.min(1), w0 = p.box.min(2);
-  const Extents3 xs = p.x_shift, ys = p.dy_shift;
+  const Kokkos::Array<index_t, 3> xs{p.x_shift[0], p.x_shift[1], p.x_shift[2]};
+  const Kokkos::Array<index_t, 3> ys{p.dy_shift[0], p.dy_shift[1], p.dy_shift[2]};
   const index_t cells = N * ed * eh * ew;
   Kokkos::parallel_for(
       "halo3d::convTranspose3dFilter",

@@ -1,0 +1,22 @@
+// Pooling window validation, and the explicit instantiations of the pooling kernels.
+#include "kernels/Pool3d.hpp"
+
+#include "core/Error.hpp"
+
+namespace halo3d::kernels {
+
+void validatePool3d(const WindowGeometry& g) {
+  g.validate();
+  for (int d = 0; d < 3; ++d) {
+    const int span = g.dilation[d] * (g.kernel[d] - 1) + 1;
+    require<ShapeError>(2 * g.padding[d] <= span, "pooling along ", dimName(d), ": padding ",
+                        g.padding[d], " exceeds half the window (kernel ", g.kernel[d],
+                        ", dilation ", g.dilation[d], ", extent ", span,
+                        "); PyTorch allows at most ", span / 2);
+  }
+}
+
+HALO3D_POOL3D_INSTANTIATE(, float, Kokkos::DefaultExecutionSpace)
+HALO3D_POOL3D_INSTANTIATE(, double, Kokkos::DefaultExecutionSpace)
+
+}  // namespace halo3d::kernels

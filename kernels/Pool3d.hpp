@@ -1,0 +1,141 @@
+#pragma once
+// 3D max and average pooling with PyTorch's semantics (MaxPool3d; AvgPool3d with
+// count_include_pad=True; ceil_mode=False), forward and backward, any window, stride, padding and
+// dilation (`WindowGeometry`).
+//
+// Along one dimension, output cell o pools input cells o s - p + k dil, k < kernel. Tensors:
+//   x, dx  (N, C, D, H, W)      read within the allocation (owned + ghosts)
+//   y, dy  (N, C, D', H', W')   D' = g.outputExtent(0, D) = floor((D + 2p - dil (k - 1) - 1) / s) +
+//   1, ... argmax (N, C, D', H', W')   index_t: the *global* linear spatial index (d H + h) W + w
+//   of the input cell
+//                               that won, so that it means the same on every block
+//
+// Padding: PyTorch pads max pooling with -inf and average pooling with zeros that count in the
+// divisor. So max pooling compares only the cells inside the *global* volume (decided from global
+// coordinates, never from the zero ghosts past the boundary, which must not win over negative
+// data), while ghost cells inside the volume (a neighbour's data) take part like owned ones.
+// Average pooling sums the cells inside the volume and always divides by kD kH kW. Cells past the
+// volume are never read, so a block only needs ghosts toward its neighbours: the input cells of
+// output cells [o0, o1) are g.inputWindow(o0, o1) clipped to the volume.
+//
+// Backward in pull form: for every input cell i of dx_box,
+//   dx(i) = sum over output cells o in dy_box whose window holds i of dy(o) * (avg: 1 / (kD kH kW);
+//                                                                          max: [argmax(o) == i]),
+// that is, dx(i) reads the cells o of dy_box with o s - p <= i <= o s - p + dil (k - 1) (per
+// dimension).
+
+#include <Kokkos_Core.hpp>
+
+#include "core/HaloTensor.hpp"
+#include "core/HaloWidths.hpp"
+#include "core/IndexSpace.hpp"
+
+namespace halo3d::kernels {
+
+// Throws ShapeError unless g is a valid window whose padding is at most half its effective extent
+// dil (k - 1) + 1 along every dimension (PyTorch's rule).
+void validatePool3d(const WindowGeometry& g);
+
+// Max pooling forward: assigns y(n, c, o) = max of x over the window of o inside the volume, and
+// argmax(n, c, o) = the global linear index of the first maximum in window order (kd, kh, kw), for
+// every sample, channel and o in `out_box`. Requires x (N, C, ...), y and argmax (N, C,
+// g.outputExtents(x's volume)) with the same samples, out_box inside y's owned cells and argmax's
+// allocation, and the input cells out_box reads inside x's allocation. Throws ShapeError naming the
+// tensors otherwise.
+template <class ExecSpace, class T, class MemorySpace>
+void maxPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
+                      const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
+                      const HaloTensor<index_t, MemorySpace>& argmax, const Box& out_box);
+
+// Max pooling backward (pull form): assigns dx(n, c, i) = sum of dy(n, c, o) over the o in dy_box
+// with argmax(n, c, o) == i, for every i in dx_box. Requires dx_box inside dx's allocation and the
+// input volume, dy_box inside the allocations of dy and argmax and inside the output volume.
+template <class ExecSpace, class T, class MemorySpace>
+void maxPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+                       const HaloTensor<index_t, MemorySpace>& argmax, const WindowGeometry& g,
+                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box);
+
+// Average pooling forward: assigns y(n, c, o) = (sum of x over the window of o inside the volume) /
+// (kD kH kW) for every o in `out_box`. Requirements as maxPool3dForward, without argmax.
+template <class ExecSpace, class T, class MemorySpace>
+void avgPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
+                      const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
+                      const Box& out_box);
+
+// Average pooling backward (pull form): assigns dx(n, c, i) = (sum of dy(n, c, o) over the o in
+// dy_box whose window holds i) / (kD kH kW) for every i in dx_box. Requirements as
+// maxPool3dBackward, without argmax.
+template <class ExecSpace, class T, class MemorySpace>
+void avgPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+                       const WindowGeometry& g, const HaloTensor<T, MemorySpace>& dx,
+                       const Box& dx_box, const Box& dy_box);
+
+// Overloads on the default instance of the tensors' execution space, and with dy_box = dy's owned
+// cells.
+template <class T, class MemorySpace>
+void maxPool3dForward(const HaloTensor<T, MemorySpace>& x, const WindowGeometry& g,
+                      const HaloTensor<T, MemorySpace>& y,
+                      const HaloTensor<index_t, MemorySpace>& argmax, const Box& out_box) {
+  maxPool3dForward(typename MemorySpace::execution_space(), x, g, y, argmax, out_box);
+}
+
+template <class ExecSpace, class T, class MemorySpace>
+void maxPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+                       const HaloTensor<index_t, MemorySpace>& argmax, const WindowGeometry& g,
+                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box) {
+  maxPool3dBackward(exec, dy, argmax, g, dx, dx_box, dy.block().owned());
+}
+
+template <class T, class MemorySpace>
+void maxPool3dBackward(const HaloTensor<T, MemorySpace>& dy,
+                       const HaloTensor<index_t, MemorySpace>& argmax, const WindowGeometry& g,
+                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box) {
+  maxPool3dBackward(typename MemorySpace::execution_space(), dy, argmax, g, dx, dx_box,
+                    dy.block().owned());
+}
+
+template <class T, class MemorySpace>
+void avgPool3dForward(const HaloTensor<T, MemorySpace>& x, const WindowGeometry& g,
+                      const HaloTensor<T, MemorySpace>& y, const Box& out_box) {
+  avgPool3dForward(typename MemorySpace::execution_space(), x, g, y, out_box);
+}
+
+template <class ExecSpace, class T, class MemorySpace>
+void avgPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+                       const WindowGeometry& g, const HaloTensor<T, MemorySpace>& dx,
+                       const Box& dx_box) {
+  avgPool3dBackward(exec, dy, g, dx, dx_box, dy.block().owned());
+}
+
+template <class T, class MemorySpace>
+void avgPool3dBackward(const HaloTensor<T, MemorySpace>& dy, const WindowGeometry& g,
+                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box) {
+  avgPool3dBackward(typename MemorySpace::execution_space(), dy, g, dx, dx_box, dy.block().owned());
+}
+
+}  // namespace halo3d::kernels
+
+#include "kernels/impl/Pool3dImpl.hpp"
+
+namespace halo3d::kernels {
+
+#define HALO3D_POOL3D_INSTANTIATE(EXTERN, T, EXEC)                                              \
+  EXTERN template void maxPool3dForward<EXEC, T, EXEC::memory_space>(                           \
+      const EXEC&, const HaloTensor<T, EXEC::memory_space>&, const WindowGeometry&,             \
+      const HaloTensor<T, EXEC::memory_space>&, const HaloTensor<index_t, EXEC::memory_space>&, \
+      const Box&);                                                                              \
+  EXTERN template void maxPool3dBackward<EXEC, T, EXEC::memory_space>(                          \
+      const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                    \
+      const HaloTensor<index_t, EXEC::memory_space>&, const WindowGeometry&,                    \
+      const HaloTensor<T, EXEC::memory_space>&, const Box&, const Box&);                        \
+  EXTERN template void avgPool3dForward<EXEC, T, EXEC::memory_space>(                           \
+      const EXEC&, const HaloTensor<T, EXEC::memory_space>&, const WindowGeometry&,             \
+      const HaloTensor<T, EXEC::memory_space>&, const Box&);                                    \
+  EXTERN template void avgPool3dBackward<EXEC, T, EXEC::memory_space>(                          \
+      const EXEC&, const HaloTensor<T, EXEC::memory_space>&, const WindowGeometry&,             \
+      const HaloTensor<T, EXEC::memory_space>&, const Box&, const Box&);
+
+HALO3D_POOL3D_INSTANTIATE(extern, float, Kokkos::DefaultExecutionSpace)
+HALO3D_POOL3D_INSTANTIATE(extern, double, Kokkos::DefaultExecutionSpace)
+
+}  // namespace halo3d::kernels

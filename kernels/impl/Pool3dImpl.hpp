@@ -1,0 +1,322 @@
+#pragma once
+// Definitions of the Pool3d.hpp kernels. Each kernel is a per-cell body (a functor,
+// device-callable); on host execution spaces one work item is a (sample, channel, d, h) row of
+// cells, walked by a plain w loop (no index decoding per cell), and elsewhere one work item is one
+// cell, neighbouring threads on neighbouring w. impl:: entry points take the path, so that tests
+// run the device form on the host too.
+
+#include <Kokkos_Core.hpp>
+
+#include <limits>
+
+#include "core/Error.hpp"
+#include "kernels/Pool3d.hpp"
+#include "kernels/impl/TensorChecks.hpp"
+
+namespace halo3d::kernels::impl {
+
+enum class PoolPath { Fastest, Portable };
+
+// One dimension of a pooling window: output cell o pools input cells o s - p + k dil, k < taps, of
+// which those in [0, extent) count.
+struct PoolAxis {
+  index_t stride = 1, padding = 0, dilation = 1, extent = 1;
+  int taps = 1;
+
+  static KOKKOS_INLINE_FUNCTION index_t floorDiv(index_t a, index_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+  }
+  // The taps [k0, k1) of output cell o that land inside the volume; `first` is the input cell of
+  // tap 0.
+  KOKKOS_INLINE_FUNCTION void tapsInVolume(index_t o, index_t& first, int& k0, int& k1) const {
+    first = o * stride - padding;
+    const index_t lo = first < 0 ? -floorDiv(first, dilation) : 0;  // ceil(-first / dil)
+    const index_t hi = floorDiv(extent - 1 - first, dilation) + 1;
+    k0 = int(lo);
+    k1 = int(hi < taps ? hi : index_t(taps));
+  }
+  // The output cells [o0, o1) whose window spans input cell i (before the dilation test), clipped
+  // to [lo, hi).
+  KOKKOS_INLINE_FUNCTION void outputsOver(index_t i, index_t lo, index_t hi, index_t& o0,
+                                          index_t& o1) const {
+    const index_t span = dilation * (taps - 1) + 1;
+    o0 = -floorDiv(-(i + padding - span + 1), stride);
+    o1 = floorDiv(i + padding, stride) + 1;
+    if (o0 < lo) o0 = lo;
+    if (o1 > hi) o1 = hi;
+  }
+  // True if input cell i is a tap (not a gap of the dilation) of output cell o's window.
+  KOKKOS_INLINE_FUNCTION bool isTap(index_t i, index_t o) const {
+    return (i - o * stride + padding) % dilation == 0;
+  }
+};
+
+inline Kokkos::Array<PoolAxis, 3> poolAxes(const WindowGeometry& g, const Extents3& input_extents) {
+  Kokkos::Array<PoolAxis, 3> axes;
+  for (int d = 0; d < 3; ++d)
+    axes[d] = PoolAxis{g.stride[d], g.padding[d], g.dilation[d], input_extents[d], g.kernel[d]};
+  return axes;
+}
+
+// Calls body(n, c, d, h, w) for every local sample n < N, channel c < C and global cell of `box`.
+template <class ExecSpace, class Body>
+void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_t C, const Box& box,
+                     const Body& body, PoolPath path) {
+  if (box.empty() || N == 0) return;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  const index_t ed = box.extent(0), eh = box.extent(1), ew = box.extent(2);
+  const index_t d0 = box.min(0), h0 = box.min(1), w0 = box.min(2), w1 = box.max(2);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    if (path == PoolPath::Fastest) {
+      Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed * eh), [=](const index_t row) {
+        const index_t h = h0 + row % eh, d = d0 + (row / eh) % ed, nc = row / (eh * ed);
+        for (index_t w = w0; w < w1; ++w)
+          body(nc / C, nc % C, d, h, w);
+      });
+      return;
+    }
+  }
+  Kokkos::parallel_for(
+      label, Policy(exec, 0, N * C * ed * eh * ew), KOKKOS_LAMBDA(const index_t e) {
+        const index_t w = w0 + e % ew, row = e / ew;
+        const index_t h = h0 + row % eh, d = d0 + (row / eh) % ed, nc = row / (eh * ed);
+        body(nc / C, nc % C, d, h, w);
+      });
+}
+
+template <class T, class MemorySpace>
+struct PoolViews {
+  using tensor = Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace>;
+  using const_tensor = Kokkos::View<const T*****, Kokkos::LayoutRight, MemorySpace>;
+  using index_tensor = Kokkos::View<index_t*****, Kokkos::LayoutRight, MemorySpace>;
+  using const_index_tensor = Kokkos::View<const index_t*****, Kokkos::LayoutRight, MemorySpace>;
+};
+
+template <class T, class MemorySpace, bool kMax>
+struct PoolForwardBody {
+  typename PoolViews<T, MemorySpace>::const_tensor x;
+  typename PoolViews<T, MemorySpace>::tensor y;
+  typename PoolViews<T, MemorySpace>::index_tensor argmax;  // max only
+  Kokkos::Array<index_t, 3> xs, ys,
+      as;  // local = global + shift (std::array is host-only under CUDA)
+  Kokkos::Array<PoolAxis, 3> ax;
+  T scale;    // avg: 1 / (kD kH kW)
+  T no_cell;  // max of an empty window: -inf, as PyTorch
+  KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
+                                         index_t ow) const {
+    index_t fd, fh, fw;
+    int kd0, kd1, kh0, kh1, kw0, kw1;
+    ax[0].tapsInVolume(od, fd, kd0, kd1);
+    ax[1].tapsInVolume(oh, fh, kh0, kh1);
+    ax[2].tapsInVolume(ow, fw, kw0, kw1);
+    T acc = kMax ? no_cell : T(0);
+    index_t best = -1;
+    for (int kd = kd0; kd < kd1; ++kd) {
+      const index_t id = fd + kd * ax[0].dilation;
+      for (int kh = kh0; kh < kh1; ++kh) {
+        const index_t ih = fh + kh * ax[1].dilation;
+        for (int kw = kw0; kw < kw1; ++kw) {
+          const index_t iw = fw + kw * ax[2].dilation;
+          const T v = x(n, c, id + xs[0], ih + xs[1], iw + xs[2]);
+          if constexpr (kMax) {
+            // PyTorch's test: a strictly greater value or a NaN takes over, so the first maximum
+            // wins.
+            if (best < 0 || v > acc || v != v) {
+              acc = v;
+              best = (id * ax[1].extent + ih) * ax[2].extent + iw;
+            }
+          } else {
+            acc += v;
+          }
+        }
+      }
+    }
+    if constexpr (kMax) {
+      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = acc;
+      argmax(n, c, od + as[0], oh + as[1], ow + as[2]) = best;
+    } else {
+      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = acc * scale;
+    }
+  }
+};
+
+template <class T, class MemorySpace, bool kMax>
+struct PoolBackwardBody {
+  typename PoolViews<T, MemorySpace>::const_tensor dy;
+  typename PoolViews<T, MemorySpace>::const_index_tensor argmax;  // max only
+  typename PoolViews<T, MemorySpace>::tensor dx;
+  Kokkos::Array<index_t, 3> ys, as, xs;
+  Kokkos::Array<PoolAxis, 3> ax;
+  Kokkos::Array<index_t, 3> dy_lo, dy_hi;
+  T scale;  // avg: 1 / (kD kH kW)
+  KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
+                                         index_t iw) const {
+    index_t od0, od1, oh0, oh1, ow0, ow1;
+    ax[0].outputsOver(id, dy_lo[0], dy_hi[0], od0, od1);
+    ax[1].outputsOver(ih, dy_lo[1], dy_hi[1], oh0, oh1);
+    ax[2].outputsOver(iw, dy_lo[2], dy_hi[2], ow0, ow1);
+    const index_t self = (id * ax[1].extent + ih) * ax[2].extent + iw;
+    T sum = T(0);
+    for (index_t od = od0; od < od1; ++od)
+      for (index_t oh = oh0; oh < oh1; ++oh)
+        for (index_t ow = ow0; ow < ow1; ++ow) {
+          if constexpr (kMax) {
+            if (argmax(n, c, od + as[0], oh + as[1], ow + as[2]) == self)
+              sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
+          } else {
+            if (ax[0].isTap(id, od) && ax[1].isTap(ih, oh) && ax[2].isTap(iw, ow))
+              sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
+          }
+        }
+    dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = kMax ? sum : sum * scale;
+  }
+};
+
+template <class In, class Out>
+void requirePoolShapes(const char* kernel, const WindowGeometry& g, const In& input,
+                       const Out& output) {
+  validatePool3d(g);
+  requireSameSamples(kernel, input, output);
+  requireChannels(kernel, output, input.block().channels(),
+                  concat("'", input.label(), "'").c_str());
+  const Extents3 expected = g.outputExtents(input.block().globalExtents());
+  require<ShapeError>(output.block().globalExtents() == expected, kernel, ": ", describe(output),
+                      " has volume ", output.block().globalExtents(), " but pooling (kernel ",
+                      g.kernel, ", stride ", g.stride, ", padding ", g.padding, ", dilation ",
+                      g.dilation, ") of ", describe(input), " gives ", expected);
+}
+
+template <class Argmax, class Out>
+void requireArgmax(const char* kernel, const Argmax& argmax, const Out& output, const Box& box) {
+  require<ShapeError>(argmax.block().globalShape() == output.block().globalShape() &&
+                          argmax.block().sampleBegin() == output.block().sampleBegin() &&
+                          argmax.block().sampleEnd() == output.block().sampleEnd(),
+                      kernel, ": argmax ", describe(argmax), " does not match ", describe(output));
+  requireAllocated(kernel, argmax, box, "argmax box");
+}
+
+template <class Tensor>
+void requirePoolInput(const char* kernel, const WindowGeometry& g, const Tensor& x,
+                      const Box& out_box) {
+  if (out_box.empty()) return;
+  const Extents3 e = x.block().globalExtents();
+  Extents3 lo, hi;
+  for (int d = 0; d < 3; ++d) {
+    const auto win = g.inputWindow(d, out_box.min(d), out_box.max(d));
+    lo[d] = std::max<index_t>(win[0], 0);
+    hi[d] = std::max(lo[d], std::min(win[1], e[d]));
+  }
+  requireAllocated(kernel, x, Box(lo, hi),
+                   concat("input cells read by output box ", out_box, ":").c_str());
+}
+
+template <class Tensor>
+void requirePoolBox(const char* kernel, const Tensor& t, const Box& box, const char* what) {
+  require<ShapeError>(Box::fromExtents(t.block().globalExtents()).contains(box), kernel, ": ", what,
+                      " ", box, " reaches past the volume ", t.block().globalExtents(), " of ",
+                      describe(t));
+  requireAllocated(kernel, t, box, what);
+}
+
+template <class MemorySpace>
+const HaloTensor<index_t, MemorySpace>* noArgmax() {
+  return nullptr;
+}
+
+inline Kokkos::Array<index_t, 3> deviceArray(const Extents3& e) {
+  return {e[0], e[1], e[2]};
+}
+
+template <class T>
+T windowScale(const WindowGeometry& g) {
+  return T(1) / T(index_t(g.kernel[0]) * g.kernel[1] * g.kernel[2]);
+}
+
+template <bool kMax, class ExecSpace, class T, class MemorySpace>
+void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
+                   const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
+                   const HaloTensor<index_t, MemorySpace>* argmax, const Box& out_box,
+                   PoolPath path) {
+  const char* kernel = kMax ? "maxPool3dForward" : "avgPool3dForward";
+  requirePoolShapes(kernel, g, x, y);
+  requireOwned(kernel, y, out_box);
+  requirePoolInput(kernel, g, x, out_box);
+  PoolForwardBody<T, MemorySpace, kMax> body;
+  if (argmax) {
+    requireArgmax(kernel, *argmax, y, out_box);
+    body.argmax = argmax->view();
+    body.as = deviceArray(localShift(*argmax));
+  }
+  body.x = x.view();
+  body.y = y.view();
+  body.xs = deviceArray(localShift(x));
+  body.ys = deviceArray(localShift(y));
+  body.ax = poolAxes(g, x.block().globalExtents());
+  body.scale = windowScale<T>(g);
+  body.no_cell = -std::numeric_limits<T>::infinity();
+  forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
+                  y.block().localSamples(), y.block().channels(), out_box, body, path);
+}
+
+template <bool kMax, class ExecSpace, class T, class MemorySpace>
+void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+                    const HaloTensor<index_t, MemorySpace>* argmax, const WindowGeometry& g,
+                    const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box,
+                    PoolPath path) {
+  const char* kernel = kMax ? "maxPool3dBackward" : "avgPool3dBackward";
+  requirePoolShapes(kernel, g, dx, dy);
+  requirePoolBox(kernel, dx, dx_box, "input-gradient box");
+  requirePoolBox(kernel, dy, dy_box, "output-gradient box dy_box");
+  PoolBackwardBody<T, MemorySpace, kMax> body;
+  if (argmax) {
+    requireArgmax(kernel, *argmax, dy, dy_box);
+    body.argmax = argmax->view();
+    body.as = deviceArray(localShift(*argmax));
+  }
+  body.dy = dy.view();
+  body.dx = dx.view();
+  body.ys = deviceArray(localShift(dy));
+  body.xs = deviceArray(localShift(dx));
+  body.ax = poolAxes(g, dx.block().globalExtents());
+  body.dy_lo = deviceArray(dy_box.min());
+  body.dy_hi = deviceArray(dy_box.max());
+  body.scale = windowScale<T>(g);
+  forEachPoolCell(kMax ? "halo3d::maxPool3dBackward" : "halo3d::avgPool3dBackward", exec,
+                  dx.block().localSamples(), dx.block().channels(), dx_box, body, path);
+}
+
+}  // namespace halo3d::kernels::impl
+
+namespace halo3d::kernels {
+
+template <class ExecSpace, class T, class MemorySpace>
+void maxPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
+                      const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
+                      const HaloTensor<index_t, MemorySpace>& argmax, const Box& out_box) {
+  impl::pool3dForward<true>(exec, x, g, y, &argmax, out_box, impl::PoolPath::Fastest);
+}
+
+template <class ExecSpace, class T, class MemorySpace>
+void maxPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+                       const HaloTensor<index_t, MemorySpace>& argmax, const WindowGeometry& g,
+                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box) {
+  impl::pool3dBackward<true>(exec, dy, &argmax, g, dx, dx_box, dy_box, impl::PoolPath::Fastest);
+}
+
+template <class ExecSpace, class T, class MemorySpace>
+void avgPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
+                      const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
+                      const Box& out_box) {
+  impl::pool3dForward<false>(exec, x, g, y, impl::noArgmax<MemorySpace>(), out_box,
+                             impl::PoolPath::Fastest);
+}
+
+template <class ExecSpace, class T, class MemorySpace>
+void avgPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
+                       const WindowGeometry& g, const HaloTensor<T, MemorySpace>& dx,
+                       const Box& dx_box, const Box& dy_box) {
+  impl::pool3dBackward<false>(exec, dy, impl::noArgmax<MemorySpace>(), g, dx, dx_box, dy_box,
+                              impl::PoolPath::Fastest);
+}
+
+}  // namespace halo3d::kernels
