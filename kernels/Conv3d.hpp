@@ -24,6 +24,11 @@
 #include "core/HaloWidths.hpp"
 #include "kernels/impl/Conv3dChecks.hpp"
 #include "kernels/impl/Conv3dGeneric.hpp"
+#include "kernels/impl/Conv3dHostBackwardData.hpp"
+#include "kernels/impl/Conv3dHostBackwardFilter.hpp"
+#include "kernels/impl/Conv3dHostForward.hpp"
+#include "kernels/impl/Conv3dSimd.hpp"
+#include "kernels/impl/Conv3dTeam.hpp"
 
 namespace halo3d::kernels {
 
@@ -56,7 +61,17 @@ void conv3dForward(const ExecSpace& exec, const HaloTensor<T, typename ExecSpace
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "conv3dForward: exec must be an execution space");
   impl::checkForward(x, w, b, g, y, out_box);
-  impl::conv3dForwardGeneric(exec, x, w, b, g, y, out_box);
+  if constexpr (!impl::kRunsOnHost<ExecSpace>) {
+    impl::conv3dForwardTeam(exec, x, w, b, g, y, out_box);
+  } else {
+#if HALO3D_CONV3D_AVX512
+    if constexpr (impl::kHostSimd<T>) {
+      impl::conv3dForwardHost(exec, x, w, b, g, y, out_box);
+      return;
+    }
+#endif
+    impl::conv3dForwardGeneric(exec, x, w, b, g, y, out_box);
+  }
 }
 
 // Pull form: assigns dx(n, i, q) = sum of w(o, i, k) dy(n, o, c) over the output cells c in dy_box
@@ -74,7 +89,19 @@ void conv3dBackwardData(const ExecSpace& exec,
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "conv3dBackwardData: exec must be an execution space");
   impl::checkBackwardData(dy, w, g, dx, dx_box, dy_box);
-  impl::conv3dBackwardDataGeneric(exec, dy, w, g, dx, dx_box, dy_box);
+  if constexpr (!impl::kRunsOnHost<ExecSpace>) {
+    impl::conv3dBackwardDataTeam(exec, dy, w, g, dx, dx_box, dy_box);
+  } else {
+#if HALO3D_CONV3D_AVX512
+    if constexpr (impl::kHostSimd<T>) {
+      if (impl::hostBackwardDataApplies(g)) {
+        impl::conv3dBackwardDataHost(exec, dy, w, g, dx, dx_box, dy_box);
+        return;
+      }
+    }
+#endif
+    impl::conv3dBackwardDataGeneric(exec, dy, w, g, dx, dx_box, dy_box);
+  }
 }
 
 // conv3dBackwardData with dy_box = dy's owned cells.
@@ -105,7 +132,17 @@ void conv3dBackwardFilter(const ExecSpace& exec,
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "conv3dBackwardFilter: exec must be an execution space");
   impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
-  impl::conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate);
+  if constexpr (!impl::kRunsOnHost<ExecSpace>) {
+    impl::conv3dBackwardFilterTeam(exec, x, dy, g, dw, db, out_box, accumulate);
+  } else {
+#if HALO3D_CONV3D_AVX512
+    if constexpr (impl::kHostSimd<T>) {
+      impl::conv3dBackwardFilterHost(exec, x, dy, g, dw, db, out_box, accumulate);
+      return;
+    }
+#endif
+    impl::conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate);
+  }
 }
 
 // Overloads on the default instance of the tensors' execution space.

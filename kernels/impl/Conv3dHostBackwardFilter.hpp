@@ -1,0 +1,236 @@
+#pragma once
+// Host SIMD backward-filter conv3d: dw(o, i, t) = sum over samples and output cells c of dy(o, c)
+// x(i, c @ t), a dot product over the output cells for every weight. Register tile: OB output
+// channels x JB (input channel, tap) pairs, OB * JB zmm accumulators; per position (a W vector of
+// output cells) it loads OB dy vectors and JB x vectors, and each pair's x vector is x at the
+// position's window origin plus a fixed offset (i * channel stride + tap offset), gathered with the
+// W stride when it is above 1. Tail vectors of a row are masked on both sides.
+//
+// Work: the positions of all samples are split into contiguous ranges, one per work item; an item
+// walks its range in chunks small enough for the chunk's dy vectors to stay in L1 while every
+// (block, pair group) tile passes over them, and reduces each tile's lanes into its own partial dw
+// (double). The partials are summed at the end, so there are no atomics and the result does not
+// depend on thread timing.
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/HaloTensor.hpp"
+#include "core/HaloWidths.hpp"
+#include "kernels/impl/Conv3dChecks.hpp"
+#include "kernels/impl/Conv3dHostDirect.hpp"
+#include "kernels/impl/Conv3dIndexing.hpp"
+#include "kernels/impl/Conv3dSimd.hpp"
+
+namespace halo3d::kernels::impl {
+
+#if HALO3D_CONV3D_AVX512
+
+// (input channel, tap) pairs per tile for OB output channels.
+template <int OB>
+inline constexpr int kFilterPairs = OB >= 4 ? 6 : 8;
+inline constexpr int kMaxFilterPairs = 8;
+// Positions per chunk: OB = 4 dy vectors of 128 positions are 32 KiB, within L1.
+inline constexpr int kFilterChunk = 128;
+
+// One W vector of output cells: offsets of its x window origin and of its dy cells (sample
+// included, channel 0), and its lanes.
+template <class T>
+struct FilterPosition {
+  index_t x_off, dy_off;
+  typename Simd<T>::mask mask;
+};
+
+template <class T>
+struct FilterPass {
+  const T* x;
+  const T* dy;
+  index_t dy_channel;
+  index_t pairs;               // I * taps
+  const index_t* pair_offset;  // x offset of each (i, tap) pair from a position's window origin
+  typename Simd<T>::index stride_index;
+};
+
+// Adds to partial[o * pairs + j] the dot products of dy channels [o0, o0 + OB) with pairs [j0, j0 +
+// nj) over `count` positions.
+template <class T, int OB, int JB, SimdLoad L>
+void filterTile(const FilterPass<T>& a, const FilterPosition<T>* pos, int count, index_t o0,
+                index_t j0, int nj, double* partial) {
+  using S = Simd<T>;
+  if (count == 0) return;
+  typename S::vec acc[OB][JB];
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o)
+#pragma GCC unroll 8
+    for (int j = 0; j < JB; ++j)
+      acc[o][j] = S::zero();
+  index_t off[JB];
+#pragma GCC unroll 8
+  for (int j = 0; j < JB; ++j)
+    off[j] = a.pair_offset[j0 + std::min(j, nj - 1)];
+  const T* dy = a.dy + o0 * a.dy_channel;
+  for (int q = 0; q < count; ++q) {
+    const T* xp = a.x + pos[q].x_off;
+    const T* dp = dy + pos[q].dy_off;
+    const auto m = pos[q].mask;
+    typename S::vec dv[OB];
+#pragma GCC unroll 8
+    for (int o = 0; o < OB; ++o)
+      dv[o] =
+          L == SimdLoad::Full ? S::load(dp + o * a.dy_channel) : S::load(dp + o * a.dy_channel, m);
+#pragma GCC unroll 8
+    for (int j = 0; j < JB; ++j) {
+      const typename S::vec xv = loadInput<L>(xp + off[j], m, a.stride_index);
+#pragma GCC unroll 8
+      for (int o = 0; o < OB; ++o)
+        acc[o][j] = S::fma(dv[o], xv, acc[o][j]);
+    }
+  }
+  for (int o = 0; o < OB; ++o)
+    for (int j = 0; j < nj; ++j)
+      partial[(o0 + o) * a.pairs + j0 + j] += double(S::sum(acc[o][j]));
+}
+
+// Every (block, pair group) tile over one chunk: full vectors and tails in separate runs, so that
+// the full ones load without masks.
+template <class T, int OB>
+void filterChunk(const FilterPass<T>& a, const FilterPosition<T>* full, int n_full,
+                 const FilterPosition<T>* tail, int n_tail, bool gather, index_t o0,
+                 double* partial) {
+  constexpr int JB = kFilterPairs<OB>;
+  for (index_t j0 = 0; j0 < a.pairs; j0 += JB) {
+    const int nj = int(std::min<index_t>(JB, a.pairs - j0));
+    if (gather) {
+      filterTile<T, OB, JB, SimdLoad::Gather>(a, full, n_full, o0, j0, nj, partial);
+      filterTile<T, OB, JB, SimdLoad::Gather>(a, tail, n_tail, o0, j0, nj, partial);
+    } else {
+      filterTile<T, OB, JB, SimdLoad::Full>(a, full, n_full, o0, j0, nj, partial);
+      filterTile<T, OB, JB, SimdLoad::Masked>(a, tail, n_tail, o0, j0, nj, partial);
+    }
+  }
+}
+
+// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
+template <class ExecSpace, class T>
+void conv3dBackwardFilterHost(const ExecSpace& exec,
+                              const HaloTensor<T, typename ExecSpace::memory_space>& x,
+                              const HaloTensor<T, typename ExecSpace::memory_space>& dy,
+                              const WindowGeometry& g,
+                              const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
+                              const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
+                              const Box& out_box, bool accumulate) {
+  using S = Simd<T>;
+  constexpr int V = S::lanes;
+  const Conv3dIndexing ix = makeIndexing(g, x, dy);
+  const auto& xv = x.view();
+  const auto& dyv = dy.view();
+  const index_t samples = x.block().localSamples();
+  const index_t in_ch = x.block().channels(), out_ch = dy.block().channels();
+  const index_t taps = ix.taps(), pairs = in_ch * taps, entries = out_ch * pairs + out_ch;
+  const bool has_bias = db.extent(0) > 0;
+
+  // Positions: (sample, d, h, W vector) of out_box, W vector fastest.
+  const index_t vectors = (out_box.extent(2) + V - 1) / V;
+  const index_t rows = out_box.empty() ? 0 : samples * out_box.extent(0) * out_box.extent(1);
+  const index_t positions = rows * vectors;
+  const index_t items =
+      std::max<index_t>(1, std::min<index_t>((positions + kFilterChunk - 1) / kFilterChunk,
+                                             4 * index_t(exec.concurrency())));
+  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
+      "halo3d::conv3d dw partials", items, entries);
+
+  Kokkos::View<index_t*, Kokkos::HostSpace> pair_offset(
+      Kokkos::view_alloc("halo3d::conv3d pair offsets", Kokkos::WithoutInitializing), pairs);
+  for (index_t i = 0; i < in_ch; ++i)
+    for (int kd = 0; kd < g.kernel[0]; ++kd)
+      for (int kh = 0; kh < g.kernel[1]; ++kh)
+        for (int kw = 0; kw < g.kernel[2]; ++kw)
+          pair_offset(i * taps + (kd * g.kernel[1] + kh) * g.kernel[2] + kw) =
+              i * index_t(xv.stride_1()) + index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
+              index_t(kh) * g.dilation[1] * index_t(xv.stride_3()) + index_t(kw) * g.dilation[2];
+
+  FilterPass<T> a{xv.data(), dyv.data(),         index_t(dyv.stride_1()),
+                  pairs,     pair_offset.data(), S::strideIndex(g.stride[2])};
+  const std::vector<ChannelBlock> blocks = channelBlocks(out_ch, 4);
+  const bool gather = g.stride[2] > 1;
+  const index_t x_sample = index_t(xv.stride_0()), x_plane = index_t(xv.stride_2()),
+                x_row = index_t(xv.stride_3());
+  const index_t y_sample = index_t(dyv.stride_0()), y_plane = index_t(dyv.stride_2()),
+                y_row = index_t(dyv.stride_3());
+
+  Kokkos::parallel_for(
+      "halo3d::conv3dBackwardFilter(host simd)",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0,
+                                                                 positions > 0 ? items : 0),
+      [=](index_t item) {
+        (void)pair_offset;  // captured: the offsets live as long as the kernel
+        double* part = &partial(item, 0);
+        const index_t begin = positions * item / items, end = positions * (item + 1) / items;
+        FilterPosition<T> full[kFilterChunk], tail[kFilterChunk];
+        for (index_t c0 = begin; c0 < end; c0 += kFilterChunk) {
+          int n_full = 0, n_tail = 0;
+          for (index_t q = c0; q < std::min(end, c0 + kFilterChunk); ++q) {
+            const index_t v = q % vectors, row = q / vectors;
+            const index_t h = out_box.min(1) + row % out_box.extent(1);
+            const index_t d = out_box.min(0) + (row / out_box.extent(1)) % out_box.extent(0);
+            const index_t n = row / (out_box.extent(0) * out_box.extent(1));
+            const index_t c = out_box.min(2) + v * V;
+            const int lanes = int(std::min<index_t>(V, out_box.max(2) - c));
+            const FilterPosition<T> p{n * x_sample +
+                                          (ix.inputOf(0, d, 0) + ix.in_shift[0]) * x_plane +
+                                          (ix.inputOf(1, h, 0) + ix.in_shift[1]) * x_row +
+                                          ix.inputOf(2, c, 0) + ix.in_shift[2],
+                                      n * y_sample + (d + ix.out_shift[0]) * y_plane +
+                                          (h + ix.out_shift[1]) * y_row + c + ix.out_shift[2],
+                                      laneRange<T>(0, lanes)};
+            if (lanes == V)
+              full[n_full++] = p;
+            else
+              tail[n_tail++] = p;
+          }
+          for (const ChannelBlock& b : blocks) {
+            switch (b.size) {
+              case 4:
+                filterChunk<T, 4>(a, full, n_full, tail, n_tail, gather, b.first, part);
+                break;
+              case 2:
+                filterChunk<T, 2>(a, full, n_full, tail, n_tail, gather, b.first, part);
+                break;
+              default:
+                filterChunk<T, 1>(a, full, n_full, tail, n_tail, gather, b.first, part);
+                break;
+            }
+          }
+          if (!has_bias) continue;
+          for (index_t o = 0; o < out_ch; ++o) {
+            typename S::vec acc = S::zero();
+            const T* dp = a.dy + o * a.dy_channel;
+            for (int q = 0; q < n_full; ++q)
+              acc = S::add(acc, S::load(dp + full[q].dy_off));
+            for (int q = 0; q < n_tail; ++q)
+              acc = S::add(acc, S::load(dp + tail[q].dy_off, tail[q].mask));
+            part[out_ch * pairs + o] += double(S::sum(acc));
+          }
+        }
+      });
+
+  // Sum the items' partials into dw and db.
+  T* dw_p = dw.data();
+  T* db_p = has_bias ? db.data() : nullptr;
+  Kokkos::parallel_for("halo3d::conv3dBackwardFilter(host sum)",
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(
+                           exec, 0, has_bias ? entries : out_ch * pairs),
+                       [=](index_t e) {
+                         double sum = 0;
+                         for (index_t item = 0; item < items; ++item)
+                           sum += partial(item, e);
+                         T* dst = e < out_ch * pairs ? dw_p + e : db_p + (e - out_ch * pairs);
+                         *dst = accumulate ? T(double(*dst) + sum) : T(sum);
+                       });
+}
+
+#endif
+
+}  // namespace halo3d::kernels::impl

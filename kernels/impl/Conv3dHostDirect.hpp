@@ -1,0 +1,243 @@
+#pragma once
+// The direct-convolution engine of the host path, shared by forward and backward-data (both pull
+// form):
+//   out(n, oc, cell) (=) bias(oc) + sum over taps t, input channels ic of  wp(t, ic, oc) * in(n,
+//   ic, cell @ t)
+// where `cell @ t` is whatever input cell tap t of `cell` reads: a pass supplies that mapping as a
+// Tiler.
+//
+// Register tile: OB output channels x R positions, a position being one SIMD vector of consecutive
+// W cells of one output row, so OB * R zmm accumulators (8 x 3, 4 x 6, 2 x 8, 1 x 8 all fit the 32
+// registers with the R input vectors). Per (tap, input channel) a tile loads its R input vectors
+// once and broadcasts OB weights from the repacked layout wp[block][tap][ic][oc in block], which
+// keeps each broadcast group contiguous. The accumulators live across all taps and channels and are
+// stored once.
+//
+// Every output value is summed in one order (taps ascending, then input channels, bias last)
+// whichever tile, tail mask or tap subset computes it, which is what makes sub-box results bitwise
+// equal to whole-box ones.
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/IndexSpace.hpp"
+#include "kernels/impl/Conv3dSimd.hpp"
+
+namespace halo3d::kernels::impl {
+
+#if HALO3D_CONV3D_AVX512
+
+// Positions per tile for OB output channels.
+template <int OB>
+inline constexpr int kTilePositions = OB >= 8 ? 3 : (OB == 4 ? 6 : 8);
+inline constexpr int kMaxTilePositions = 8;
+
+// A run of output channels computed by one register tile.
+struct ChannelBlock {
+  index_t first;
+  int size;
+};
+
+// Blocks of `largest` (8, 4, 2 or 1) channels, the remainder in halving blocks.
+inline std::vector<ChannelBlock> channelBlocks(index_t channels, int largest = 8) {
+  std::vector<ChannelBlock> blocks;
+  index_t c = 0;
+  for (int size = largest; size >= 1; size /= 2)
+    for (; c + size <= channels; c += size)
+      blocks.push_back({c, size});
+  return blocks;
+}
+
+// One pass in raw-pointer form. Offsets count elements from the (sample, channel 0) base of a
+// tensor.
+template <class T>
+struct DirectConv {
+  const T* in;
+  index_t in_sample, in_channel, in_channels;
+  T* out;
+  index_t out_sample, out_channel;
+  // Repacked weights: block b starts at b.first * in_channels * taps and is [tap][ic][oc in block].
+  const T* packed;
+  const T* bias;  // nullptr: no bias
+  int taps;
+};
+
+// The taps a tile reads (taps whose every lane is masked off are left out) with, per position, the
+// input offset of lane 0 and the lanes to load.
+template <class T>
+struct TileTaps {
+  int count = 0;
+  std::vector<int> tap;
+  std::vector<index_t> offset;  // [j * kMaxTilePositions + r]
+  std::vector<typename Simd<T>::mask> mask;
+
+  explicit TileTaps(int taps)
+      : tap(std::size_t(taps)),
+        offset(std::size_t(taps) * kMaxTilePositions),
+        mask(offset.size()) {}
+};
+
+// A tile's output positions (offset of lane 0 and lanes to store) and how it loads its input.
+template <class T>
+struct TileOut {
+  index_t offset[kMaxTilePositions];
+  typename Simd<T>::mask mask[kMaxTilePositions];
+  SimdLoad load = SimdLoad::Full;
+  typename Simd<T>::index stride_index;
+};
+
+template <class T, int OB, int R, SimdLoad L>
+void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, const TileTaps<T>& taps,
+                const TileOut<T>& out) {
+  using S = Simd<T>;
+  typename S::vec acc[OB][R];
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[o][r] = S::zero();
+  const T* in_n = p.in + n * p.in_sample;
+  const T* w_block = p.packed + blk.first * p.in_channels * p.taps;
+  for (int j = 0; j < taps.count; ++j) {
+    const T* w_tap = w_block + index_t(taps.tap[j]) * p.in_channels * OB;
+    const T* src[R];
+    typename S::mask m[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
+      m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
+    }
+    for (index_t ic = 0; ic < p.in_channels; ++ic) {
+      const index_t c_off = ic * p.in_channel;
+      typename S::vec xv[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        xv[r] = loadInput<L>(src[r] + c_off, m[r], out.stride_index);
+      const T* wv = w_tap + ic * OB;
+#pragma GCC unroll 8
+      for (int o = 0; o < OB; ++o) {
+        const typename S::vec b = S::broadcast(wv[o]);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          acc[o][r] = S::fma(b, xv[r], acc[o][r]);
+      }
+    }
+  }
+  T* out_n = p.out + n * p.out_sample;
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o) {
+    T* dst = out_n + (blk.first + o) * p.out_channel;
+    if (p.bias) {
+      const typename S::vec b = S::broadcast(p.bias[blk.first + o]);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        acc[o][r] = S::add(acc[o][r], b);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      S::store(dst + out.offset[r], acc[o][r], out.mask[r]);
+  }
+}
+
+// The output plane d of `box` (global output cells) for one channel block and sample: its rows' W
+// vectors, R at a time (the last tile repeats its last position, which stores the same values
+// twice). The Tiler maps a tile's positions to taps and output offsets:
+//   void tile(index_t d, const index_t* h, const index_t* w, const int* lanes, int R, TileTaps<T>&,
+//   TileOut<T>&)
+template <class T, int OB, class Tiler>
+void directPlane(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, index_t d,
+                 const Box& box, const Tiler& tiler, TileTaps<T>& taps, TileOut<T>& out) {
+  constexpr int R = kTilePositions<OB>;
+  constexpr int V = Simd<T>::lanes;
+  const index_t vectors = (box.extent(2) + V - 1) / V;
+  const index_t positions = box.extent(1) * vectors;
+  index_t h[R], w[R];
+  int lanes[R];
+  for (index_t p0 = 0; p0 < positions; p0 += R) {
+    for (int r = 0; r < R; ++r) {
+      const index_t q = std::min(p0 + r, positions - 1);
+      h[r] = box.min(1) + q / vectors;
+      w[r] = box.min(2) + (q % vectors) * V;
+      lanes[r] = int(std::min<index_t>(V, box.max(2) - w[r]));
+    }
+    tiler.tile(d, h, w, lanes, R, taps, out);
+    switch (out.load) {
+      case SimdLoad::Full:
+        directTile<T, OB, R, SimdLoad::Full>(p, blk, n, taps, out);
+        break;
+      case SimdLoad::Masked:
+        directTile<T, OB, R, SimdLoad::Masked>(p, blk, n, taps, out);
+        break;
+      case SimdLoad::Gather:
+        directTile<T, OB, R, SimdLoad::Gather>(p, blk, n, taps, out);
+        break;
+    }
+  }
+}
+
+// Runs the pass over every sample and output cell of `box`, in parallel over (sample, plane,
+// channel block), blocks fastest so that consecutive items of a thread reuse the same input planes
+// from cache. `packed` (from packWeights) is captured, so it lives as long as the kernel.
+template <class ExecSpace, class T, class Tiler>
+void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
+               const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
+               index_t samples, const Box& box, const Tiler& tiler) {
+  if (box.empty() || samples == 0) return;
+  p.packed = packed.data();
+  const std::vector<ChannelBlock> blocks = channelBlocks(out_channels);
+  const index_t nb = index_t(blocks.size()), planes = box.extent(0);
+  Kokkos::parallel_for(
+      label,
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, samples * planes * nb),
+      [=](index_t item) {
+        (void)packed;  // captured: the packed weights live as long as the kernel
+        const ChannelBlock& blk = blocks[std::size_t(item % nb)];
+        const index_t d = box.min(0) + (item / nb) % planes;
+        const index_t n = item / (nb * planes);
+        TileTaps<T> taps(p.taps);
+        TileOut<T> out;
+        switch (blk.size) {
+          case 8:
+            directPlane<T, 8>(p, blk, n, d, box, tiler, taps, out);
+            break;
+          case 4:
+            directPlane<T, 4>(p, blk, n, d, box, tiler, taps, out);
+            break;
+          case 2:
+            directPlane<T, 2>(p, blk, n, d, box, tiler, taps, out);
+            break;
+          default:
+            directPlane<T, 1>(p, blk, n, d, box, tiler, taps, out);
+            break;
+        }
+      });
+}
+
+// Weights (O, I, taps) repacked for blocks over `dim` (0: blocks of output channels, as forward
+// reads them; 1: blocks of input channels, as backward-data reads them): block b holds [tap][other
+// channel][b's channels].
+template <class T, class WeightView>
+Kokkos::View<T*, Kokkos::HostSpace> packWeights(const WeightView& w, int dim) {
+  const index_t o_n = index_t(w.extent(0)), i_n = index_t(w.extent(1));
+  const index_t taps = index_t(w.extent(2) * w.extent(3) * w.extent(4));
+  const index_t blocked = dim == 0 ? o_n : i_n, other = dim == 0 ? i_n : o_n;
+  Kokkos::View<T*, Kokkos::HostSpace> packed(
+      Kokkos::view_alloc("halo3d::conv3d packed weights", Kokkos::WithoutInitializing),
+      o_n * i_n * taps);
+  const T* src = w.data();
+  for (const ChannelBlock& b : channelBlocks(blocked))
+    for (index_t t = 0; t < taps; ++t)
+      for (index_t c = 0; c < other; ++c)
+        for (int k = 0; k < b.size; ++k) {
+          const index_t o = dim == 0 ? b.first + k : c, i = dim == 0 ? c : b.first + k;
+          packed(b.first * other * taps + (t * other + c) * b.size + k) =
+              src[(o * i_n + i) * taps + t];
+        }
+  return packed;
+}
+
+#endif
+
+}  // namespace halo3d::kernels::impl

@@ -1,0 +1,105 @@
+#pragma once
+// Host SIMD forward conv3d: the direct engine (Conv3dHostDirect.hpp) with x as input and y as
+// output. The input vector of a position under tap (kd, kh, kw) starts at x(c * s - p + k * dil),
+// an affine function of the position and the tap; W strides above 1 gather every s-th cell. Reads
+// stay in x's allocation (the caller checked the window), and tail vectors of a row are masked.
+// Applies to every geometry.
+
+#include <Kokkos_Core.hpp>
+
+#include <vector>
+
+#include "core/HaloTensor.hpp"
+#include "core/HaloWidths.hpp"
+#include "kernels/impl/Conv3dChecks.hpp"
+#include "kernels/impl/Conv3dHostDirect.hpp"
+#include "kernels/impl/Conv3dIndexing.hpp"
+#include "kernels/impl/Conv3dSimd.hpp"
+
+namespace halo3d::kernels::impl {
+
+#if HALO3D_CONV3D_AVX512
+
+template <class T>
+class ForwardTiler {
+ public:
+  template <class XView, class YView>
+  ForwardTiler(const Conv3dIndexing& ix, const XView& x, const YView& y)
+      : _ix(ix),
+        _x_plane(index_t(x.stride_2())),
+        _x_row(index_t(x.stride_3())),
+        _y_plane(index_t(y.stride_2())),
+        _y_row(index_t(y.stride_3())),
+        _gather(ix.stride[2] > 1),
+        _stride_index(Simd<T>::strideIndex(ix.stride[2])) {
+    for (int kd = 0; kd < ix.kernel[0]; ++kd)
+      for (int kh = 0; kh < ix.kernel[1]; ++kh)
+        for (int kw = 0; kw < ix.kernel[2]; ++kw)
+          _tap_offset.push_back(index_t(kd) * ix.dilation[0] * _x_plane +
+                                index_t(kh) * ix.dilation[1] * _x_row +
+                                index_t(kw) * ix.dilation[2]);
+  }
+
+  void tile(index_t d, const index_t* h, const index_t* w, const int* lanes, int positions,
+            TileTaps<T>& taps, TileOut<T>& out) const {
+    const index_t xd = _ix.inputOf(0, d, 0) + _ix.in_shift[0];
+    const index_t yd = d + _ix.out_shift[0];
+    bool full = true;
+    for (int r = 0; r < positions; ++r) {
+      out.offset[r] = yd * _y_plane + (h[r] + _ix.out_shift[1]) * _y_row + w[r] + _ix.out_shift[2];
+      out.mask[r] = laneRange<T>(0, lanes[r]);
+      full = full && lanes[r] == Simd<T>::lanes;
+    }
+    taps.count = int(_tap_offset.size());
+    for (int j = 0; j < taps.count; ++j) {
+      taps.tap[std::size_t(j)] = j;
+      for (int r = 0; r < positions; ++r) {
+        const std::size_t e = std::size_t(j) * kMaxTilePositions + std::size_t(r);
+        taps.offset[e] = xd * _x_plane + (_ix.inputOf(1, h[r], 0) + _ix.in_shift[1]) * _x_row +
+                         _ix.inputOf(2, w[r], 0) + _ix.in_shift[2] + _tap_offset[std::size_t(j)];
+        taps.mask[e] = out.mask[r];
+      }
+    }
+    out.load = _gather ? SimdLoad::Gather : (full ? SimdLoad::Full : SimdLoad::Masked);
+    out.stride_index = _stride_index;
+  }
+
+ private:
+  Conv3dIndexing _ix;
+  index_t _x_plane, _x_row, _y_plane, _y_row;
+  bool _gather;
+  typename Simd<T>::index _stride_index;
+  std::vector<index_t> _tap_offset;
+};
+
+// See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
+template <class ExecSpace, class T>
+void conv3dForwardHost(const ExecSpace& exec,
+                       const HaloTensor<T, typename ExecSpace::memory_space>& x,
+                       const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
+                       const Conv3dBias<T, typename ExecSpace::memory_space>& b,
+                       const WindowGeometry& g,
+                       const HaloTensor<T, typename ExecSpace::memory_space>& y,
+                       const Box& out_box) {
+  const index_t samples = y.block().localSamples();
+  if (out_box.empty() || samples == 0) return;
+  const Conv3dIndexing ix = makeIndexing(g, x, y);
+  const auto& xv = x.view();
+  const auto& yv = y.view();
+  DirectConv<T> p{};
+  p.in = xv.data();
+  p.in_sample = index_t(xv.stride_0());
+  p.in_channel = index_t(xv.stride_1());
+  p.in_channels = x.block().channels();
+  p.out = yv.data();
+  p.out_sample = index_t(yv.stride_0());
+  p.out_channel = index_t(yv.stride_1());
+  p.bias = b.extent(0) ? b.data() : nullptr;
+  p.taps = ix.taps();
+  runDirect(exec, "halo3d::conv3dForward(host simd)", p, packWeights<T>(w, 0), y.block().channels(),
+            samples, out_box, ForwardTiler<T>(ix, xv, yv));
+}
+
+#endif
+
+}  // namespace halo3d::kernels::impl

@@ -1,0 +1,177 @@
+// Every conv3d implementation against the naive reference, over a sweep of shapes: W extents around
+// the SIMD width (1, 7, 16, 17, 33, 64), channel counts that are not multiples of the register
+// blocks, strides, dilations and non-cubic kernels; the three passes, float and double. The team
+// variant (written for GPUs) runs here on the host backend, with one thread per team and with
+// several.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/Conv3d.hpp"
+#include "kernels/impl/Conv3dGeneric.hpp"
+#include "kernels/impl/Conv3dHostBackwardData.hpp"
+#include "kernels/impl/Conv3dHostBackwardFilter.hpp"
+#include "kernels/impl/Conv3dHostForward.hpp"
+#include "kernels/impl/Conv3dTeam.hpp"
+#include "kernels/reference/Conv3d.hpp"
+#include "test_conv3d_support.hpp"
+
+namespace halo3d::testing {
+namespace {
+
+enum class Path { HostSimd, Team1, Team2, Generic };
+
+std::string pathName(Path p) {
+  switch (p) {
+    case Path::HostSimd:
+      return "HostSimd";
+    case Path::Team1:
+      return "Team1";
+    case Path::Team2:
+      return "Team2";
+    default:
+      return "Generic";
+  }
+}
+
+std::vector<ConvCase> sweep() {
+  const std::vector<WindowGeometry> geometries{
+      WindowGeometry::cubic(3, 1, 1),
+      WindowGeometry::cubic(3, 2, 1),
+      WindowGeometry::cubic(2, 1, 0),
+      WindowGeometry::cubic(3, 1, 2, 2),
+      geometry({3, 1, 5}, {1, 2, 1}, {1, 1, 1}, {1, 0, 2}),
+      geometry({1, 3, 2}, {2, 1, 3}, {1, 2, 1}, {0, 2, 1}),
+      WindowGeometry::cubic(1, 1, 0),
+  };
+  const std::vector<std::array<index_t, 2>> channels{{3, 5}, {2, 13}, {4, 16},
+                                                     {1, 9}, {5, 3},  {7, 1}};
+  std::vector<ConvCase> cases;
+  std::size_t k = 0;
+  for (index_t w : {1, 7, 16, 17, 33, 64})
+    for (const WindowGeometry& g : geometries) {
+      const auto ch = channels[k % channels.size()];
+      ConvCase c{1 + index_t(k % 2), ch[0], ch[1], {3, 4, w}, g, k % 3 != 0};
+      ++k;
+      // Kernels wider than the volume need padding to fit; skip the combinations that do not.
+      bool fits = true;
+      for (int d = 0; d < 3; ++d)
+        fits = fits &&
+               c.volume[d] + 2 * g.padding[d] >= index_t(g.dilation[d]) * (g.kernel[d] - 1) + 1;
+      if (fits) cases.push_back(c);
+    }
+  return cases;
+}
+
+template <class T>
+double tolerance() {
+  return std::is_same<T, double>::value ? 1e-12 : 2e-5;
+}
+
+template <class T>
+struct Tensors {
+  ConvCase c;
+  HostTensor<T> x, y, dy, dx;
+  HostWeights<T> w, dw;
+  HostBias<T> b, db;
+
+  explicit Tensors(const ConvCase& cc)
+      : c(cc),
+        x("x", TensorBlock::whole(c.inShape(), c.inHalo())),
+        y("y", TensorBlock::whole(c.outShape())),
+        // dy carries a ghost layer so that dy boxes reaching past its owned cells are allowed.
+        dy("dy", TensorBlock::whole(c.outShape(), HaloWidths::uniform(1))),
+        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())),
+        w("w", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]),
+        dw("dw", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]),
+        b("b", c.bias ? c.out_ch : 0),
+        db("db", c.bias ? c.out_ch : 0) {}
+};
+
+template <class T>
+void run(Path path, const ConvCase& c) {
+  SCOPED_TRACE(::testing::Message()
+               << pathName(path) << " " << (sizeof(T) == 4 ? "float " : "double ") << c);
+  const HostExec exec;
+  Tensors<T> ours(c), ref(c);
+  for (Tensors<T>* t : {&ours, &ref}) {
+    fillOwned(t->x, 1);
+    fillUniform(t->dy.view(), 2);  // ghosts too: cells outside dy_box must not contribute
+    fillUniform(t->w, 3);
+    fillUniform(t->b, 4);
+    fillUniform(t->dw, 5);  // accumulated onto
+    fillUniform(t->db, 6);
+    fillAll(t->y, T(0));
+  }
+  // A dy box that leaves out the first output plane, row and column (when there is more than one).
+  const Box out = c.outBox();
+  const Box dy_box = out.grown(
+      {out.extent(0) > 1 ? -1 : 0, out.extent(1) > 1 ? -1 : 0, out.extent(2) > 1 ? -1 : 0},
+      {0, 0, 0});
+  // Several threads per team where the host has them, so that the team barriers are exercised.
+  const kernels::impl::Conv3dTeamTuning tuning{path == Path::Team2 ? std::min(2, exec.concurrency())
+                                                                   : 1};
+  switch (path) {
+#if HALO3D_CONV3D_AVX512
+    case Path::HostSimd:
+      kernels::impl::conv3dForwardHost(exec, ours.x, ours.w, ours.b, c.g, ours.y, out);
+      if (kernels::impl::hostBackwardDataApplies(c.g))
+        kernels::impl::conv3dBackwardDataHost(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(),
+                                              dy_box);
+      else
+        kernels::impl::conv3dBackwardDataGeneric(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(),
+                                                 dy_box);
+      kernels::impl::conv3dBackwardFilterHost(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out,
+                                              true);
+      break;
+#endif
+    case Path::Team1:
+    case Path::Team2:
+      kernels::impl::conv3dForwardTeam(exec, ours.x, ours.w, ours.b, c.g, ours.y, out, tuning);
+      kernels::impl::conv3dBackwardDataTeam(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(), dy_box,
+                                            tuning);
+      kernels::impl::conv3dBackwardFilterTeam(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out,
+                                              true, tuning);
+      break;
+    case Path::Generic:
+      kernels::impl::conv3dForwardGeneric(exec, ours.x, ours.w, ours.b, c.g, ours.y, out);
+      kernels::impl::conv3dBackwardDataGeneric(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(),
+                                               dy_box);
+      kernels::impl::conv3dBackwardFilterGeneric(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out,
+                                                 true);
+      break;
+  }
+  kernels::reference::conv3dForward(exec, ref.x, ref.w, ref.b, c.g, ref.y, out);
+  kernels::reference::conv3dBackwardData(exec, ref.dy, ref.w, c.g, ref.dx, c.inBox(), dy_box);
+  kernels::reference::conv3dBackwardFilter(exec, ref.x, ref.dy, c.g, ref.dw, ref.db, out, true);
+  exec.fence();
+  EXPECT_LE(maxRelError(ours.y.view(), ref.y.view()), tolerance<T>()) << "forward";
+  EXPECT_LE(maxRelError(ours.dx.view(), ref.dx.view()), tolerance<T>()) << "backward-data";
+  EXPECT_LE(maxRelError(ours.dw, ref.dw), tolerance<T>()) << "backward-filter dw";
+  EXPECT_LE(maxRelError(ours.db, ref.db), tolerance<T>()) << "backward-filter db";
+}
+
+class Conv3dPaths : public ::testing::TestWithParam<Path> {};
+
+TEST_P(Conv3dPaths, MatchReferenceFloat) {
+  for (const ConvCase& c : sweep())
+    run<float>(GetParam(), c);
+}
+TEST_P(Conv3dPaths, MatchReferenceDouble) {
+  for (const ConvCase& c : sweep())
+    run<double>(GetParam(), c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Implementations, Conv3dPaths,
+                         ::testing::Values(
+#if HALO3D_CONV3D_AVX512
+                             Path::HostSimd,
+#endif
+                             Path::Team1, Path::Team2, Path::Generic),
+                         [](const ::testing::TestParamInfo<Path>& info) {
+                           return pathName(info.param);
+                         });
+
+}  // namespace
+}  // namespace halo3d::testing
