@@ -33,13 +33,13 @@ void leakyReluBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
 template <class ExecSpace, class T>
 void reluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
                  const Box& box) {
-  leakyReluForward(exec, x, 0.0, y, box);
+  reference::leakyReluForward(exec, x, 0.0, y, box);
 }
 
 template <class ExecSpace, class T>
 void reluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                   const Tensor<T, ExecSpace>& dy, const Tensor<T, ExecSpace>& dx, const Box& box) {
-  leakyReluBackward(exec, x, dy, 0.0, dx, box);
+  reference::leakyReluBackward(exec, x, dy, 0.0, dx, box);
 }
 
 }  // namespace halo3d::kernels::reference

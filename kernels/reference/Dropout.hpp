@@ -28,7 +28,7 @@ void dropoutForward(const ExecSpace&, const Tensor<T, ExecSpace>& x, double p,
 template <class ExecSpace, class T>
 void dropoutBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy, double p,
                      const RandomStream& stream, const Tensor<T, ExecSpace>& dx, const Box& box) {
-  dropoutForward(exec, dy, p, stream, dx, box);
+  reference::dropoutForward(exec, dy, p, stream, dx, box);
 }
 
 }  // namespace halo3d::kernels::reference

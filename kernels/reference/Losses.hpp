@@ -15,7 +15,7 @@ namespace detail {
 // softmax over the classes of voxel (n, d, h, w).
 template <class Cells>
 std::vector<double> softmaxAt(const Cells& x, index_t classes, index_t n, index_t d, index_t h, index_t w) {
-  std::vector<double> p(std::size_t(classes));
+  std::vector<double> p(static_cast<std::size_t>(classes));
   double m = -INFINITY;
   for (index_t c = 0; c < classes; ++c) m = std::max(m, double(x(n, c, d, h, w)));
   double s = 0.0;
@@ -146,7 +146,7 @@ void softDiceBackward(const ExecSpace&, const Tensor<T, ExecSpace>& logits,
   detail::forEachCell(labels, box, [&](index_t n, index_t, index_t d, index_t h, index_t w) {
     const std::vector<double> p = detail::softmaxAt(xc, classes, n, d, h, w);
     // dloss/dp_c of loss = 1 - (1/C) sum_c (2 I_c + eps) / (P_c + T_c + eps).
-    std::vector<double> g(std::size_t(classes));
+    std::vector<double> g(static_cast<std::size_t>(classes));
     for (index_t c = 0; c < classes; ++c) {
       const double t = lc(n, 0, d, h, w) == c ? 1.0 : 0.0;
       const double num = 2.0 * sums(c) + eps, den = sums(classes + c) + sums(2 * classes + c) + eps;
