@@ -1,0 +1,486 @@
+// 3D pooling: both kernel paths against the naive reference over a sweep of windows (stride below,
+// equal to and above the window, padding, dilation, unit and odd extents, ghosts on every side),
+// finite-difference gradients, the sub-box property, a 2x2x2 block split without MPI on negative
+// data (where zero padding would win a max), and shape errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/GridShape.hpp"
+#include "kernels/Pool3d.hpp"
+#include "kernels/reference/Pool3d.hpp"
+
+namespace halo3d::kernels {
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Memory = Exec::memory_space;
+using Host = Kokkos::DefaultHostExecutionSpace;
+using impl::PoolPath;
+using Argmax = HaloTensor<index_t, Memory>;
+
+template <class T>
+constexpr double tolerance() {
+  return std::is_same<T, float>::value ? 1e-6 : 1e-14;
+}
+
+// A deterministic value in [-1, 1) for every global element, so that blocks of one tensor agree.
+double valueAt(unsigned seed, index_t n, index_t c, index_t d, index_t h, index_t w) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull +
+                    std::uint64_t((((n * 131 + c) * 1031 + d) * 1031 + h) * 1031 + w);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) / double(1ull << 52) - 1.0;
+}
+
+// Fills the allocation of t with value(n, c, global cell) inside the volume and `past` past it
+// (zero is what a halo exchange leaves there; the sweep puts a huge value there to catch reads past
+// the volume).
+template <class T, class M>
+void fill(const HaloTensor<T, M>& t,
+          const std::function<double(index_t, index_t, const Extents3&)>& value, T past = T(0)) {
+  auto host = Kokkos::create_mirror_view(t.view());
+  const TensorBlock& b = t.block();
+  const Box volume = Box::fromExtents(b.globalExtents());
+  for (index_t n = 0; n < b.localSamples(); ++n)
+    for (index_t c = 0; c < b.channels(); ++c)
+      for (index_t d = 0; d < index_t(host.extent(2)); ++d)
+        for (index_t h = 0; h < index_t(host.extent(3)); ++h)
+          for (index_t w = 0; w < index_t(host.extent(4)); ++w) {
+            const Extents3 g = b.toGlobal({d, h, w});
+            host(n, c, d, h, w) = volume.contains(g) ? T(value(b.sampleBegin() + n, c, g)) : past;
+          }
+  Kokkos::deep_copy(t.view(), host);
+}
+
+auto randomValues(unsigned seed, double offset = 0) {
+  return [=](index_t n, index_t c, const Extents3& g) {
+    return valueAt(seed, n, c, g[0], g[1], g[2]) + offset;
+  };
+}
+
+// Distinct values (a permutation of a regular grid in [-1, 1)), so that max pooling has no ties and
+// its gradient is locally linear.
+auto distinctValues(const Shape5& shape, unsigned seed) {
+  const index_t size = shape[0] * shape[1] * shape[2] * shape[3] * shape[4];
+  std::vector<index_t> order(std::size_t(size), 0);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](index_t a, index_t b) {
+    return valueAt(seed, 0, 0, 0, 0, a) < valueAt(seed, 0, 0, 0, 0, b);
+  });
+  std::vector<double> values(static_cast<std::size_t>(size));
+  for (index_t i = 0; i < size; ++i)
+    values[std::size_t(order[std::size_t(i)])] = 2.0 * (double(i) + 0.5) / double(size) - 1.0;
+  return [=](index_t n, index_t c, const Extents3& g) {
+    return values[std::size_t(
+        (((n * shape[1] + c) * shape[2] + g[0]) * shape[3] + g[1]) * shape[4] + g[2])];
+  };
+}
+
+template <class T, class M>
+HaloTensor<T, Kokkos::HostSpace> toHost(const HaloTensor<T, M>& t) {
+  HaloTensor<T, Kokkos::HostSpace> h(t.label() + "_host", t.block());
+  Kokkos::deep_copy(h.view(), t.view());
+  return h;
+}
+
+// max |a - b| over `box` relative to max |b| there; 0 for exact equality.
+template <class T>
+double boxError(const HaloTensor<T, Kokkos::HostSpace>& a,
+                const HaloTensor<T, Kokkos::HostSpace>& b, const Box& box) {
+  double diff = 0, scale = 0;
+  for (index_t n = 0; n < a.block().localSamples(); ++n)
+    for (index_t c = 0; c < a.block().channels(); ++c)
+      for (index_t d = box.min(0); d < box.max(0); ++d)
+        for (index_t h = box.min(1); h < box.max(1); ++h)
+          for (index_t w = box.min(2); w < box.max(2); ++w) {
+            const Extents3 la = a.toLocal({d, h, w}), lb = b.toLocal({d, h, w});
+            const double va = double(a.view()(n, c, la[0], la[1], la[2]));
+            const double vb = double(b.view()(n, c, lb[0], lb[1], lb[2]));
+            diff = std::max(diff, std::abs(va - vb));
+            scale = std::max(scale, std::abs(vb));
+          }
+  return scale > 0 ? diff / scale : diff;
+}
+
+struct Window {
+  std::string name;
+  Shape5 x_shape;
+  WindowGeometry g;
+  friend void PrintTo(const Window& s, std::ostream* os) { *os << s.name; }
+};
+
+WindowGeometry general(std::array<int, 3> k, std::array<int, 3> s, std::array<int, 3> p,
+                       std::array<int, 3> dil) {
+  return WindowGeometry{k, s, dil, p};
+}
+
+std::vector<Window> sweep() {
+  return {
+      {"k2s2", {2, 3, 4, 6, 8}, WindowGeometry::cubic(2, 2)},
+      {"k2s2_odd", {1, 2, 5, 7, 3}, WindowGeometry::cubic(2, 2)},
+      {"k3s2p1", {1, 3, 7, 6, 9}, WindowGeometry::cubic(3, 2, 1)},
+      {"k3s1p1", {2, 2, 5, 1, 6}, WindowGeometry::cubic(3, 1, 1)},
+      {"k2s1", {1, 2, 3, 4, 5}, WindowGeometry::cubic(2, 1)},
+      {"k3s3", {1, 1, 6, 7, 9}, WindowGeometry::cubic(3, 3)},
+      {"k1s2", {1, 2, 5, 4, 3}, WindowGeometry::cubic(1, 2)},
+      {"k4s3p2", {1, 2, 7, 8, 5}, WindowGeometry::cubic(4, 3, 2)},
+      {"k3s2p2dil2", {1, 2, 9, 7, 8}, WindowGeometry::cubic(3, 2, 2, 2)},
+      {"unit_extent_k2s1p1", {1, 3, 1, 1, 1}, WindowGeometry::cubic(2, 1, 1)},
+      {"non_cubic", {1, 2, 4, 9, 7}, general({2, 3, 1}, {1, 2, 3}, {1, 1, 0}, {1, 1, 2})},
+      {"long_rows_k3s2p1", {1, 1, 2, 3, 41}, WindowGeometry::cubic(3, 2, 1)},
+  };
+}
+
+Shape5 outputShape(const Window& s) {
+  const Extents3 e = s.g.outputExtents({s.x_shape[2], s.x_shape[3], s.x_shape[4]});
+  return {s.x_shape[0], s.x_shape[1], e[0], e[1], e[2]};
+}
+
+const HaloWidths kHaloX{{1, 2, 0}, {0, 1, 3}};
+const HaloWidths kHaloY{{2, 0, 1}, {1, 1, 0}};
+
+// Forward on `out_box` and backward on `dx_box` (from dy_box) for either kind, on either path.
+template <class T>
+void runPool(bool is_max, const WindowGeometry& g, const HaloTensor<T, Memory>& x,
+             const HaloTensor<T, Memory>& y, const Argmax& argmax, const Box& out_box,
+             PoolPath path) {
+  const Exec exec;
+  if (is_max)
+    impl::pool3dForward<true>(exec, x, g, y, &argmax, out_box, path);
+  else
+    impl::pool3dForward<false>(exec, x, g, y, impl::noArgmax<Memory>(), out_box, path);
+}
+
+template <class T>
+void runPoolBackward(bool is_max, const WindowGeometry& g, const HaloTensor<T, Memory>& dy,
+                     const Argmax& argmax, const HaloTensor<T, Memory>& dx, const Box& dx_box,
+                     const Box& dy_box, PoolPath path) {
+  const Exec exec;
+  if (is_max)
+    impl::pool3dBackward<true>(exec, dy, &argmax, g, dx, dx_box, dy_box, path);
+  else
+    impl::pool3dBackward<false>(exec, dy, impl::noArgmax<Memory>(), g, dx, dx_box, dy_box, path);
+}
+
+struct SweepCase {
+  Window window;
+  bool is_max;
+  friend void PrintTo(const SweepCase& c, std::ostream* os) {
+    *os << (c.is_max ? "max " : "avg ") << c.window.name;
+  }
+};
+
+std::vector<SweepCase> sweepCases() {
+  std::vector<SweepCase> all;
+  for (const Window& w : sweep())
+    for (bool is_max : {true, false})
+      all.push_back({w, is_max});
+  return all;
+}
+
+std::string caseName(const ::testing::TestParamInfo<SweepCase>& info) {
+  return std::string(info.param.is_max ? "max_" : "avg_") + info.param.window.name;
+}
+
+template <class T>
+void checkAgainstReference(const SweepCase& sc, PoolPath path) {
+  const Window& s = sc.window;
+  const Exec exec;
+  const Host host;
+  HaloTensor<T, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
+  HaloTensor<T, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+  // Negative data, and a huge value past the volume: reading there, or padding a max with zeros,
+  // shows.
+  fill(x, randomValues(1, -1.5), T(1e6));
+  fill(dy, randomValues(2), T(1e6));
+  HaloTensor<T, Memory> y("y", dy.block()), dx("dx", x.block());
+  Argmax argmax("argmax", TensorBlock::whole(outputShape(s), kHaloX));
+  runPool(sc.is_max, s.g, x, y, argmax, y.block().owned(), path);
+
+  auto hx = toHost(x), hdy = toHost(dy);
+  HaloTensor<T, Kokkos::HostSpace> y_ref("y_ref", dy.block()), dx_ref("dx_ref", x.block());
+  HaloTensor<index_t, Kokkos::HostSpace> argmax_ref("argmax_ref", argmax.block());
+  if (sc.is_max)
+    reference::maxPool3dForward(host, hx, s.g, y_ref, argmax_ref, y_ref.block().owned());
+  else
+    reference::avgPool3dForward(host, hx, s.g, y_ref, y_ref.block().owned());
+
+  // dx on every cell of x's allocation inside the volume, from all of dy and from a strict part of
+  // it. Max backward reads the reference argmax, so that the two backward passes see the same
+  // winners.
+  Argmax argmax_for_dy("argmax_for_dy", argmax.block());
+  Kokkos::deep_copy(argmax_for_dy.view(), argmax_ref.view());
+  const Box dx_box = intersect(impl::allocatedBox(x), Box::fromExtents(x.block().globalExtents()));
+  const Box owned = dy.block().owned();
+  for (const Box& dy_box : {owned, owned.grown({-1, 0, -1}, {0, -1, -2})}) {
+    runPoolBackward(sc.is_max, s.g, dy, argmax_for_dy, dx, dx_box, dy_box, path);
+    if (sc.is_max)
+      reference::maxPool3dBackward(host, hdy, argmax_ref, s.g, dx_ref, dx_box, dy_box);
+    else
+      reference::avgPool3dBackward(host, hdy, s.g, dx_ref, dx_box, dy_box);
+    exec.fence();
+    EXPECT_LE(boxError(toHost(dx), dx_ref, dx_box), tolerance<T>())
+        << s.name << " dx from " << dy_box;
+  }
+  exec.fence();
+  EXPECT_LE(boxError(toHost(y), y_ref, owned), tolerance<T>()) << s.name << " y";
+  if (sc.is_max) {
+    EXPECT_EQ(boxError(toHost(argmax), argmax_ref, owned), 0.0) << s.name << " argmax";
+  }
+}
+
+class Pool3dSweep : public ::testing::TestWithParam<SweepCase> {};
+
+TEST_P(Pool3dSweep, FastestPathMatchesReferenceFloat) {
+  checkAgainstReference<float>(GetParam(), PoolPath::Fastest);
+}
+TEST_P(Pool3dSweep, FastestPathMatchesReferenceDouble) {
+  checkAgainstReference<double>(GetParam(), PoolPath::Fastest);
+}
+TEST_P(Pool3dSweep, PortablePathMatchesReferenceFloat) {
+  checkAgainstReference<float>(GetParam(), PoolPath::Portable);
+}
+TEST_P(Pool3dSweep, PortablePathMatchesReferenceDouble) {
+  checkAgainstReference<double>(GetParam(), PoolPath::Portable);
+}
+
+// Interior plus boundary slabs of `box` (shrunk by `margin` per side): a partition of the box.
+std::vector<Box> interiorAndSlabs(const Box& box, index_t margin) {
+  std::vector<Box> parts;
+  Box rest = box;
+  for (int d = 0; d < 3; ++d) {
+    const index_t lo = std::min(rest.max(d), rest.min(d) + margin);
+    const index_t hi = std::max(lo, rest.max(d) - margin);
+    parts.push_back(rest.withRange(d, rest.min(d), lo));
+    parts.push_back(rest.withRange(d, hi, rest.max(d)));
+    rest = rest.withRange(d, lo, hi);
+  }
+  parts.push_back(rest);
+  return parts;
+}
+
+TEST_P(Pool3dSweep, SubBoxesEqualWholeBox) {
+  const SweepCase& sc = GetParam();
+  const Window& s = sc.window;
+  for (PoolPath path : {PoolPath::Fastest, PoolPath::Portable}) {
+    HaloTensor<double, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
+    HaloTensor<double, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+    fill(x, randomValues(1, -1.5));
+    fill(dy, randomValues(2));
+    const Box out = dy.block().owned(), in = x.block().owned();
+    HaloTensor<double, Memory> y_whole("y_whole", dy.block()), y_parts("y_parts", dy.block());
+    Argmax a_whole("a_whole", dy.block()), a_parts("a_parts", dy.block());
+    runPool(sc.is_max, s.g, x, y_whole, a_whole, out, path);
+    for (const Box& part : interiorAndSlabs(out, 1))
+      runPool(sc.is_max, s.g, x, y_parts, a_parts, part, path);
+    HaloTensor<double, Memory> dx_whole("dx_whole", x.block()), dx_parts("dx_parts", x.block());
+    runPoolBackward(sc.is_max, s.g, dy, a_whole, dx_whole, in, out, path);
+    for (const Box& part : interiorAndSlabs(in, 1))
+      runPoolBackward(sc.is_max, s.g, dy, a_whole, dx_parts, part, out, path);
+    Exec().fence();
+    EXPECT_EQ(boxError(toHost(y_parts), toHost(y_whole), out), 0.0) << s.name;
+    EXPECT_EQ(boxError(toHost(a_parts), toHost(a_whole), out), 0.0) << s.name;
+    EXPECT_EQ(boxError(toHost(dx_parts), toHost(dx_whole), in), 0.0) << s.name;
+  }
+}
+
+// Finite differences in double of L = sum(y * dy) against the backward pass. L is linear in x for
+// average pooling, and for max pooling locally linear on inputs without ties, so central
+// differences with a step below half the smallest gap between inputs are exact up to rounding.
+TEST_P(Pool3dSweep, GradientMatchesFiniteDifferences) {
+  const SweepCase& sc = GetParam();
+  const Window& s = sc.window;
+  const Exec exec;
+  HaloTensor<double, Memory> x("x", TensorBlock::whole(s.x_shape));
+  HaloTensor<double, Memory> dy("dy", TensorBlock::whole(outputShape(s)));
+  fill(x, distinctValues(s.x_shape, 5));
+  fill(dy, randomValues(6));
+  HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
+  Argmax argmax("argmax", dy.block());
+  runPool(sc.is_max, s.g, x, y, argmax, y.block().owned(), PoolPath::Fastest);
+  runPoolBackward(sc.is_max, s.g, dy, argmax, dx, dx.block().owned(), dy.block().owned(),
+                  PoolPath::Fastest);
+  exec.fence();
+  const auto hdy = toHost(dy), hdx = toHost(dx);
+  auto hx = toHost(x);
+  auto loss = [&]() {
+    Kokkos::deep_copy(x.view(), hx.view());
+    runPool(sc.is_max, s.g, x, y, argmax, y.block().owned(), PoolPath::Fastest);
+    exec.fence();
+    const auto hy = toHost(y);
+    double sum = 0;
+    for (std::size_t i = 0; i < hy.view().size(); ++i)
+      sum += hy.view().data()[i] * hdy.view().data()[i];
+    return sum;
+  };
+  const index_t size = index_t(hx.view().size());
+  const double step = 0.25 / double(size);  // the inputs are 2 / size apart
+  for (index_t i = 0; i < size; i += std::max<index_t>(1, size / 60)) {
+    double& cell = hx.view().data()[i];
+    const double saved = cell;
+    cell = saved + step;
+    const double up = loss();
+    cell = saved - step;
+    const double down = loss();
+    cell = saved;
+    const double fd = (up - down) / (2 * step);
+    EXPECT_NEAR(hdx.view().data()[i], fd, 1e-7 * std::max(1.0, std::abs(fd)))
+        << s.name << " dx[" << i << "]";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Windows, Pool3dSweep, ::testing::ValuesIn(sweepCases()), caseName);
+
+// A 2x2x2 split without MPI on all-negative data: each block's ghosts are filled from the global
+// tensor (neighbour data inside the volume, zeros past it, as a halo exchange leaves them), forward
+// runs on its owned outputs and must equal the one-block run exactly (values and argmax). Backward
+// in scatter-sum form: each block computes dx on the window of its owned dy, ghosts included, and
+// the sums into the owners must equal the one-block dx up to rounding.
+TEST(Pool3dBlocks, TwoByTwoByTwoSplitOfNegativeDataEqualsOneBlock) {
+  const Exec exec;
+  const GridShape grid(1, 2, 2, 2);
+  for (const Window& s : {Window{"k3s2p1", {2, 3, 8, 7, 9}, WindowGeometry::cubic(3, 2, 1)},
+                          Window{"k2s2", {1, 2, 6, 8, 4}, WindowGeometry::cubic(2, 2)},
+                          Window{"k3s1p1", {1, 2, 5, 6, 4}, WindowGeometry::cubic(3, 1, 1)},
+                          Window{"k2s1p1", {1, 1, 4, 5, 6}, WindowGeometry::cubic(2, 1, 1)}}) {
+    for (bool is_max : {true, false}) {
+      const Extents3 in_extents{s.x_shape[2], s.x_shape[3], s.x_shape[4]};
+      const HaloWidths halo = haloWidthsForGrid(s.g, in_extents, grid.spatial());
+      const auto negative = randomValues(1, -2.0);
+      HaloTensor<double, Memory> x_whole("x_whole", TensorBlock::whole(s.x_shape));
+      HaloTensor<double, Memory> dy_whole("dy_whole", TensorBlock::whole(outputShape(s)));
+      fill(x_whole, negative);
+      fill(dy_whole, randomValues(2));
+      HaloTensor<double, Memory> y_whole("y_whole", dy_whole.block()),
+          dx_whole("dx_whole", x_whole.block());
+      Argmax a_whole("a_whole", dy_whole.block());
+      runPool(is_max, s.g, x_whole, y_whole, a_whole, y_whole.block().owned(), PoolPath::Fastest);
+      runPoolBackward(is_max, s.g, dy_whole, a_whole, dx_whole, dx_whole.block().owned(),
+                      dy_whole.block().owned(), PoolPath::Fastest);
+      exec.fence();
+      const auto hy_whole = toHost(y_whole);
+      const auto ha_whole = toHost(a_whole);
+      HaloTensor<double, Kokkos::HostSpace> dx_sum("dx_sum", x_whole.block());
+      for (int r = 0; r < grid.size(); ++r) {
+        const GridCoords c = grid.coordsOf(r);
+        HaloTensor<double, Memory> x("x", TensorBlock::forGrid(s.x_shape, grid, c, halo));
+        HaloTensor<double, Memory> dy("dy",
+                                      TensorBlock::forGrid(outputShape(s), grid, c, HaloWidths{}));
+        fill(x, negative);
+        fill(dy, randomValues(2));
+        HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
+        Argmax a("a", dy.block());
+        runPool(is_max, s.g, x, y, a, y.block().owned(), PoolPath::Fastest);
+        Box dx_box = dy.block().owned();
+        for (int d = 0; d < 3; ++d) {
+          const auto win = s.g.inputWindow(d, dx_box.min(d), dx_box.max(d));
+          dx_box =
+              dx_box.withRange(d, std::max<index_t>(0, win[0]), std::min(win[1], in_extents[d]));
+        }
+        runPoolBackward(is_max, s.g, dy, a, dx, dx_box, dy.block().owned(), PoolPath::Fastest);
+        exec.fence();
+        EXPECT_EQ(boxError(toHost(y), hy_whole, y.block().owned()), 0.0)
+            << s.name << " block " << r;
+        EXPECT_EQ(boxError(toHost(a), ha_whole, y.block().owned()), 0.0)
+            << s.name << " block " << r;
+        const auto hdx = toHost(dx);
+        for (index_t n = 0; n < x.block().localSamples(); ++n)
+          for (index_t ch = 0; ch < x.block().channels(); ++ch)
+            for (index_t d = dx_box.min(0); d < dx_box.max(0); ++d)
+              for (index_t h = dx_box.min(1); h < dx_box.max(1); ++h)
+                for (index_t w = dx_box.min(2); w < dx_box.max(2); ++w) {
+                  const Extents3 l = hdx.toLocal({d, h, w});
+                  dx_sum.view()(n, ch, d, h, w) += hdx.view()(n, ch, l[0], l[1], l[2]);
+                }
+      }
+      EXPECT_LE(boxError(dx_sum, toHost(dx_whole), dx_whole.block().owned()), 1e-14)
+          << (is_max ? "max " : "avg ") << s.name;
+    }
+  }
+}
+
+TEST(Pool3dBlocks, MaxOfNegativeWindowsIgnoresZeroGhostsPastTheVolume) {
+  // Every input is -1 except one cell of -0.5: a window over the boundary must return -1 or -0.5,
+  // never the zero of the ghost cells past the volume, and its argmax must be inside the volume.
+  HaloTensor<double, Memory> x("x", TensorBlock::whole({1, 1, 3, 3, 3}, HaloWidths::uniform(1)));
+  fill(x, [](index_t, index_t, const Extents3& g) { return g == Extents3{2, 2, 2} ? -0.5 : -1.0; });
+  const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
+  HaloTensor<double, Memory> y("y", TensorBlock::whole({1, 1, 2, 2, 2}));
+  Argmax a("a", y.block());
+  maxPool3dForward(x, g, y, a, y.block().owned());
+  Exec().fence();
+  const auto hy = toHost(y);
+  const auto ha = toHost(a);
+  EXPECT_EQ(hy.view()(0, 0, 0, 0, 0), -1.0);
+  EXPECT_EQ(ha.view()(0, 0, 0, 0, 0), 0);  // the first cell of the window inside the volume
+  EXPECT_EQ(hy.view()(0, 0, 1, 1, 1), -0.5);
+  EXPECT_EQ(ha.view()(0, 0, 1, 1, 1), 26);
+}
+
+std::string shapeErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ShapeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Pool3dErrors, BadShapesNameTheValues) {
+  const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
+  HaloTensor<float, Memory> x("x", TensorBlock::whole({1, 3, 8, 8, 8}));
+  HaloTensor<float, Memory> y("y", TensorBlock::whole({1, 3, 4, 4, 4}));
+  Argmax a("a", y.block());
+  auto contains = [](const std::string& m, const std::string& what) {
+    EXPECT_NE(m.find(what), std::string::npos) << "message '" << m << "' lacks '" << what << "'";
+  };
+
+  HaloTensor<float, Memory> y_channels("y_channels", TensorBlock::whole({1, 2, 4, 4, 4}));
+  std::string m =
+      shapeErrorOf([&] { avgPool3dForward(x, g, y_channels, y_channels.block().owned()); });
+  contains(m, "'y_channels'");
+  contains(m, "has 2 channels but 'x' has 3");
+
+  HaloTensor<float, Memory> y_volume("y_volume", TensorBlock::whole({1, 3, 4, 4, 5}));
+  m = shapeErrorOf([&] { avgPool3dForward(x, g, y_volume, y_volume.block().owned()); });
+  contains(m, "(4, 4, 5)");
+  contains(m, "gives (4, 4, 4)");
+
+  m = shapeErrorOf([&] { maxPool3dForward(x, g, y, a, Box({0, 0, 0}, {4, 5, 4})); });
+  contains(m, "[0:4, 0:5, 0:4) is not inside the owned cells");
+
+  Argmax a_small("a_small", TensorBlock::whole({1, 3, 4, 4, 3}));
+  m = shapeErrorOf([&] { maxPool3dForward(x, g, y, a_small, y.block().owned()); });
+  contains(m, "'a_small'");
+
+  // Output cells [0, 2) along D read input cells [-1, 4): x owning [0, 3) without ghosts is one
+  // cell short.
+  HaloTensor<float, Memory> x_thin(
+      "x_thin", TensorBlock({1, 3, 8, 8, 8}, 0, 1, Box({0, 0, 0}, {3, 8, 8}), HaloWidths{}));
+  HaloTensor<float, Memory> y_part(
+      "y_part", TensorBlock({1, 3, 4, 4, 4}, 0, 1, Box({0, 0, 0}, {2, 4, 4}), HaloWidths{}));
+  m = shapeErrorOf([&] { avgPool3dForward(x_thin, g, y_part, y_part.block().owned()); });
+  contains(m, "[0:4, 0:8, 0:8)");
+  contains(m, "ghost region is too thin");
+
+  HaloTensor<float, Memory> dx("dx", x.block());
+  m = shapeErrorOf([&] { avgPool3dBackward(y, g, dx, Box({0, 0, 0}, {8, 9, 8})); });
+  contains(m, "[0:8, 0:9, 0:8)");
+  m = shapeErrorOf([&] {
+    maxPool3dBackward(Exec(), y, a, g, dx, dx.block().owned(), Box({0, 0, 0}, {5, 4, 4}));
+  });
+  contains(m, "dy_box [0:5, 0:4, 0:4)");
+
+  m = shapeErrorOf([&] { validatePool3d(WindowGeometry::cubic(2, 2, 2)); });
+  contains(m, "padding 2");
+}
+
+}  // namespace
+}  // namespace halo3d::kernels
