@@ -1,0 +1,103 @@
+// Channel concatenation and slicing against the naive references over a shape sweep; slicing undoes
+// concatenation; the gradient of a concatenation is the slices of dy (central differences in double);
+// sub-boxes are bit-identical; shape errors.
+#include <gtest/gtest.h>
+
+#include "kernels/Channels.hpp"
+#include "kernels/reference/Channels.hpp"
+#include "test_elementwise_support.hpp"
+
+namespace halo3d::testing {
+namespace {
+
+namespace ref = kernels::reference;
+
+Shape5 withChannels(Shape5 s, index_t c) {
+  s[1] = c;
+  return s;
+}
+
+template <class T>
+void checkAgainstReference() {
+  for (const ShapeCase& sc : shapeSweep())
+    for (index_t cb : {1, 3}) {
+      const index_t ca = sc.shape[1];
+      // a and b with different ghost widths from y: only the cells matter.
+      const TensorBlock ba = TensorBlock::whole(sc.shape, sc.halo);
+      const TensorBlock bb = TensorBlock::whole(withChannels(sc.shape, cb));
+      const TensorBlock by = TensorBlock::whole(withChannels(sc.shape, ca + cb), HaloWidths::uniform(1));
+      const auto a = hostRandom<T>("a", ba, 1), b = hostRandom<T>("b", bb, 2);
+      auto y_h = hostRandom<T>("y", by, 3);
+      const auto y = toDevice(y_h);
+      kernels::concatChannels(Exec(), toDevice(a), toDevice(b), y, by.owned());
+      ref::concatChannels(HostExec(), a, b, y_h, by.owned());
+      EXPECT_TRUE(identical(toHost(y), y_h));
+      // Slicing gives a and b back; inserting writes only its channel range.
+      DeviceTensor<T> a2("a2", ba), b2("b2", bb);
+      kernels::sliceChannels(Exec(), y, 0, a2, ba.owned());
+      kernels::sliceChannels(Exec(), y, ca, b2, bb.owned());
+      EXPECT_EQ(maxRelError(toHost(a2), a, ba.owned()), 0.0);
+      EXPECT_EQ(maxRelError(toHost(b2), b, bb.owned()), 0.0);
+      const auto z = hostRandom<T>("z", bb, 4);
+      kernels::insertChannels(Exec(), toDevice(z), ca, y, by.owned());
+      ref::insertChannels(HostExec(), z, ca, y_h, by.owned());
+      EXPECT_TRUE(identical(toHost(y), y_h));
+      HostTensor<T> s_h("s", bb);
+      DeviceTensor<T> s("s", bb);
+      kernels::sliceChannels(Exec(), y, ca - 1, s, bb.owned());
+      ref::sliceChannels(HostExec(), y_h, ca - 1, s_h, bb.owned());
+      EXPECT_TRUE(identical(toHost(s), s_h));
+    }
+}
+
+TEST(Channels, MatchReferenceFloat) { checkAgainstReference<float>(); }
+TEST(Channels, MatchReferenceDouble) { checkAgainstReference<double>(); }
+
+// d<r, concat(a, b)>/da = slice(r, 0), d/db = slice(r, Ca), by central differences.
+TEST(Channels, ConcatGradientIsTheSlicesOfDy) {
+  for (const Shape5& shape : {Shape5{1, 1, 1, 1, 1}, Shape5{2, 2, 3, 1, 5}}) {
+    const TensorBlock ba = TensorBlock::whole(shape), bb = TensorBlock::whole(withChannels(shape, 3));
+    const TensorBlock by = TensorBlock::whole(withChannels(shape, shape[1] + 3));
+    const auto a = hostRandom<double>("a", ba, 5), b = hostRandom<double>("b", bb, 6);
+    const auto r = hostRandom<double>("r", by, 7);
+    auto loss = [&] {
+      HostTensor<double> y("y", by);
+      ref::concatChannels(HostExec(), a, b, y, by.owned());
+      return dot(y, r);
+    };
+    DeviceTensor<double> da("da", ba), db("db", bb);
+    kernels::sliceChannels(Exec(), toDevice(r), 0, da, ba.owned());
+    kernels::sliceChannels(Exec(), toDevice(r), shape[1], db, bb.owned());
+    EXPECT_LT(maxRelError(ownedValues(toHost(da)), numericGradient(a, loss)), 1e-9);
+    EXPECT_LT(maxRelError(ownedValues(toHost(db)), numericGradient(b, loss)), 1e-9);
+  }
+}
+
+TEST(Channels, SubBoxesEqualWholeBox) {
+  const Shape5 shape{2, 2, 5, 6, 7};
+  const TensorBlock ba = TensorBlock::whole(shape, HaloWidths::uniform(1));
+  const TensorBlock by = TensorBlock::whole(withChannels(shape, 4), HaloWidths{{0, 1, 0}, {2, 0, 1}});
+  const auto a = toDevice(hostRandom<float>("a", ba, 8)), b = toDevice(hostRandom<float>("b", ba, 9));
+  DeviceTensor<float> whole("y", by), pieces("y", by);
+  kernels::concatChannels(Exec(), a, b, whole, by.owned());
+  for (const Box& piece : interiorAndSlabs(by.owned(), 2)) kernels::concatChannels(Exec(), a, b, pieces, piece);
+  EXPECT_TRUE(identical(toHost(pieces), toHost(whole)));
+}
+
+TEST(Channels, ShapeErrorsNameTheValues) {
+  const auto a = toDevice(hostRandom<float>("a", TensorBlock::whole({2, 2, 3, 4, 5}), 1));
+  const auto b = toDevice(hostRandom<float>("b", TensorBlock::whole({2, 3, 3, 4, 5}), 2));
+  DeviceTensor<float> y("y", TensorBlock::whole({2, 4, 3, 4, 5}));
+  const Box box = Box::fromExtents({3, 4, 5});
+  std::string m = errorMessage<ShapeError>([&] { kernels::concatChannels(Exec(), a, b, y, box); });
+  EXPECT_NE(m.find("has 4 channels but [a, b] has 2 + 3"), std::string::npos) << m;
+  m = errorMessage<ShapeError>([&] { kernels::sliceChannels(Exec(), y, 2, b, box); });
+  EXPECT_NE(m.find("channels [2, 5) are not inside the 4 channels"), std::string::npos) << m;
+  DeviceTensor<float> other("other", TensorBlock::whole({2, 2, 3, 4, 6}));
+  m = errorMessage<ShapeError>([&] { kernels::insertChannels(Exec(), other, 0, y, box); });
+  EXPECT_NE(m.find("N, D, H, W differ"), std::string::npos) << m;
+  EXPECT_NE(m.find("(2, 2, 3, 4, 6)"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace halo3d::testing
