@@ -1,0 +1,111 @@
+// 3D pooling, fp32, one sample: max and average, forward and backward, on the host row path
+// (default) and the portable (device-form) path. Names:
+// <kind>pool3d_<pass>[_portable]/C<channels>_D<input extent>_<window>. GB/s counts the compulsory
+// traffic: forward reads x and writes y (and the int64 argmax for max); backward reads dy (and
+// argmax) and writes dx. Manual time, fenced on both sides.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <string>
+
+#include "core/KokkosCompat.hpp"
+#include "kernels/Pool3d.hpp"
+
+namespace halo3d::bench {
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Memory = Exec::memory_space;
+using kernels::impl::PoolPath;
+
+struct Config {
+  index_t channels, extent;
+  WindowGeometry g;
+  bool is_max, backward;
+  PoolPath path;
+};
+
+void pool3d(benchmark::State& state, const Config& cfg) {
+  const Exec exec;
+  const index_t e = cfg.extent;
+  const Extents3 out = cfg.g.outputExtents({e, e, e});
+  HaloTensor<float, Memory> x("x", TensorBlock::whole({1, cfg.channels, e, e, e}));
+  HaloTensor<float, Memory> y("y", TensorBlock::whole({1, cfg.channels, out[0], out[1], out[2]}));
+  HaloTensor<index_t, Memory> argmax("argmax", y.block());
+  // A pattern with few ties keeps the argmax realistic.
+  const auto xv = x.view();
+  Kokkos::parallel_for(
+      "bench_fill",
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(exec, 0, index_t(xv.size())),
+      KOKKOS_LAMBDA(const index_t i) { xv.data()[i] = float((i * 7919) % 10007) - 5000.0f; });
+  kernels::impl::pool3dForward<true>(exec, x, cfg.g, y, &argmax, y.block().owned(),
+                                     PoolPath::Fastest);
+  const auto* max_argmax = cfg.is_max ? &argmax : kernels::impl::noArgmax<Memory>();
+  auto run = [&] {
+    if (cfg.backward) {
+      if (cfg.is_max)
+        kernels::impl::pool3dBackward<true>(exec, y, max_argmax, cfg.g, x, x.block().owned(),
+                                            y.block().owned(), cfg.path);
+      else
+        kernels::impl::pool3dBackward<false>(exec, y, max_argmax, cfg.g, x, x.block().owned(),
+                                             y.block().owned(), cfg.path);
+    } else {
+      if (cfg.is_max)
+        kernels::impl::pool3dForward<true>(exec, x, cfg.g, y, max_argmax, y.block().owned(),
+                                           cfg.path);
+      else
+        kernels::impl::pool3dForward<false>(exec, x, cfg.g, y, max_argmax, y.block().owned(),
+                                            cfg.path);
+    }
+  };
+  run();
+  for (auto _ : state) {
+    fence(exec, "bench start");
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    fence(exec, "bench stop");
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double bytes = double(x.view().size() + y.view().size()) * sizeof(float) +
+                       (cfg.is_max ? double(argmax.view().size()) * sizeof(index_t) : 0.0);
+  state.SetBytesProcessed(int64_t(bytes) * int64_t(state.iterations()));
+}
+
+void registerAll() {
+  struct Shape {
+    index_t c, d;
+    const char* window;
+    WindowGeometry g;
+  };
+  const Shape shapes[] = {
+      {16, 64, "k2s2", WindowGeometry::cubic(2, 2)},
+      {16, 64, "k3s2p1", WindowGeometry::cubic(3, 2, 1)},
+      {16, 64, "k3s1p1", WindowGeometry::cubic(3, 1, 1)},
+      {4, 128, "k3s2p1", WindowGeometry::cubic(3, 2, 1)},
+  };
+  for (bool is_max : {true, false})
+    for (bool backward : {false, true})
+      for (PoolPath path : {PoolPath::Fastest, PoolPath::Portable}) {
+        const std::string prefix = std::string(is_max ? "maxpool3d_" : "avgpool3d_") +
+                                   (backward ? "bwd" : "fwd") +
+                                   (path == PoolPath::Portable ? "_portable" : "") + "/";
+        for (const Shape& s : shapes) {
+          const std::string name =
+              prefix + "C" + std::to_string(s.c) + "_D" + std::to_string(s.d) + "_" + s.window;
+          benchmark::RegisterBenchmark(name.c_str(), pool3d,
+                                       Config{s.c, s.d, s.g, is_max, backward, path})
+              ->UseManualTime()
+              ->Unit(benchmark::kMillisecond);
+        }
+        benchmark::RegisterBenchmark(
+            (prefix + "smoke").c_str(), pool3d,
+            Config{2, 5, WindowGeometry::cubic(3, 2, 1), is_max, backward, path})
+            ->UseManualTime();
+      }
+}
+
+const bool registered = (registerAll(), true);
+
+}  // namespace
+}  // namespace halo3d::bench
