@@ -1,13 +1,14 @@
 #pragma once
 // ReLU and LeakyReLU on a box of global cells, all samples and channels.
 //
-// LeakyReLU: y = x for x > 0, slope * x otherwise (PyTorch's default slope is kLeakyReluSlope = 0.01);
-// ReLU is slope 0. The backward pass takes the forward INPUT x and gives dx = dy for x > 0 and slope * dy
-// otherwise (PyTorch's rule at x = 0). For slope >= 0 the output y has the sign of x, so a layer that ran
-// forward in place may pass y instead of x.
+// LeakyReLU: y = x for x > 0, slope * x otherwise (PyTorch's default slope is kLeakyReluSlope =
+// 0.01); ReLU is slope 0. The backward pass takes the forward INPUT x and gives dx = dy for x > 0
+// and slope * dy otherwise (PyTorch's rule at x = 0). For slope >= 0 the output y has the sign of
+// x, so a layer that ran forward in place may pass y instead of x.
 //
-// Every tensor holds the same global (N, C, D, H, W) and samples; the output box must lie in the output's
-// owned cells and in the inputs' allocations. Outputs may be the same tensor as an input (in place).
+// Every tensor holds the same global (N, C, D, H, W) and samples; the output box must lie in the
+// output's owned cells and in the inputs' allocations. Outputs may be the same tensor as an input
+// (in place).
 
 #include <Kokkos_Core.hpp>
 
@@ -30,8 +31,8 @@ void leakyReluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
 
 // ReLU: LeakyReLU with slope 0.
 template <class ExecSpace, class T>
-void reluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
-                 const Box& box) {
+void reluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                 const Tensor<T, ExecSpace>& y, const Box& box) {
   leakyReluForward(exec, x, 0.0, y, box);
 }
 template <class ExecSpace, class T>
@@ -53,9 +54,9 @@ void leakyReluBackward(const Tensor<T, Kokkos::DefaultExecutionSpace>& x,
   leakyReluBackward(Kokkos::DefaultExecutionSpace(), x, dy, slope, dx, box);
 }
 
-#define HALO3D_KERNELS_ACTIVATIONS(PREFIX, E, T)                                               \
-  PREFIX template void leakyReluForward<E, T>(const E&, const Tensor<T, E>&, double,           \
-                                              const Tensor<T, E>&, const Box&);                \
+#define HALO3D_KERNELS_ACTIVATIONS(PREFIX, E, T)                                                   \
+  PREFIX template void leakyReluForward<E, T>(const E&, const Tensor<T, E>&, double,               \
+                                              const Tensor<T, E>&, const Box&);                    \
   PREFIX template void leakyReluBackward<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&, \
                                                double, const Tensor<T, E>&, const Box&);
 

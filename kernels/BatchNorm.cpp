@@ -71,7 +71,8 @@ void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const char* kernel = "batchNormForward";
   impl::requireCellwise(kernel, y, box, x);
   const index_t channels = y.block().channels();
-  for (const auto* v : {&mean, &var, &gamma, &beta}) requirePerChannel(kernel, *v, channels);
+  for (const auto* v : {&mean, &var, &gamma, &beta})
+    requirePerChannel(kernel, *v, channels);
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
   impl::forEachRow(
@@ -88,14 +89,17 @@ void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
 template <class ExecSpace, class T>
 void batchNormUpdateRunningStats(const ExecSpace& exec,
                                  const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double count,
-                                 double momentum, const Vector<T, ExecSpace>& running_mean,
+                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
+                                 double count, double momentum,
+                                 const Vector<T, ExecSpace>& running_mean,
                                  const Vector<T, ExecSpace>& running_var) {
   const char* kernel = "batchNormUpdateRunningStats";
-  require<ShapeError>(count > 1.0, kernel, ": the unbiased variance needs more than 1 value per channel, got count ",
+  require<ShapeError>(count > 1.0, kernel,
+                      ": the unbiased variance needs more than 1 value per channel, got count ",
                       count);
   const index_t channels = index_t(running_mean.extent(0));
-  for (const auto* v : {&mean, &var}) requirePerChannel(kernel, *v, channels);
+  for (const auto* v : {&mean, &var})
+    requirePerChannel(kernel, *v, channels);
   requirePerChannel(kernel, running_var, channels);
   const double unbias = count / (count - 1.0);
   Kokkos::parallel_for(
@@ -117,7 +121,8 @@ void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   impl::requireSameShape(kernel, dy, x);
   impl::requireAllocated(kernel, x, box, "box");
   impl::requireAllocated(kernel, dy, box, "box");
-  for (const auto* v : {&mean, &var}) requirePerChannel(kernel, *v, channels);
+  for (const auto* v : {&mean, &var})
+    requirePerChannel(kernel, *v, channels);
   impl::requireExtent(kernel, sums, 0, batchNormBackwardSumsSize(channels), "2 C");
   // 1 / sqrt per channel up front: the reduction's inner loop then only loads it.
   Vector<double, ExecSpace> invstd(
@@ -150,7 +155,8 @@ void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const char* kernel = "batchNormBackward";
   impl::requireCellwise(kernel, dx, box, x, dy);
   const index_t channels = dx.block().channels();
-  for (const auto* v : {&mean, &var, &gamma}) requirePerChannel(kernel, *v, channels);
+  for (const auto* v : {&mean, &var, &gamma})
+    requirePerChannel(kernel, *v, channels);
   impl::requireExtent(kernel, sums, 0, batchNormBackwardSumsSize(channels), "2 C");
   require<ShapeError>(count > 0.0, kernel, ": count ", count, " must be positive");
   const auto xc = impl::readCells(x);

@@ -1,21 +1,23 @@
 #pragma once
-// Batch normalisation over (samples, D, H, W) per channel, in parts, so that a layer can sum the partial
-// statistics of every block of a spatial group (one allreduce) and get the global-batch result:
+// Batch normalisation over (samples, D, H, W) per channel, in parts, so that a layer can sum the
+// partial statistics of every block of a spatial group (one allreduce) and get the global-batch
+// result:
 //
 //   forward:   batchNormStatistics (partials) -> allreduce -> batchNormMoments -> batchNormForward;
 //              batchNormUpdateRunningStats after it in training.
 //   backward:  batchNormBackwardSums (partials) -> allreduce -> batchNormBackward and
 //              batchNormParameterGradients.
 //
-// Partials are sums in double in a contiguous View<double*> in the tensors' memory space, ready for one
-// MPI_SUM allreduce:
+// Partials are sums in double in a contiguous View<double*> in the tensors' memory space, ready for
+// one MPI_SUM allreduce:
 //   statistics (length batchNormStatsSize(C) = 2C + 1): [sum x (C), sum x^2 (C), cell count];
 //   backward   (length batchNormBackwardSumsSize(C) = 2C): [sum dy (C), sum dy * xhat (C)].
-// Per-channel Views (mean, var, gamma, beta, running stats) have extent C. The variance that normalises is
-// the biased one (divided by M); running_var takes the unbiased one (M / (M - 1)), as PyTorch does.
+// Per-channel Views (mean, var, gamma, beta, running stats) have extent C. The variance that
+// normalises is the biased one (divided by M); running_var takes the unbiased one (M / (M - 1)), as
+// PyTorch does.
 //
-// Every tensor holds the same global (N, C, D, H, W) and samples; output boxes lie in the output's owned cells
-// and in the inputs' allocations.
+// Every tensor holds the same global (N, C, D, H, W) and samples; output boxes lie in the output's
+// owned cells and in the inputs' allocations.
 
 #include <Kokkos_Core.hpp>
 
@@ -24,8 +26,12 @@
 
 namespace halo3d::kernels {
 
-inline constexpr index_t batchNormStatsSize(index_t channels) { return 2 * channels + 1; }
-inline constexpr index_t batchNormBackwardSumsSize(index_t channels) { return 2 * channels; }
+inline constexpr index_t batchNormStatsSize(index_t channels) {
+  return 2 * channels + 1;
+}
+inline constexpr index_t batchNormBackwardSumsSize(index_t channels) {
+  return 2 * channels;
+}
 
 // stats = [stats if accumulate] + partial statistics of x over all samples and the cells of `box`.
 // x is (N, C, D, H, W); stats has extent 2C + 1.
@@ -34,15 +40,16 @@ void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                          const Vector<double, ExecSpace>& stats, const Box& box,
                          bool accumulate = false);
 
-// mean(c) = sum x / M and var(c) = sum x^2 / M - mean^2 (biased, clamped at 0) from summed statistics.
-// Requires the count stats(2C) = M > 0. mean and var have extent C.
+// mean(c) = sum x / M and var(c) = sum x^2 / M - mean^2 (biased, clamped at 0) from summed
+// statistics. Requires the count stats(2C) = M > 0. mean and var have extent C.
 template <class ExecSpace, class T>
 void batchNormMoments(const ExecSpace& exec,
                       const impl::NonDeduced<Vector<const double, ExecSpace>>& stats,
                       const Vector<T, ExecSpace>& mean, const Vector<T, ExecSpace>& var);
 
-// y = gamma (x - mean) / sqrt(var + eps) + beta on `box`, per channel. Training passes the batch moments,
-// evaluation the running statistics. x, y are (N, C, D, H, W); the per-channel Views have extent C.
+// y = gamma (x - mean) / sqrt(var + eps) + beta on `box`, per channel. Training passes the batch
+// moments, evaluation the running statistics. x, y are (N, C, D, H, W); the per-channel Views have
+// extent C.
 template <class ExecSpace, class T>
 void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                       const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
@@ -52,17 +59,19 @@ void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                       const Tensor<T, ExecSpace>& y, const Box& box);
 
 // running_mean = (1 - momentum) running_mean + momentum mean;
-// running_var  = (1 - momentum) running_var + momentum var M / (M - 1), with M = count, the global number of
-// cells per channel. Throws ShapeError unless M > 1 (PyTorch: "more than 1 value per channel").
+// running_var  = (1 - momentum) running_var + momentum var M / (M - 1), with M = count, the global
+// number of cells per channel. Throws ShapeError unless M > 1 (PyTorch: "more than 1 value per
+// channel").
 template <class ExecSpace, class T>
 void batchNormUpdateRunningStats(const ExecSpace& exec,
                                  const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double count,
-                                 double momentum, const Vector<T, ExecSpace>& running_mean,
+                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
+                                 double count, double momentum,
+                                 const Vector<T, ExecSpace>& running_mean,
                                  const Vector<T, ExecSpace>& running_var);
 
-// sums = [sums if accumulate] + per-channel partial [sum dy, sum dy * xhat] over all samples and `box`, with
-// xhat = (x - mean) / sqrt(var + eps). x, dy are (N, C, D, H, W); sums has extent 2C.
+// sums = [sums if accumulate] + per-channel partial [sum dy, sum dy * xhat] over all samples and
+// `box`, with xhat = (x - mean) / sqrt(var + eps). x, dy are (N, C, D, H, W); sums has extent 2C.
 template <class ExecSpace, class T>
 void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                            const Tensor<T, ExecSpace>& dy,
@@ -71,9 +80,9 @@ void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                            const Vector<double, ExecSpace>& sums, const Box& box,
                            bool accumulate = false);
 
-// dx = gamma invstd (dy - sum dy / M - xhat sum(dy xhat) / M) on `box`, given the GLOBAL sums and count M
-// (the batch-statistics gradient; in evaluation the statistics are constants and dx = gamma invstd dy).
-// x, dy, dx are (N, C, D, H, W).
+// dx = gamma invstd (dy - sum dy / M - xhat sum(dy xhat) / M) on `box`, given the GLOBAL sums and
+// count M (the batch-statistics gradient; in evaluation the statistics are constants and dx = gamma
+// invstd dy). x, dy, dx are (N, C, D, H, W).
 template <class ExecSpace, class T>
 void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy,
@@ -83,9 +92,9 @@ void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const impl::NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
                        const Tensor<T, ExecSpace>& dx, const Box& box);
 
-// dgamma = [dgamma if accumulate] + sum(dy xhat), dbeta = [dbeta if accumulate] + sum(dy), from backward sums
-// (extent 2C). Whether the sums are this block's or the spatial group's decides what the gradient allreduce
-// must still add.
+// dgamma = [dgamma if accumulate] + sum(dy xhat), dbeta = [dbeta if accumulate] + sum(dy), from
+// backward sums (extent 2C). Whether the sums are this block's or the spatial group's decides what
+// the gradient allreduce must still add.
 template <class ExecSpace, class T>
 void batchNormParameterGradients(const ExecSpace& exec,
                                  const impl::NonDeduced<Vector<const double, ExecSpace>>& sums,
@@ -145,26 +154,26 @@ void batchNormParameterGradients(const impl::NonDeduced<Vector<const double, Def
   batchNormParameterGradients(DefaultExec(), sums, dgamma, dbeta, accumulate);
 }
 
-#define HALO3D_KERNELS_BATCHNORM(PREFIX, E, T)                                                      \
-  PREFIX template void batchNormStatistics<E, T>(const E&, const Tensor<T, E>&,                     \
-                                                 const Vector<double, E>&, const Box&, bool);       \
-  PREFIX template void batchNormMoments<E, T>(const E&, const Vector<const double, E>&,             \
-                                              const Vector<T, E>&, const Vector<T, E>&);            \
-  PREFIX template void batchNormForward<E, T>(                                                      \
-      const E&, const Tensor<T, E>&, const Vector<const T, E>&, const Vector<const T, E>&,          \
-      const Vector<const T, E>&, const Vector<const T, E>&, double, const Tensor<T, E>&,            \
-      const Box&);                                                                                  \
-  PREFIX template void batchNormUpdateRunningStats<E, T>(                                           \
-      const E&, const Vector<const T, E>&, const Vector<const T, E>&, double, double,               \
-      const Vector<T, E>&, const Vector<T, E>&);                                                    \
-  PREFIX template void batchNormBackwardSums<E, T>(                                                 \
-      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,                \
-      const Vector<const T, E>&, double, const Vector<double, E>&, const Box&, bool);               \
-  PREFIX template void batchNormBackward<E, T>(                                                     \
-      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,                \
-      const Vector<const T, E>&, const Vector<const T, E>&, double,                                 \
-      const Vector<const double, E>&, double, const Tensor<T, E>&, const Box&);                     \
-  PREFIX template void batchNormParameterGradients<E, T>(                                           \
+#define HALO3D_KERNELS_BATCHNORM(PREFIX, E, T)                                                \
+  PREFIX template void batchNormStatistics<E, T>(const E&, const Tensor<T, E>&,               \
+                                                 const Vector<double, E>&, const Box&, bool); \
+  PREFIX template void batchNormMoments<E, T>(const E&, const Vector<const double, E>&,       \
+                                              const Vector<T, E>&, const Vector<T, E>&);      \
+  PREFIX template void batchNormForward<E, T>(                                                \
+      const E&, const Tensor<T, E>&, const Vector<const T, E>&, const Vector<const T, E>&,    \
+      const Vector<const T, E>&, const Vector<const T, E>&, double, const Tensor<T, E>&,      \
+      const Box&);                                                                            \
+  PREFIX template void batchNormUpdateRunningStats<E, T>(                                     \
+      const E&, const Vector<const T, E>&, const Vector<const T, E>&, double, double,         \
+      const Vector<T, E>&, const Vector<T, E>&);                                              \
+  PREFIX template void batchNormBackwardSums<E, T>(                                           \
+      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,          \
+      const Vector<const T, E>&, double, const Vector<double, E>&, const Box&, bool);         \
+  PREFIX template void batchNormBackward<E, T>(                                               \
+      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,          \
+      const Vector<const T, E>&, const Vector<const T, E>&, double,                           \
+      const Vector<const double, E>&, double, const Tensor<T, E>&, const Box&);               \
+  PREFIX template void batchNormParameterGradients<E, T>(                                     \
       const E&, const Vector<const double, E>&, const Vector<T, E>&, const Vector<T, E>&, bool);
 
 HALO3D_KERNELS_BATCHNORM(extern, Kokkos::DefaultExecutionSpace, float)

@@ -8,8 +8,8 @@ namespace halo3d::kernels {
 
 namespace impl {
 
-// dst[:, dst_c0 + k] = src[:, src_c0 + k] for k < count on `box`: the one routine behind concat, slice and
-// insert. `kernel` names the caller in errors and profiles.
+// dst[:, dst_c0 + k] = src[:, src_c0 + k] for k < count on `box`: the one routine behind concat,
+// slice and insert. `kernel` names the caller in errors and profiles.
 template <class ExecSpace, class T>
 void copyChannels(const char* kernel, const ExecSpace& exec, const Tensor<T, ExecSpace>& src,
                   index_t src_c0, const Tensor<T, ExecSpace>& dst, index_t dst_c0, index_t count,
@@ -20,9 +20,11 @@ void copyChannels(const char* kernel, const ExecSpace& exec, const Tensor<T, Exe
                       ": N, D, H, W differ between ", describe(src), " and ", describe(dst));
   requireSameSamples(kernel, src, dst);
   require<ShapeError>(src_c0 >= 0 && src_c0 + count <= s[1], kernel, ": channels [", src_c0, ", ",
-                      src_c0 + count, ") are not inside the ", s[1], " channels of ", describe(src));
+                      src_c0 + count, ") are not inside the ", s[1], " channels of ",
+                      describe(src));
   require<ShapeError>(dst_c0 >= 0 && dst_c0 + count <= d[1], kernel, ": channels [", dst_c0, ", ",
-                      dst_c0 + count, ") are not inside the ", d[1], " channels of ", describe(dst));
+                      dst_c0 + count, ") are not inside the ", d[1], " channels of ",
+                      describe(dst));
   requireOwned(kernel, dst, box);
   requireAllocated(kernel, src, box, "input box");
   const auto sc = readCells(src);
@@ -30,7 +32,8 @@ void copyChannels(const char* kernel, const ExecSpace& exec, const Tensor<T, Exe
   forEachRow(
       exec, std::string("halo3d::") + kernel, dst.block().localSamples(), count, box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t z, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) dc(n, dst_c0 + c, z, h, w) = sc(n, src_c0 + c, z, h, w);
+        for (index_t w = w0; w < w1; ++w)
+          dc(n, dst_c0 + c, z, h, w) = sc(n, src_c0 + c, z, h, w);
       });
 }
 
@@ -40,8 +43,8 @@ template <class ExecSpace, class T>
 void concatChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& a,
                     const Tensor<T, ExecSpace>& b, const Tensor<T, ExecSpace>& y, const Box& box) {
   const index_t ca = a.block().channels(), cb = b.block().channels();
-  require<ShapeError>(y.block().channels() == ca + cb, "concatChannels: ", impl::describe(y), " has ",
-                      y.block().channels(), " channels but [a, b] has ", ca, " + ", cb);
+  require<ShapeError>(y.block().channels() == ca + cb, "concatChannels: ", impl::describe(y),
+                      " has ", y.block().channels(), " channels but [a, b] has ", ca, " + ", cb);
   impl::copyChannels("concatChannels", exec, a, 0, y, 0, ca, box);
   impl::copyChannels("concatChannels", exec, b, 0, y, ca, cb, box);
 }

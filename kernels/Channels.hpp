@@ -1,9 +1,10 @@
 #pragma once
-// Channel concatenation and slicing of HaloTensors on a box of global cells, for U-Net's skip connections:
-// the decoder concatenates [skip, upsampled] along C, and its backward pass slices the gradient back apart.
+// Channel concatenation and slicing of HaloTensors on a box of global cells, for U-Net's skip
+// connections: the decoder concatenates [skip, upsampled] along C, and its backward pass slices the
+// gradient back apart.
 //
-// Tensors hold the same global N, D, H, W and the same samples; their channel counts differ. The box must lie
-// in the output's owned cells and in the input's allocation.
+// Tensors hold the same global N, D, H, W and the same samples; their channel counts differ. The
+// box must lie in the output's owned cells and in the input's allocation.
 
 #include <Kokkos_Core.hpp>
 
@@ -20,7 +21,8 @@ void concatChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& a,
 template <class ExecSpace, class T>
 void sliceChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& y, index_t c0,
                    const Tensor<T, ExecSpace>& x, const Box& box);
-// y[:, c0 : c0 + Cx] = x on `box`, the other channels untouched: the backward pass of sliceChannels.
+// y[:, c0 : c0 + Cx] = x on `box`, the other channels untouched: the backward pass of
+// sliceChannels.
 template <class ExecSpace, class T>
 void insertChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_t c0,
                     const Tensor<T, ExecSpace>& y, const Box& box);
@@ -42,12 +44,12 @@ void insertChannels(const Tensor<T, DefaultExec>& x, index_t c0, const Tensor<T,
   insertChannels(DefaultExec(), x, c0, y, box);
 }
 
-#define HALO3D_KERNELS_CHANNELS(PREFIX, E, T)                                                     \
-  PREFIX template void concatChannels<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,   \
-                                            const Tensor<T, E>&, const Box&);                     \
-  PREFIX template void sliceChannels<E, T>(const E&, const Tensor<T, E>&, index_t,                \
-                                           const Tensor<T, E>&, const Box&);                      \
-  PREFIX template void insertChannels<E, T>(const E&, const Tensor<T, E>&, index_t,               \
+#define HALO3D_KERNELS_CHANNELS(PREFIX, E, T)                                                   \
+  PREFIX template void concatChannels<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&, \
+                                            const Tensor<T, E>&, const Box&);                   \
+  PREFIX template void sliceChannels<E, T>(const E&, const Tensor<T, E>&, index_t,              \
+                                           const Tensor<T, E>&, const Box&);                    \
+  PREFIX template void insertChannels<E, T>(const E&, const Tensor<T, E>&, index_t,             \
                                             const Tensor<T, E>&, const Box&);
 
 HALO3D_KERNELS_CHANNELS(extern, Kokkos::DefaultExecutionSpace, float)

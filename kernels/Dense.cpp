@@ -10,7 +10,8 @@ namespace halo3d::kernels {
 
 namespace {
 
-// `what` (a View) has extent `expected` along `dim`, where `why` names the tensor the number comes from.
+// `what` (a View) has extent `expected` along `dim`, where `why` names the tensor the number comes
+// from.
 template <class View>
 void requireExtentOf(const char* kernel, const View& v, int dim, std::size_t expected,
                      const char* why) {
@@ -18,8 +19,9 @@ void requireExtentOf(const char* kernel, const View& v, int dim, std::size_t exp
                       v.extent(dim), " along dimension ", dim, " but ", why, " needs ", expected);
 }
 
-// C = alpha op(A) op(B) + beta C on `exec`. Kokkos Kernels takes an execution-space instance from 4.1; before
-// that gemm runs on the default instance, so the fences order it with the work queued on `exec`.
+// C = alpha op(A) op(B) + beta C on `exec`. Kokkos Kernels takes an execution-space instance
+// from 4.1; before that gemm runs on the default instance, so the fences order it with the work
+// queued on `exec`.
 template <class ExecSpace, class A, class B, class C>
 void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
           typename C::const_value_type alpha, const A& a, const B& b,
@@ -57,7 +59,8 @@ void denseForward(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, 
 }
 
 template <class ExecSpace, class T>
-void denseBackwardData(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardData(const ExecSpace& exec,
+                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
                        const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
                        const Matrix<T, ExecSpace>& dx) {
   const char* kernel = "denseBackwardData";
@@ -68,7 +71,8 @@ void denseBackwardData(const ExecSpace& exec, const impl::NonDeduced<Matrix<cons
 }
 
 template <class ExecSpace, class T>
-void denseBackwardWeights(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
+void denseBackwardWeights(const ExecSpace& exec,
+                          const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
                           const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
                           const Matrix<T, ExecSpace>& dw, bool accumulate) {
   const char* kernel = "denseBackwardWeights";
@@ -79,7 +83,8 @@ void denseBackwardWeights(const ExecSpace& exec, const impl::NonDeduced<Matrix<c
 }
 
 template <class ExecSpace, class T>
-void denseBackwardBias(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardBias(const ExecSpace& exec,
+                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
                        const Vector<T, ExecSpace>& db, bool accumulate) {
   requireExtentOf("denseBackwardBias", db, 0, dy.extent(1), "dy (N, out)");
   const index_t samples = index_t(dy.extent(0));
@@ -88,7 +93,8 @@ void denseBackwardBias(const ExecSpace& exec, const impl::NonDeduced<Matrix<cons
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, index_t(db.extent(0))),
       KOKKOS_LAMBDA(index_t o) {
         T sum = accumulate ? db(o) : T(0);
-        for (index_t n = 0; n < samples; ++n) sum += dy(n, o);
+        for (index_t n = 0; n < samples; ++n)
+          sum += dy(n, o);
         db(o) = sum;
       });
 }

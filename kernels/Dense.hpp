@@ -1,8 +1,9 @@
 #pragma once
 // Dense (fully connected) layers through KokkosBlas::gemm, as PyTorch's Linear: y = x w^T + b.
-// x is (N, in), w is (out, in), b is (out) or of extent 0 for no bias, y is (N, out); all LayoutRight Views
-// in the memory space of the execution space. Dense layers run on Sample-distributed activations, so every
-// sum here is over this rank's samples; the gradient allreduce adds the other ranks'.
+// x is (N, in), w is (out, in), b is (out) or of extent 0 for no bias, y is (N, out); all
+// LayoutRight Views in the memory space of the execution space. Dense layers run on
+// Sample-distributed activations, so every sum here is over this rank's samples; the gradient
+// allreduce adds the other ranks'.
 
 #include <Kokkos_Core.hpp>
 
@@ -18,17 +19,20 @@ void denseForward(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, 
                   const Matrix<T, ExecSpace>& y);
 // dx = dy w. dy is (N, out), dx is (N, in).
 template <class ExecSpace, class T>
-void denseBackwardData(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardData(const ExecSpace& exec,
+                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
                        const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
                        const Matrix<T, ExecSpace>& dx);
 // dw = [dw if accumulate] + dy^T x. dw is (out, in).
 template <class ExecSpace, class T>
-void denseBackwardWeights(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
+void denseBackwardWeights(const ExecSpace& exec,
+                          const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
                           const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
                           const Matrix<T, ExecSpace>& dw, bool accumulate = false);
 // db = [db if accumulate] + sum over samples of dy. db is (out).
 template <class ExecSpace, class T>
-void denseBackwardBias(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardBias(const ExecSpace& exec,
+                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
                        const Vector<T, ExecSpace>& db, bool accumulate = false);
 
 // The same on the default execution-space instance.
@@ -63,9 +67,8 @@ void denseBackwardBias(const impl::NonDeduced<Matrix<const T, DefaultExec>>& dy,
                                           const Matrix<T, E>&);                                   \
   PREFIX template void denseBackwardData<E, T>(const E&, const Matrix<const T, E>&,               \
                                                const Matrix<const T, E>&, const Matrix<T, E>&);   \
-  PREFIX template void denseBackwardWeights<E, T>(const E&, const Matrix<const T, E>&,            \
-                                                  const Matrix<const T, E>&, const Matrix<T, E>&, \
-                                                  bool);                                          \
+  PREFIX template void denseBackwardWeights<E, T>(                                                \
+      const E&, const Matrix<const T, E>&, const Matrix<const T, E>&, const Matrix<T, E>&, bool); \
   PREFIX template void denseBackwardBias<E, T>(const E&, const Matrix<const T, E>&,               \
                                                const Vector<T, E>&, bool);
 

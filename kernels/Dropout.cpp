@@ -10,7 +10,8 @@ namespace halo3d::kernels {
 
 namespace impl {
 
-// Forward and backward are the same masked scaling; `kernel` names the caller in errors and profiles.
+// Forward and backward are the same masked scaling; `kernel` names the caller in errors and
+// profiles.
 template <class ExecSpace, class T>
 void applyMask(const char* kernel, const ExecSpace& exec, const Tensor<T, ExecSpace>& x, double p,
                const RandomStream& stream, const Tensor<T, ExecSpace>& y, const Box& box) {

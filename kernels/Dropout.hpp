@@ -1,10 +1,12 @@
 #pragma once
-// Dropout in training: each cell is kept with probability 1 - p and scaled by 1 / (1 - p), or zeroed. The
-// mask is never stored: a cell's draw is randomBits(stream, global index), the C-order linear index of the
-// cell in the GLOBAL (N, C, D, H, W) tensor (Random.hpp), so the mask is the same on every partition, and
-// the backward pass regenerates it from the same stream. In evaluation dropout is the identity (copy or skip).
+// Dropout in training: each cell is kept with probability 1 - p and scaled by 1 / (1 - p), or
+// zeroed. The mask is never stored: a cell's draw is randomBits(stream, global index), the C-order
+// linear index of the cell in the GLOBAL (N, C, D, H, W) tensor (Random.hpp), so the mask is the
+// same on every partition, and the backward pass regenerates it from the same stream. In evaluation
+// dropout is the identity (copy or skip).
 //
-// A cell is dropped when its 32 random bits are below round(p * 2^32), the same test for float and double.
+// A cell is dropped when its 32 random bits are below round(p * 2^32), the same test for float and
+// double.
 
 #include <Kokkos_Core.hpp>
 
@@ -14,8 +16,8 @@
 
 namespace halo3d::kernels {
 
-// y = mask * x / (1 - p) on `box`. Requires 0 <= p < 1 (InputError otherwise). x, y are (N, C, D, H, W),
-// same global shape and samples; y may be x.
+// y = mask * x / (1 - p) on `box`. Requires 0 <= p < 1 (InputError otherwise). x, y are (N, C, D,
+// H, W), same global shape and samples; y may be x.
 template <class ExecSpace, class T>
 void dropoutForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, double p,
                     const RandomStream& stream, const Tensor<T, ExecSpace>& y, const Box& box);
@@ -36,11 +38,12 @@ void dropoutBackward(const Tensor<T, DefaultExec>& dy, double p, const RandomStr
   dropoutBackward(DefaultExec(), dy, p, stream, dx, box);
 }
 
-#define HALO3D_KERNELS_DROPOUT(PREFIX, E, T)                                                    \
-  PREFIX template void dropoutForward<E, T>(const E&, const Tensor<T, E>&, double,              \
+#define HALO3D_KERNELS_DROPOUT(PREFIX, E, T)                                                       \
+  PREFIX template void dropoutForward<E, T>(const E&, const Tensor<T, E>&, double,                 \
                                             const RandomStream&, const Tensor<T, E>&, const Box&); \
-  PREFIX template void dropoutBackward<E, T>(const E&, const Tensor<T, E>&, double,             \
-                                             const RandomStream&, const Tensor<T, E>&, const Box&);
+  PREFIX template void dropoutBackward<E, T>(const E&, const Tensor<T, E>&, double,                \
+                                             const RandomStream&, const Tensor<T, E>&,             \
+                                             const Box&);
 
 HALO3D_KERNELS_DROPOUT(extern, Kokkos::DefaultExecutionSpace, float)
 HALO3D_KERNELS_DROPOUT(extern, Kokkos::DefaultExecutionSpace, double)

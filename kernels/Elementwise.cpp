@@ -11,7 +11,7 @@ namespace {
 
 template <class ExecSpace>
 Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>> flatPolicy(const ExecSpace& exec,
-                                                                       std::size_t n) {
+                                                                      std::size_t n) {
   return Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, index_t(n));
 }
 
@@ -31,7 +31,8 @@ void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Tensor<T, Exec
   impl::forEachRow(
       exec, "halo3d::fill", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) yc(n, c, d, h, w) = value;
+        for (index_t w = w0; w < w1; ++w)
+          yc(n, c, d, h, w) = value;
       });
 }
 
@@ -44,7 +45,8 @@ void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, 
   impl::forEachRow(
       exec, "halo3d::copy", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) yc(n, c, d, h, w) = xc(n, c, d, h, w);
+        for (index_t w = w0; w < w1; ++w)
+          yc(n, c, d, h, w) = xc(n, c, d, h, w);
       });
 }
 
@@ -56,7 +58,8 @@ void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, Exe
   impl::forEachRow(
       exec, "halo3d::scale", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) yc(n, c, d, h, w) *= alpha;
+        for (index_t w = w0; w < w1; ++w)
+          yc(n, c, d, h, w) *= alpha;
       });
 }
 
@@ -70,7 +73,8 @@ void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, E
   impl::forEachRow(
       exec, "halo3d::add", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) yc(n, c, d, h, w) = ac(n, c, d, h, w) + bc(n, c, d, h, w);
+        for (index_t w = w0; w < w1; ++w)
+          yc(n, c, d, h, w) = ac(n, c, d, h, w) + bc(n, c, d, h, w);
       });
 }
 

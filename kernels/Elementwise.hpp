@@ -1,11 +1,13 @@
 #pragma once
-// Element-wise maths on HaloTensors (on a box of global cells, all samples and channels) and on flat
-// parameter Views (what layers and optimizers need: fill, copy, scale, axpy, axpby, sum of squares).
+// Element-wise maths on HaloTensors (on a box of global cells, all samples and channels) and on
+// flat parameter Views (what layers and optimizers need: fill, copy, scale, axpy, axpby, sum of
+// squares).
 //
-// Tensor kernels: every tensor holds the same global (N, C, D, H, W) and the same samples; the output box must
-// lie in the output's owned cells (fill: in its allocation, so ghosts can be zeroed) and in every input's
-// allocation. An output may be the same tensor as an input: each cell reads only itself.
-// Flat kernels: Views of equal extent; T comes from the output View, inputs convert from View<T*>.
+// Tensor kernels: every tensor holds the same global (N, C, D, H, W) and the same samples; the
+// output box must lie in the output's owned cells (fill: in its allocation, so ghosts can be
+// zeroed) and in every input's allocation. An output may be the same tensor as an input: each cell
+// reads only itself. Flat kernels: Views of equal extent; T comes from the output View, inputs
+// convert from View<T*>.
 
 #include <Kokkos_Core.hpp>
 
@@ -54,8 +56,8 @@ template <class ExecSpace, class T>
 void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha,
            const impl::NonDeduced<Vector<const T, ExecSpace>>& x, impl::NonDeduced<T> beta,
            const Vector<T, ExecSpace>& y);
-// out(0) = [out(0) if accumulate] + sum_i x(i)^2, in double: a partial sum for a global norm. out has
-// extent >= 1.
+// out(0) = [out(0) if accumulate] + sum_i x(i)^2, in double: a partial sum for a global norm. out
+// has extent >= 1.
 template <class ExecSpace, class T>
 void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
                   const Vector<double, ExecSpace>& out, bool accumulate = false);
@@ -91,8 +93,8 @@ void add(const Tensor<T, Kokkos::DefaultExecutionSpace>& a,
   PREFIX template void axpy<E, T>(const E&, T, const Vector<const T, E>&, const Vector<T, E>&);    \
   PREFIX template void axpby<E, T>(const E&, T, const Vector<const T, E>&, T,                      \
                                    const Vector<T, E>&);                                           \
-  PREFIX template void sumOfSquares<E, T>(const E&, const Vector<T, E>&,                           \
-                                          const Vector<double, E>&, bool);
+  PREFIX template void sumOfSquares<E, T>(const E&, const Vector<T, E>&, const Vector<double, E>&, \
+                                          bool);
 
 HALO3D_KERNELS_ELEMENTWISE(extern, Kokkos::DefaultExecutionSpace, float)
 HALO3D_KERNELS_ELEMENTWISE(extern, Kokkos::DefaultExecutionSpace, double)

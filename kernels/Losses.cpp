@@ -21,25 +21,29 @@ struct SoftmaxNorm {
 };
 
 template <class Cells>
-KOKKOS_INLINE_FUNCTION SoftmaxNorm softmaxNorm(const Cells& x, index_t classes, index_t n, index_t d,
-                                               index_t h, index_t w) {
+KOKKOS_INLINE_FUNCTION SoftmaxNorm softmaxNorm(const Cells& x, index_t classes, index_t n,
+                                               index_t d, index_t h, index_t w) {
   double m = x(n, 0, d, h, w);
   for (index_t c = 1; c < classes; ++c) {
     const double v = x(n, c, d, h, w);
     m = v > m ? v : m;
   }
   double s = 0.0;
-  for (index_t c = 0; c < classes; ++c) s += math::exp(double(x(n, c, d, h, w)) - m);
+  for (index_t c = 0; c < classes; ++c)
+    s += math::exp(double(x(n, c, d, h, w)) - m);
   return {m, s};
 }
 
-// Labels: global shape (N, 1, D, H, W) of the logits' N, D, H, W, the same samples, `box` allocated.
+// Labels: global shape (N, 1, D, H, W) of the logits' N, D, H, W, the same samples, `box`
+// allocated.
 template <class Logits, class Labels>
-void requireLabelsFor(const char* kernel, const Logits& logits, const Labels& labels, const Box& box) {
+void requireLabelsFor(const char* kernel, const Logits& logits, const Labels& labels,
+                      const Box& box) {
   const Shape5& g = logits.block().globalShape();
   const Shape5 expected{g[0], 1, g[2], g[3], g[4]};
-  require<ShapeError>(labels.block().globalShape() == expected, kernel, ": labels ", describe(labels),
-                      " should have global shape ", expected, " to match logits ", describe(logits));
+  require<ShapeError>(labels.block().globalShape() == expected, kernel, ": labels ",
+                      describe(labels), " should have global shape ", expected, " to match logits ",
+                      describe(logits));
   requireSameSamples(kernel, labels, logits);
   requireAllocated(kernel, labels, box, "box");
 }
@@ -111,7 +115,8 @@ void mseLossSums(const ExecSpace& exec, const Vector<T, ExecSpace>& pred,
 }
 
 template <class ExecSpace, class T>
-void mseLossBackward(const ExecSpace& exec, const impl::NonDeduced<Vector<const T, ExecSpace>>& pred,
+void mseLossBackward(const ExecSpace& exec,
+                     const impl::NonDeduced<Vector<const T, ExecSpace>>& pred,
                      const impl::NonDeduced<Vector<const T, ExecSpace>>& target, double count,
                      const Vector<T, ExecSpace>& dpred) {
   const char* kernel = "mseLossBackward";
@@ -190,8 +195,8 @@ void softDiceSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
   impl::requireExtent(kernel, sums, 0, softDiceSumsSize(classes), "3 C");
   const auto xc = impl::readCells(logits);
   const auto lc = impl::readCells(labels);
-  // One group per class: each recomputes the voxel's softmax normaliser, cheap for the few classes of a
-  // segmentation, and keeps every sum a fixed-size accumulator.
+  // One group per class: each recomputes the voxel's softmax normaliser, cheap for the few classes
+  // of a segmentation, and keeps every sum a fixed-size accumulator.
   impl::reduceBox<3>(
       exec, "halo3d::softDiceSums", classes, logits.block().localSamples(), box,
       KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w, impl::Sums<3> & acc) {
@@ -233,7 +238,8 @@ void softDiceBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
             return -inv_classes * (2.0 * t * s - (2.0 * sums(c) + eps)) / (s * s);
           };
           double dot = 0.0;
-          for (index_t c = 0; c < classes; ++c) dot += z.p(xc(n, c, d, h, w)) * grad_p(c);
+          for (index_t c = 0; c < classes; ++c)
+            dot += z.p(xc(n, c, d, h, w)) * grad_p(c);
           for (index_t c = 0; c < classes; ++c)
             dc(n, c, d, h, w) = T(z.p(xc(n, c, d, h, w)) * (grad_p(c) - dot));
         }
@@ -250,12 +256,14 @@ double softDiceLoss(const Kokkos::View<const double*, Kokkos::HostSpace>& sums, 
   return 1.0 - mean_score / double(classes);
 }
 
-double softDiceBadLabels(const Kokkos::View<const double*, Kokkos::HostSpace>& sums, double voxels) {
+double softDiceBadLabels(const Kokkos::View<const double*, Kokkos::HostSpace>& sums,
+                         double voxels) {
   require<ShapeError>(sums.extent(0) % 3 == 0, "softDiceBadLabels: sums '", sums.label(),
                       "' has extent ", sums.extent(0), ", not 3 C");
   const index_t classes = index_t(sums.extent(0)) / 3;
   double labelled = 0.0;
-  for (index_t c = 0; c < classes; ++c) labelled += sums(2 * classes + c);
+  for (index_t c = 0; c < classes; ++c)
+    labelled += sums(2 * classes + c);
   return voxels - labelled;
 }
 

@@ -1,21 +1,25 @@
 #pragma once
-// Losses as PARTIAL sums over a box (in double, in a View<double*> of the tensors' memory space, ready for
-// one MPI_SUM allreduce over the spatial and data groups), and gradients given the GLOBAL normaliser or sums.
+// Losses as PARTIAL sums over a box (in double, in a View<double*> of the tensors' memory space,
+// ready for one MPI_SUM allreduce over the spatial and data groups), and gradients given the GLOBAL
+// normaliser or sums.
 //
 //   MSE, mean over all M elements:   sums = [sum (pred - target)^2];        loss = sums(0) / M;
 //                                    dpred = 2 (pred - target) / M.
-//   Softmax cross-entropy over the C classes of each voxel, with integer labels, mean over the M voxels:
+//   Softmax cross-entropy over the C classes of each voxel, with integer labels, mean over the M
+//   voxels:
 //                                    sums = [sum -log softmax(logits)_label, number of bad labels];
 //                                    loss = sums(0) / M;  dlogits = (softmax - onehot(label)) / M.
 //   Soft Dice over softmax probabilities p and one-hot labels t:
-//                                    sums = [I_c = sum p_c t_c (C), P_c = sum p_c (C), T_c = sum t_c (C)];
-//                                    loss = 1 - mean_c (2 I_c + eps) / (P_c + T_c + eps) (softDiceLoss).
+//                                    sums = [I_c = sum p_c t_c (C), P_c = sum p_c (C), T_c = sum
+//                                    t_c (C)]; loss = 1 - mean_c (2 I_c + eps) / (P_c + T_c + eps)
+//                                    (softDiceLoss).
 //
 // Logits are (N, C, D, H, W); labels are a HaloTensor<L> (L = int32_t or int64_t) of global shape
-// (N, 1, D, H, W) holding the same samples. A label outside [0, C) is never used as an index: cross-entropy
-// counts it in sums(1) and gives its voxel no loss and a zero gradient; Dice treats it as belonging to no
-// class, so that sum_c T_c falls short of the voxel count (softDiceBadLabels). A layer checks either after
-// the allreduce; requireValidLabels checks a tensor directly, with the offending values in its message.
+// (N, 1, D, H, W) holding the same samples. A label outside [0, C) is never used as an index:
+// cross-entropy counts it in sums(1) and gives its voxel no loss and a zero gradient; Dice treats
+// it as belonging to no class, so that sum_c T_c falls short of the voxel count
+// (softDiceBadLabels). A layer checks either after the allreduce; requireValidLabels checks a
+// tensor directly, with the offending values in its message.
 
 #include <Kokkos_Core.hpp>
 
@@ -28,10 +32,12 @@ namespace halo3d::kernels {
 
 inline constexpr index_t kMseSumsSize = 1;
 inline constexpr index_t kCrossEntropySumsSize = 2;
-inline constexpr index_t softDiceSumsSize(index_t classes) { return 3 * classes; }
+inline constexpr index_t softDiceSumsSize(index_t classes) {
+  return 3 * classes;
+}
 
-// sums(0) = [sums(0) if accumulate] + sum over all samples, channels and `box` of (pred - target)^2.
-// pred, target are (N, C, D, H, W); sums has extent 1.
+// sums(0) = [sums(0) if accumulate] + sum over all samples, channels and `box` of (pred -
+// target)^2. pred, target are (N, C, D, H, W); sums has extent 1.
 template <class ExecSpace, class T>
 void mseLossSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
                  const Tensor<T, ExecSpace>& target, const Vector<double, ExecSpace>& sums,
@@ -41,26 +47,27 @@ template <class ExecSpace, class T>
 void mseLossBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
                      const Tensor<T, ExecSpace>& target, double count,
                      const Tensor<T, ExecSpace>& dpred, const Box& box);
-// Flat versions, for small dense outputs such as CosmoFlow's (N, 4) prediction: pred, target, dpred have
-// equal extent.
+// Flat versions, for small dense outputs such as CosmoFlow's (N, 4) prediction: pred, target, dpred
+// have equal extent.
 template <class ExecSpace, class T>
 void mseLossSums(const ExecSpace& exec, const Vector<T, ExecSpace>& pred,
                  const impl::NonDeduced<Vector<const T, ExecSpace>>& target,
                  const Vector<double, ExecSpace>& sums, bool accumulate = false);
 template <class ExecSpace, class T>
-void mseLossBackward(const ExecSpace& exec, const impl::NonDeduced<Vector<const T, ExecSpace>>& pred,
+void mseLossBackward(const ExecSpace& exec,
+                     const impl::NonDeduced<Vector<const T, ExecSpace>>& pred,
                      const impl::NonDeduced<Vector<const T, ExecSpace>>& target, double count,
                      const Vector<T, ExecSpace>& dpred);
 
-// sums = [sums if accumulate] + [sum of -log softmax(logits)_label, bad-label count] over all samples and
-// `box`. sums has extent 2.
+// sums = [sums if accumulate] + [sum of -log softmax(logits)_label, bad-label count] over all
+// samples and `box`. sums has extent 2.
 template <class ExecSpace, class T, class L>
 void softmaxCrossEntropySums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
                              const Tensor<L, ExecSpace>& labels,
                              const Vector<double, ExecSpace>& sums, const Box& box,
                              bool accumulate = false);
-// dlogits = (softmax(logits) - onehot(label)) / count on `box` (zero at bad labels); count is the global
-// number of voxels M. dlogits is (N, C, D, H, W) like logits.
+// dlogits = (softmax(logits) - onehot(label)) / count on `box` (zero at bad labels); count is the
+// global number of voxels M. dlogits is (N, C, D, H, W) like logits.
 template <class ExecSpace, class T, class L>
 void softmaxCrossEntropyBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
                                  const Tensor<L, ExecSpace>& labels, double count,
@@ -82,8 +89,9 @@ double softDiceLoss(const Kokkos::View<const double*, Kokkos::HostSpace>& sums, 
 // Voxels whose label is outside [0, C): `voxels` minus sum_c T_c, from global sums on the host.
 double softDiceBadLabels(const Kokkos::View<const double*, Kokkos::HostSpace>& sums, double voxels);
 
-// Throws InputError naming `labels`, the number of labels outside [0, classes) in `box` and the smallest and
-// largest of them, unless there are none. Fences `exec`: it reads the count on the host.
+// Throws InputError naming `labels`, the number of labels outside [0, classes) in `box` and the
+// smallest and largest of them, unless there are none. Fences `exec`: it reads the count on the
+// host.
 template <class ExecSpace, class L>
 void requireValidLabels(const ExecSpace& exec, const Tensor<L, ExecSpace>& labels, index_t classes,
                         const Box& box);
@@ -100,7 +108,8 @@ void mseLossBackward(const Tensor<T, DefaultExec>& pred, const Tensor<T, Default
   mseLossBackward(DefaultExec(), pred, target, count, dpred, box);
 }
 template <class T, class L>
-void softmaxCrossEntropySums(const Tensor<T, DefaultExec>& logits, const Tensor<L, DefaultExec>& labels,
+void softmaxCrossEntropySums(const Tensor<T, DefaultExec>& logits,
+                             const Tensor<L, DefaultExec>& labels,
                              const Vector<double, DefaultExec>& sums, const Box& box,
                              bool accumulate = false) {
   softmaxCrossEntropySums(DefaultExec(), logits, labels, sums, box, accumulate);
@@ -113,7 +122,8 @@ void softmaxCrossEntropyBackward(const Tensor<T, DefaultExec>& logits,
 }
 template <class T, class L>
 void softDiceSums(const Tensor<T, DefaultExec>& logits, const Tensor<L, DefaultExec>& labels,
-                  const Vector<double, DefaultExec>& sums, const Box& box, bool accumulate = false) {
+                  const Vector<double, DefaultExec>& sums, const Box& box,
+                  bool accumulate = false) {
   softDiceSums(DefaultExec(), logits, labels, sums, box, accumulate);
 }
 template <class T, class L>
@@ -131,20 +141,21 @@ void softDiceBackward(const Tensor<T, DefaultExec>& logits, const Tensor<L, Defa
   PREFIX template void mseLossSums<E, T>(const E&, const Vector<T, E>&, const Vector<const T, E>&, \
                                          const Vector<double, E>&, bool);                          \
   PREFIX template void mseLossBackward<E, T>(const E&, const Vector<const T, E>&,                  \
-                                             const Vector<const T, E>&, double, const Vector<T, E>&);
-#define HALO3D_KERNELS_LABEL_LOSSES(PREFIX, E, T, L)                                               \
-  PREFIX template void softmaxCrossEntropySums<E, T, L>(                                           \
-      const E&, const Tensor<T, E>&, const Tensor<L, E>&, const Vector<double, E>&, const Box&,    \
-      bool);                                                                                       \
-  PREFIX template void softmaxCrossEntropyBackward<E, T, L>(                                       \
-      const E&, const Tensor<T, E>&, const Tensor<L, E>&, double, const Tensor<T, E>&,             \
-      const Box&);                                                                                 \
-  PREFIX template void softDiceSums<E, T, L>(const E&, const Tensor<T, E>&, const Tensor<L, E>&,   \
-                                             const Vector<double, E>&, const Box&, bool);          \
-  PREFIX template void softDiceBackward<E, T, L>(const E&, const Tensor<T, E>&,                    \
-                                                 const Tensor<L, E>&, const Vector<const double, E>&, \
-                                                 double, const Tensor<T, E>&, const Box&);
-#define HALO3D_KERNELS_LABEL_CHECKS(PREFIX, E, L)                                                  \
+                                             const Vector<const T, E>&, double,                    \
+                                             const Vector<T, E>&);
+#define HALO3D_KERNELS_LABEL_LOSSES(PREFIX, E, T, L)                                              \
+  PREFIX template void softmaxCrossEntropySums<E, T, L>(                                          \
+      const E&, const Tensor<T, E>&, const Tensor<L, E>&, const Vector<double, E>&, const Box&,   \
+      bool);                                                                                      \
+  PREFIX template void softmaxCrossEntropyBackward<E, T, L>(const E&, const Tensor<T, E>&,        \
+                                                            const Tensor<L, E>&, double,          \
+                                                            const Tensor<T, E>&, const Box&);     \
+  PREFIX template void softDiceSums<E, T, L>(const E&, const Tensor<T, E>&, const Tensor<L, E>&,  \
+                                             const Vector<double, E>&, const Box&, bool);         \
+  PREFIX template void softDiceBackward<E, T, L>(                                                 \
+      const E&, const Tensor<T, E>&, const Tensor<L, E>&, const Vector<const double, E>&, double, \
+      const Tensor<T, E>&, const Box&);
+#define HALO3D_KERNELS_LABEL_CHECKS(PREFIX, E, L) \
   PREFIX template void requireValidLabels<E, L>(const E&, const Tensor<L, E>&, index_t, const Box&);
 
 HALO3D_KERNELS_LOSSES(extern, Kokkos::DefaultExecutionSpace, float)

@@ -1,11 +1,12 @@
 #pragma once
-// Counter-based random numbers: Philox-4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as
-// easy as 1, 2, 3", SC 2011), the generator of Random123, cuRAND and PyTorch. A draw is a pure function of
-// (key, counter), so each cell gets its number from its own coordinates, on any rank, in any order, on the
-// host or a device: a dropout mask never depends on the partition or the thread count.
+// Counter-based random numbers: Philox-4x32-10 (Salmon, Moraes, Dror and Shaw, "Parallel random
+// numbers: as easy as 1, 2, 3", SC 2011), the generator of Random123, cuRAND and PyTorch. A draw is
+// a pure function of (key, counter), so each cell gets its number from its own coordinates, on any
+// rank, in any order, on the host or a device: a dropout mask never depends on the partition or the
+// thread count.
 //
-// halo3d's streams: key = the run's 64-bit seed; counter = (global index / 4 as 64 bits, step, layer). One
-// Philox block gives four words, for four consecutive global indices.
+// halo3d's streams: key = the run's 64-bit seed; counter = (global index / 4 as 64 bits, step,
+// layer). One Philox block gives four words, for four consecutive global indices.
 
 #include <Kokkos_Core.hpp>
 
@@ -21,7 +22,8 @@ struct Philox4x32 {
     std::uint32_t v[2];
   };
 
-  // The ten rounds of Philox-4x32 on `counter` under `key`; matches Random123's known-answer vectors.
+  // The ten rounds of Philox-4x32 on `counter` under `key`; matches Random123's known-answer
+  // vectors.
   static KOKKOS_INLINE_FUNCTION Counter generate(Counter ctr, Key key) {
     for (int round = 0; round < 10; ++round) {
       if (round > 0) {
@@ -42,15 +44,16 @@ struct Philox4x32 {
   static constexpr std::uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
 };
 
-// What a stream of random numbers is keyed by: the run's seed, the optimizer step and the layer's index.
-// Two streams that differ in any field are independent.
+// What a stream of random numbers is keyed by: the run's seed, the optimizer step and the layer's
+// index. Two streams that differ in any field are independent.
 struct RandomStream {
   std::uint64_t seed = 0;
   std::uint32_t step = 0;
   std::uint32_t layer = 0;
 };
 
-// 32 random bits for global index `index` (e.g. the C-order linear index of a cell in the global tensor).
+// 32 random bits for global index `index` (e.g. the C-order linear index of a cell in the global
+// tensor).
 KOKKOS_INLINE_FUNCTION std::uint32_t randomBits(const RandomStream& stream, std::uint64_t index) {
   const std::uint64_t block = index >> 2;
   const Philox4x32::Counter ctr{
@@ -60,6 +63,8 @@ KOKKOS_INLINE_FUNCTION std::uint32_t randomBits(const RandomStream& stream, std:
 }
 
 // Uniform in [0, 1): bits / 2^32, exact in double.
-KOKKOS_INLINE_FUNCTION double uniform01(std::uint32_t bits) { return double(bits) * 0x1p-32; }
+KOKKOS_INLINE_FUNCTION double uniform01(std::uint32_t bits) {
+  return double(bits) * 0x1p-32;
+}
 
 }  // namespace halo3d::kernels

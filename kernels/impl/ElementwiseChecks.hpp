@@ -1,5 +1,6 @@
 #pragma once
-// Shape checks of the kernels that pair tensors cell by cell or take plain Views, on top of TensorChecks.hpp.
+// Shape checks of the kernels that pair tensors cell by cell or take plain Views, on top of
+// TensorChecks.hpp.
 
 #include <Kokkos_Core.hpp>
 
@@ -27,8 +28,9 @@ void requireCellwise(const char* kernel, const Out& out, const Box& box, const I
 // View `v` has extent `expected` along `dim` (`what` says where the number comes from).
 template <class View>
 void requireExtent(const char* kernel, const View& v, int dim, index_t expected, const char* what) {
-  require<ShapeError>(index_t(v.extent(dim)) == expected, kernel, ": View '", v.label(), "' has extent ",
-                      v.extent(dim), " along dimension ", dim, " but ", what, " is ", expected);
+  require<ShapeError>(index_t(v.extent(dim)) == expected, kernel, ": View '", v.label(),
+                      "' has extent ", v.extent(dim), " along dimension ", dim, " but ", what,
+                      " is ", expected);
 }
 
 }  // namespace halo3d::kernels::impl

@@ -1,12 +1,12 @@
 #pragma once
-// The loop shape shared by the element-wise, normalisation, dropout and loss kernels: every W row of a box
-// of global cells, for all local samples and a number of channels.
+// The loop shape shared by the element-wise, normalisation, dropout and loss kernels: every W row
+// of a box of global cells, for all local samples and a number of channels.
 //
 // forEachRow calls f(n, c, d, h, w_begin, w_end), which processes the cells [w_begin, w_end) of row
-// (n, c, d, h): n is the local sample, c the channel, (d, h, w) global coordinates. On a host space one call
-// covers a whole row, so the functor hoists what depends only on the row (a channel's scale) and its inner
-// loop vectorises. On a device one call covers one cell, so neighbouring threads touch neighbouring
-// addresses.
+// (n, c, d, h): n is the local sample, c the channel, (d, h, w) global coordinates. On a host space
+// one call covers a whole row, so the functor hoists what depends only on the row (a channel's
+// scale) and its inner loop vectorises. On a device one call covers one cell, so neighbouring
+// threads touch neighbouring addresses.
 
 #include <Kokkos_Core.hpp>
 

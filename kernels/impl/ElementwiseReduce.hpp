@@ -1,7 +1,8 @@
 #pragma once
-// Deterministic per-group sums in double: the partial statistics of batch norm and the partial sums of the
-// losses. A reduction is split into fixed chunks of rows whose sums land in a scratch buffer and are then
-// added in chunk order, so a given box always gives the same bits, whatever the thread count.
+// Deterministic per-group sums in double: the partial statistics of batch norm and the partial sums
+// of the losses. A reduction is split into fixed chunks of rows whose sums land in a scratch buffer
+// and are then added in chunk order, so a given box always gives the same bits, whatever the thread
+// count.
 
 #include <Kokkos_Core.hpp>
 
@@ -18,15 +19,18 @@ template <int K>
 struct Sums {
   double v[K];
   KOKKOS_INLINE_FUNCTION Sums() {
-    for (int k = 0; k < K; ++k) v[k] = 0.0;
+    for (int k = 0; k < K; ++k)
+      v[k] = 0.0;
   }
   KOKKOS_INLINE_FUNCTION Sums& operator+=(const Sums& o) {
-    for (int k = 0; k < K; ++k) v[k] += o.v[k];
+    for (int k = 0; k < K; ++k)
+      v[k] += o.v[k];
     return *this;
   }
 };
 
-// Cells per chunk: enough work per chunk to amortise its scratch slot, enough chunks to fill a device.
+// Cells per chunk: enough work per chunk to amortise its scratch slot, enough chunks to fill a
+// device.
 inline constexpr index_t kReduceChunkCells = 4096;
 
 // out(k * groups + g) = [out(k * groups + g) if accumulate] + sum over r < rows, i < length of what
@@ -39,32 +43,35 @@ void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups,
       length > 0 ? (kReduceChunkCells + length - 1) / length : (rows > 0 ? rows : 1);
   const index_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
   Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> scratch(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"), groups * chunks, K);
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"), groups * chunks,
+      K);
   if (chunks > 0 && length > 0) {
     if constexpr (kRunsOnHost<ExecSpace>) {
-      // Four interleaved accumulators break the dependency chain of the additions.
+      // Eight lanes of independent accumulators: no reassociation is needed to run them side by
+      // side, so the compiler may vectorise across lanes, and the additions do not wait on each
+      // other.
       Kokkos::parallel_for(
           label,
           Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups * chunks),
           KOKKOS_LAMBDA(index_t slot) {
+            constexpr int kLanes = 8;
             const index_t g = slot / chunks;
             const index_t r0 = (slot % chunks) * rows_per_chunk;
             const index_t r1 = r0 + rows_per_chunk < rows ? r0 + rows_per_chunk : rows;
-            Sums<K> a0, a1, a2, a3;
+            Sums<K> lanes[kLanes];
             for (index_t r = r0; r < r1; ++r) {
               index_t i = 0;
-              for (; i + 4 <= length; i += 4) {
-                f(g, r, i, a0);
-                f(g, r, i + 1, a1);
-                f(g, r, i + 2, a2);
-                f(g, r, i + 3, a3);
-              }
-              for (; i < length; ++i) f(g, r, i, a0);
+              for (; i + kLanes <= length; i += kLanes)
+                for (int l = 0; l < kLanes; ++l)
+                  f(g, r, i + l, lanes[l]);
+              for (; i < length; ++i)
+                f(g, r, i, lanes[i % kLanes]);
             }
-            a0 += a1;
-            a2 += a3;
-            a0 += a2;
-            for (int k = 0; k < K; ++k) scratch(slot, k) = a0.v[k];
+            for (int step = kLanes / 2; step > 0; step /= 2)
+              for (int l = 0; l < step; ++l)
+                lanes[l] += lanes[l + step];
+            for (int k = 0; k < K; ++k)
+              scratch(slot, k) = lanes[0].v[k];
           });
     } else {
       using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -88,19 +95,21 @@ void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups,
     }
   }
   Kokkos::parallel_for(
-      label + " chunks", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups),
+      label + " chunks",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups),
       KOKKOS_LAMBDA(index_t g) {
         for (int k = 0; k < K; ++k) {
           double total = 0.0;
-          for (index_t ch = 0; ch < chunks; ++ch) total += scratch(g * chunks + ch, k);
+          for (index_t ch = 0; ch < chunks; ++ch)
+            total += scratch(g * chunks + ch, k);
           const index_t o = k * groups + g;
           out(o) = accumulate ? out(o) + total : total;
         }
       });
 }
 
-// reduceRows over the cells of `box` for local samples [0, samples): f(g, n, d, h, w, acc) with global
-// (d, h, w), once per group g and cell.
+// reduceRows over the cells of `box` for local samples [0, samples): f(g, n, d, h, w, acc) with
+// global (d, h, w), once per group g and cell.
 template <int K, class ExecSpace, class F>
 void reduceBox(const ExecSpace& exec, const std::string& label, index_t groups, index_t samples,
                const Box& box, const F& f, const Vector<double, ExecSpace>& out, bool accumulate) {

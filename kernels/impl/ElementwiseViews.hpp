@@ -1,6 +1,6 @@
 #pragma once
-// Type vocabulary of the kernels that take plain Views beside HaloTensors (parameters, statistics, flat
-// buffers), and the switch between their host and device loop shapes.
+// Type vocabulary of the kernels that take plain Views beside HaloTensors (parameters, statistics,
+// flat buffers), and the switch between their host and device loop shapes.
 
 #include <Kokkos_Core.hpp>
 
@@ -14,8 +14,8 @@ using DefaultExec = Kokkos::DefaultExecutionSpace;
 // A HaloTensor in the memory space of execution space E.
 template <class T, class E>
 using Tensor = HaloTensor<T, typename E::memory_space>;
-// Rank-1 and rank-2 LayoutRight Views in the memory space of E: parameters (gamma, bias, dense weights),
-// statistics and flat buffers.
+// Rank-1 and rank-2 LayoutRight Views in the memory space of E: parameters (gamma, bias, dense
+// weights), statistics and flat buffers.
 template <class T, class E>
 using Vector = Kokkos::View<T*, Kokkos::LayoutRight, typename E::memory_space>;
 template <class T, class E>
@@ -27,19 +27,21 @@ template <class T>
 struct NonDeducedImpl {
   using type = T;
 };
-// Read-only View arguments are declared NonDeduced<Vector<const T, E>>: T is deduced from the outputs, and a
-// caller's View<T*> converts to View<const T*> at the call instead of failing deduction.
+// Read-only View arguments are declared NonDeduced<Vector<const T, E>>: T is deduced from the
+// outputs, and a caller's View<T*> converts to View<const T*> at the call instead of failing
+// deduction.
 template <class T>
 using NonDeduced = typename NonDeducedImpl<T>::type;
 
-// A tensor's cells addressed by (local sample, channel, global d, h, w): the global -> local shift of
-// TensorChecks.hpp folded into the accessor, in a form device code can copy.
+// A tensor's cells addressed by (local sample, channel, global d, h, w): the global -> local shift
+// of TensorChecks.hpp folded into the accessor, in a form device code can copy.
 template <class T, class MemorySpace>
 struct GlobalCells {
   Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> view;
   index_t s0 = 0, s1 = 0, s2 = 0;
 
-  KOKKOS_INLINE_FUNCTION T& operator()(index_t n, index_t c, index_t d, index_t h, index_t w) const {
+  KOKKOS_INLINE_FUNCTION T& operator()(index_t n, index_t c, index_t d, index_t h,
+                                       index_t w) const {
     return view(n, c, d + s0, h + s1, w + s2);
   }
 };

@@ -26,13 +26,14 @@ void leakyReluBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
   const auto dyc = impl::readCells(dy);
   const auto dxc = impl::writeCells(dx);
   detail::forEachCell(dx, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    dxc(n, c, d, h, w) = xc(n, c, d, h, w) > T(0) ? dyc(n, c, d, h, w) : T(slope) * dyc(n, c, d, h, w);
+    dxc(n, c, d, h, w) =
+        xc(n, c, d, h, w) > T(0) ? dyc(n, c, d, h, w) : T(slope) * dyc(n, c, d, h, w);
   });
 }
 
 template <class ExecSpace, class T>
-void reluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
-                 const Box& box) {
+void reluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                 const Tensor<T, ExecSpace>& y, const Box& box) {
   reference::leakyReluForward(exec, x, 0.0, y, box);
 }
 

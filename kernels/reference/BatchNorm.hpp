@@ -1,6 +1,6 @@
 #pragma once
-// Naive references of the batch-norm kernels (BatchNorm.hpp): plain host loops, same signatures and the same
-// layout of partial sums, written from the formulas.
+// Naive references of the batch-norm kernels (BatchNorm.hpp): plain host loops, same signatures and
+// the same layout of partial sums, written from the formulas.
 
 #include <cmath>
 
@@ -16,7 +16,8 @@ void batchNormStatistics(const ExecSpace&, const Tensor<T, ExecSpace>& x,
   detail::requireHostMemory<ExecSpace>();
   const index_t channels = x.block().channels();
   if (!accumulate)
-    for (index_t k = 0; k < batchNormStatsSize(channels); ++k) stats(k) = 0.0;
+    for (index_t k = 0; k < batchNormStatsSize(channels); ++k)
+      stats(k) = 0.0;
   const auto xc = impl::readCells(x);
   detail::forEachCell(x, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
     const double v = xc(n, c, d, h, w);
@@ -27,7 +28,8 @@ void batchNormStatistics(const ExecSpace&, const Tensor<T, ExecSpace>& x,
 }
 
 template <class ExecSpace, class T>
-void batchNormMoments(const ExecSpace&, const impl::NonDeduced<Vector<const double, ExecSpace>>& stats,
+void batchNormMoments(const ExecSpace&,
+                      const impl::NonDeduced<Vector<const double, ExecSpace>>& stats,
                       const Vector<T, ExecSpace>& mean, const Vector<T, ExecSpace>& var) {
   detail::requireHostMemory<ExecSpace>();
   const index_t channels = index_t(mean.extent(0));
@@ -50,7 +52,8 @@ void batchNormForward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
   detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
+    const double xhat =
+        (double(xc(n, c, d, h, w)) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
     yc(n, c, d, h, w) = T(double(gamma(c)) * xhat + double(beta(c)));
   });
 }
@@ -58,13 +61,15 @@ void batchNormForward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
 template <class ExecSpace, class T>
 void batchNormUpdateRunningStats(const ExecSpace&,
                                  const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double count,
-                                 double momentum, const Vector<T, ExecSpace>& running_mean,
+                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
+                                 double count, double momentum,
+                                 const Vector<T, ExecSpace>& running_mean,
                                  const Vector<T, ExecSpace>& running_var) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t c = 0; c < running_mean.extent(0); ++c) {
     running_mean(c) = T((1.0 - momentum) * running_mean(c) + momentum * mean(c));
-    running_var(c) = T((1.0 - momentum) * running_var(c) + momentum * var(c) * count / (count - 1.0));
+    running_var(c) =
+        T((1.0 - momentum) * running_var(c) + momentum * var(c) * count / (count - 1.0));
   }
 }
 
@@ -78,18 +83,21 @@ void batchNormBackwardSums(const ExecSpace&, const Tensor<T, ExecSpace>& x,
   detail::requireHostMemory<ExecSpace>();
   const index_t channels = x.block().channels();
   if (!accumulate)
-    for (index_t k = 0; k < batchNormBackwardSumsSize(channels); ++k) sums(k) = 0.0;
+    for (index_t k = 0; k < batchNormBackwardSumsSize(channels); ++k)
+      sums(k) = 0.0;
   const auto xc = impl::readCells(x);
   const auto dyc = impl::readCells(dy);
   detail::forEachCell(x, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
+    const double xhat =
+        (double(xc(n, c, d, h, w)) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
     sums(c) += double(dyc(n, c, d, h, w));
     sums(channels + c) += double(dyc(n, c, d, h, w)) * xhat;
   });
 }
 
 template <class ExecSpace, class T>
-void batchNormBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& dy,
+void batchNormBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
+                       const Tensor<T, ExecSpace>& dy,
                        const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
                        const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
                        const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
@@ -103,16 +111,17 @@ void batchNormBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x, const Te
   detail::forEachCell(dx, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
     const double invstd = 1.0 / std::sqrt(double(var(c)) + eps);
     const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) * invstd;
-    dxc(n, c, d, h, w) = T(double(gamma(c)) * invstd *
-                           (double(dyc(n, c, d, h, w)) - sums(c) / count - xhat * sums(channels + c) / count));
+    dxc(n, c, d, h, w) =
+        T(double(gamma(c)) * invstd *
+          (double(dyc(n, c, d, h, w)) - sums(c) / count - xhat * sums(channels + c) / count));
   });
 }
 
 template <class ExecSpace, class T>
 void batchNormParameterGradients(const ExecSpace&,
                                  const impl::NonDeduced<Vector<const double, ExecSpace>>& sums,
-                                 const Vector<T, ExecSpace>& dgamma, const Vector<T, ExecSpace>& dbeta,
-                                 bool accumulate = false) {
+                                 const Vector<T, ExecSpace>& dgamma,
+                                 const Vector<T, ExecSpace>& dbeta, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   const std::size_t channels = dgamma.extent(0);
   for (std::size_t c = 0; c < channels; ++c) {

@@ -1,5 +1,6 @@
 #pragma once
-// Naive references of channel concatenation and slicing (Channels.hpp): plain host loops, same signatures.
+// Naive references of channel concatenation and slicing (Channels.hpp): plain host loops, same
+// signatures.
 
 #include "kernels/reference/Elementwise.hpp"
 

@@ -14,7 +14,8 @@ void denseForward(const ExecSpace&, const impl::NonDeduced<Matrix<const T, ExecS
   for (std::size_t n = 0; n < x.extent(0); ++n)
     for (std::size_t o = 0; o < w.extent(0); ++o) {
       double sum = b.extent(0) ? double(b(o)) : 0.0;
-      for (std::size_t i = 0; i < x.extent(1); ++i) sum += double(x(n, i)) * double(w(o, i));
+      for (std::size_t i = 0; i < x.extent(1); ++i)
+        sum += double(x(n, i)) * double(w(o, i));
       y(n, o) = T(sum);
     }
 }
@@ -27,7 +28,8 @@ void denseBackwardData(const ExecSpace&, const impl::NonDeduced<Matrix<const T, 
   for (std::size_t n = 0; n < dy.extent(0); ++n)
     for (std::size_t i = 0; i < w.extent(1); ++i) {
       double sum = 0.0;
-      for (std::size_t o = 0; o < w.extent(0); ++o) sum += double(dy(n, o)) * double(w(o, i));
+      for (std::size_t o = 0; o < w.extent(0); ++o)
+        sum += double(dy(n, o)) * double(w(o, i));
       dx(n, i) = T(sum);
     }
 }
@@ -40,7 +42,8 @@ void denseBackwardWeights(const ExecSpace&, const impl::NonDeduced<Matrix<const 
   for (std::size_t o = 0; o < dy.extent(1); ++o)
     for (std::size_t i = 0; i < x.extent(1); ++i) {
       double sum = accumulate ? double(dw(o, i)) : 0.0;
-      for (std::size_t n = 0; n < x.extent(0); ++n) sum += double(dy(n, o)) * double(x(n, i));
+      for (std::size_t n = 0; n < x.extent(0); ++n)
+        sum += double(dy(n, o)) * double(x(n, i));
       dw(o, i) = T(sum);
     }
 }
@@ -51,7 +54,8 @@ void denseBackwardBias(const ExecSpace&, const impl::NonDeduced<Matrix<const T, 
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t o = 0; o < dy.extent(1); ++o) {
     double sum = accumulate ? double(db(o)) : 0.0;
-    for (std::size_t n = 0; n < dy.extent(0); ++n) sum += double(dy(n, o));
+    for (std::size_t n = 0; n < dy.extent(0); ++n)
+      sum += double(dy(n, o));
     db(o) = T(sum);
   }
 }

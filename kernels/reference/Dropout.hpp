@@ -1,6 +1,7 @@
 #pragma once
-// Naive reference of dropout (Dropout.hpp): plain host loops, same signatures. A cell's global index is
-// spelled out from its global coordinates, the definition the optimized kernel must agree with.
+// Naive reference of dropout (Dropout.hpp): plain host loops, same signatures. A cell's global
+// index is spelled out from its global coordinates, the definition the optimized kernel must agree
+// with.
 
 #include <cmath>
 
@@ -20,7 +21,8 @@ void dropoutForward(const ExecSpace&, const Tensor<T, ExecSpace>& x, double p,
   const auto yc = impl::writeCells(y);
   detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
     const index_t global_index = (((((n0 + n) * g[1] + c) * g[2] + d) * g[3] + h) * g[4]) + w;
-    const bool dropped = double(randomBits(stream, std::uint64_t(global_index))) < std::round(threshold);
+    const bool dropped =
+        double(randomBits(stream, std::uint64_t(global_index))) < std::round(threshold);
     yc(n, c, d, h, w) = dropped ? T(0) : T(xc(n, c, d, h, w) * T(1.0 / (1.0 - p)));
   });
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Naive references of the element-wise kernels (Elementwise.hpp): plain host loops, same signatures. Also the
-// loop over a box that the other references share. Memory must be host-accessible; callers fence before.
+// Naive references of the element-wise kernels (Elementwise.hpp): plain host loops, same
+// signatures. Also the loop over a box that the other references share. Memory must be
+// host-accessible; callers fence before.
 
 #include <Kokkos_Core.hpp>
 
@@ -18,14 +19,16 @@ constexpr void requireHostMemory() {
       "reference kernels run plain host loops: use host-accessible tensors");
 }
 
-// f(n, c, d, h, w) for local samples [0, samples), channels [0, channels) and the global cells of `box`.
+// f(n, c, d, h, w) for local samples [0, samples), channels [0, channels) and the global cells of
+// `box`.
 template <class F>
 void forEachCell(index_t samples, index_t channels, const Box& box, const F& f) {
   for (index_t n = 0; n < samples; ++n)
     for (index_t c = 0; c < channels; ++c)
       for (index_t d = box.min(0); d < box.max(0); ++d)
         for (index_t h = box.min(1); h < box.max(1); ++h)
-          for (index_t w = box.min(2); w < box.max(2); ++w) f(n, c, d, h, w);
+          for (index_t w = box.min(2); w < box.max(2); ++w)
+            f(n, c, d, h, w);
 }
 
 // Every cell of `box` in `t`, all samples and channels.
@@ -37,7 +40,8 @@ void forEachCell(const Tensor& t, const Box& box, const F& f) {
 }  // namespace detail
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace&, impl::NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box) {
+void fill(const ExecSpace&, impl::NonDeduced<T> value, const Tensor<T, ExecSpace>& y,
+          const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const auto yc = impl::writeCells(y);
   detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
@@ -93,27 +97,31 @@ void axpby(const ExecSpace&, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpac
 template <class ExecSpace, class T>
 void fill(const ExecSpace&, impl::NonDeduced<T> value, const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
-  for (std::size_t i = 0; i < y.extent(0); ++i) y(i) = value;
+  for (std::size_t i = 0; i < y.extent(0); ++i)
+    y(i) = value;
 }
 
 template <class ExecSpace, class T>
 void copy(const ExecSpace&, const impl::NonDeduced<Vector<const T, ExecSpace>>& x,
           const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
-  for (std::size_t i = 0; i < y.extent(0); ++i) y(i) = x(i);
+  for (std::size_t i = 0; i < y.extent(0); ++i)
+    y(i) = x(i);
 }
 
 template <class ExecSpace, class T>
 void scale(const ExecSpace&, impl::NonDeduced<T> alpha, const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
-  for (std::size_t i = 0; i < y.extent(0); ++i) y(i) *= alpha;
+  for (std::size_t i = 0; i < y.extent(0); ++i)
+    y(i) *= alpha;
 }
 
 template <class ExecSpace, class T>
 void axpy(const ExecSpace&, impl::NonDeduced<T> alpha,
           const impl::NonDeduced<Vector<const T, ExecSpace>>& x, const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
-  for (std::size_t i = 0; i < y.extent(0); ++i) y(i) += alpha * x(i);
+  for (std::size_t i = 0; i < y.extent(0); ++i)
+    y(i) += alpha * x(i);
 }
 
 template <class ExecSpace, class T>
@@ -130,7 +138,8 @@ void sumOfSquares(const ExecSpace&, const Vector<T, ExecSpace>& x,
                   const Vector<double, ExecSpace>& out, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   double sum = 0.0;
-  for (std::size_t i = 0; i < x.extent(0); ++i) sum += double(x(i)) * double(x(i));
+  for (std::size_t i = 0; i < x.extent(0); ++i)
+    sum += double(x(i)) * double(x(i));
   out(0) = accumulate ? out(0) + sum : sum;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// Naive references of the losses (Losses.hpp): plain host loops, same signatures and the same layout of
-// partial sums, written from the formulas. Softmax probabilities are computed once per voxel, in double.
+// Naive references of the losses (Losses.hpp): plain host loops, same signatures and the same
+// layout of partial sums, written from the formulas. Softmax probabilities are computed once per
+// voxel, in double.
 
 #include <cmath>
 #include <vector>
@@ -14,21 +15,26 @@ namespace detail {
 
 // softmax over the classes of voxel (n, d, h, w).
 template <class Cells>
-std::vector<double> softmaxAt(const Cells& x, index_t classes, index_t n, index_t d, index_t h, index_t w) {
+std::vector<double> softmaxAt(const Cells& x, index_t classes, index_t n, index_t d, index_t h,
+                              index_t w) {
   std::vector<double> p(static_cast<std::size_t>(classes));
   double m = -INFINITY;
-  for (index_t c = 0; c < classes; ++c) m = std::max(m, double(x(n, c, d, h, w)));
+  for (index_t c = 0; c < classes; ++c)
+    m = std::max(m, double(x(n, c, d, h, w)));
   double s = 0.0;
-  for (index_t c = 0; c < classes; ++c) s += p[std::size_t(c)] = std::exp(double(x(n, c, d, h, w)) - m);
-  for (double& v : p) v /= s;
+  for (index_t c = 0; c < classes; ++c)
+    s += p[std::size_t(c)] = std::exp(double(x(n, c, d, h, w)) - m);
+  for (double& v : p)
+    v /= s;
   return p;
 }
 
 }  // namespace detail
 
 template <class ExecSpace, class T>
-void mseLossSums(const ExecSpace&, const Tensor<T, ExecSpace>& pred, const Tensor<T, ExecSpace>& target,
-                 const Vector<double, ExecSpace>& sums, const Box& box, bool accumulate = false) {
+void mseLossSums(const ExecSpace&, const Tensor<T, ExecSpace>& pred,
+                 const Tensor<T, ExecSpace>& target, const Vector<double, ExecSpace>& sums,
+                 const Box& box, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   const auto pc = impl::readCells(pred);
   const auto tc = impl::readCells(target);
@@ -41,8 +47,9 @@ void mseLossSums(const ExecSpace&, const Tensor<T, ExecSpace>& pred, const Tenso
 }
 
 template <class ExecSpace, class T>
-void mseLossBackward(const ExecSpace&, const Tensor<T, ExecSpace>& pred, const Tensor<T, ExecSpace>& target,
-                     double count, const Tensor<T, ExecSpace>& dpred, const Box& box) {
+void mseLossBackward(const ExecSpace&, const Tensor<T, ExecSpace>& pred,
+                     const Tensor<T, ExecSpace>& target, double count,
+                     const Tensor<T, ExecSpace>& dpred, const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const auto pc = impl::readCells(pred);
   const auto tc = impl::readCells(target);
@@ -70,13 +77,15 @@ void mseLossBackward(const ExecSpace&, const impl::NonDeduced<Vector<const T, Ex
                      const impl::NonDeduced<Vector<const T, ExecSpace>>& target, double count,
                      const Vector<T, ExecSpace>& dpred) {
   detail::requireHostMemory<ExecSpace>();
-  for (std::size_t k = 0; k < dpred.extent(0); ++k) dpred(k) = T(2.0 / count) * (pred(k) - target(k));
+  for (std::size_t k = 0; k < dpred.extent(0); ++k)
+    dpred(k) = T(2.0 / count) * (pred(k) - target(k));
 }
 
 template <class ExecSpace, class T, class L>
 void softmaxCrossEntropySums(const ExecSpace&, const Tensor<T, ExecSpace>& logits,
-                             const Tensor<L, ExecSpace>& labels, const Vector<double, ExecSpace>& sums,
-                             const Box& box, bool accumulate = false) {
+                             const Tensor<L, ExecSpace>& labels,
+                             const Vector<double, ExecSpace>& sums, const Box& box,
+                             bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   const index_t classes = logits.block().channels();
   const auto xc = impl::readCells(logits);
@@ -114,12 +123,14 @@ void softmaxCrossEntropyBackward(const ExecSpace&, const Tensor<T, ExecSpace>& l
 }
 
 template <class ExecSpace, class T, class L>
-void softDiceSums(const ExecSpace&, const Tensor<T, ExecSpace>& logits, const Tensor<L, ExecSpace>& labels,
-                  const Vector<double, ExecSpace>& sums, const Box& box, bool accumulate = false) {
+void softDiceSums(const ExecSpace&, const Tensor<T, ExecSpace>& logits,
+                  const Tensor<L, ExecSpace>& labels, const Vector<double, ExecSpace>& sums,
+                  const Box& box, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   const index_t classes = logits.block().channels();
   if (!accumulate)
-    for (index_t k = 0; k < softDiceSumsSize(classes); ++k) sums(k) = 0.0;
+    for (index_t k = 0; k < softDiceSumsSize(classes); ++k)
+      sums(k) = 0.0;
   const auto xc = impl::readCells(logits);
   const auto lc = impl::readCells(labels);
   detail::forEachCell(labels, box, [&](index_t n, index_t, index_t d, index_t h, index_t w) {

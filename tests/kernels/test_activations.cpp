@@ -1,5 +1,5 @@
-// ReLU and LeakyReLU against the naive references over a shape sweep; finite-difference gradients in double;
-// sub-boxes bit-identical to the whole box; in-place use; shape errors.
+// ReLU and LeakyReLU against the naive references over a shape sweep; finite-difference gradients
+// in double; sub-boxes bit-identical to the whole box; in-place use; shape errors.
 #include <gtest/gtest.h>
 
 #include "kernels/Activations.hpp"
@@ -31,8 +31,12 @@ void checkAgainstReference() {
     }
 }
 
-TEST(LeakyRelu, MatchesReferenceFloat) { checkAgainstReference<float>(); }
-TEST(LeakyRelu, MatchesReferenceDouble) { checkAgainstReference<double>(); }
+TEST(LeakyRelu, MatchesReferenceFloat) {
+  checkAgainstReference<float>();
+}
+TEST(LeakyRelu, MatchesReferenceDouble) {
+  checkAgainstReference<double>();
+}
 
 TEST(LeakyRelu, ReluIsSlopeZero) {
   const TensorBlock block = TensorBlock::whole({2, 2, 3, 3, 3});
@@ -41,7 +45,8 @@ TEST(LeakyRelu, ReluIsSlopeZero) {
   DeviceTensor<float> y("y", block), dx("dx", block);
   kernels::reluForward(Exec(), x, y, block.owned());
   kernels::reluBackward(Exec(), x, dy, dx, block.owned());
-  const auto xs = values(x.view()), ys = values(y.view()), dys = values(dy.view()), dxs = values(dx.view());
+  const auto xs = values(x.view()), ys = values(y.view()), dys = values(dy.view()),
+             dxs = values(dx.view());
   for (std::size_t i = 0; i < xs.size(); ++i) {
     EXPECT_EQ(ys[i], xs[i] > 0 ? xs[i] : 0.0);
     EXPECT_EQ(dxs[i], xs[i] > 0 ? dys[i] : 0.0);
@@ -63,7 +68,8 @@ TEST(LeakyRelu, GradientMatchesFiniteDifferences) {
       };
       DeviceTensor<double> dx("dx", block);
       kernels::leakyReluBackward(Exec(), toDevice(x), toDevice(r), slope, dx, block.owned());
-      EXPECT_LT(maxRelError(ownedValues(toHost(dx)), numericGradient(x, loss)), 1e-8) << "slope " << slope;
+      EXPECT_LT(maxRelError(ownedValues(toHost(dx)), numericGradient(x, loss)), 1e-8)
+          << "slope " << slope;
     }
 }
 
@@ -71,7 +77,8 @@ TEST(LeakyRelu, SubBoxesEqualWholeBoxAndInPlaceWorks) {
   const TensorBlock block = TensorBlock::whole({2, 3, 6, 5, 7}, HaloWidths{{1, 0, 2}, {0, 1, 1}});
   const auto x = toDevice(hostRandom<float>("x", block, 9));
   const auto dy = toDevice(hostRandom<float>("dy", block, 10));
-  DeviceTensor<float> y_whole("y", block), y_pieces("y", block), dx_whole("dx", block), dx_pieces("dx", block);
+  DeviceTensor<float> y_whole("y", block), y_pieces("y", block), dx_whole("dx", block),
+      dx_pieces("dx", block);
   kernels::leakyReluForward(Exec(), x, 0.01, y_whole, block.owned());
   kernels::leakyReluBackward(Exec(), x, dy, 0.01, dx_whole, block.owned());
   for (const Box& piece : interiorAndSlabs(block.owned(), 1)) {
@@ -90,15 +97,18 @@ TEST(LeakyRelu, SubBoxesEqualWholeBoxAndInPlaceWorks) {
 
 TEST(LeakyRelu, ShapeErrorsNameTheValues) {
   const auto x = toDevice(hostRandom<float>("x", TensorBlock::whole({2, 2, 3, 4, 5}), 1));
-  DeviceTensor<float> y_samples("y", TensorBlock({2, 2, 3, 4, 5}, 0, 1, Box::fromExtents({3, 4, 5}), {}));
-  std::string m = errorMessage<ShapeError>(
-      [&] { kernels::leakyReluForward(Exec(), x, 0.01, y_samples, Box::fromExtents({3, 4, 5})); });
+  DeviceTensor<float> y_samples(
+      "y", TensorBlock({2, 2, 3, 4, 5}, 0, 1, Box::fromExtents({3, 4, 5}), {}));
+  std::string m = errorMessage<ShapeError>([&] {
+    kernels::leakyReluForward(Exec(), x, 0.01, y_samples, Box::fromExtents({3, 4, 5}));
+  });
   EXPECT_NE(m.find("sample mismatch"), std::string::npos) << m;
   EXPECT_NE(m.find("samples [0, 1)"), std::string::npos) << m;
   EXPECT_NE(m.find("samples [0, 2)"), std::string::npos) << m;
   DeviceTensor<float> y("y", TensorBlock::whole({2, 2, 3, 4, 5}));
-  m = errorMessage<ShapeError>(
-      [&] { kernels::leakyReluBackward(Exec(), x, y, 0.01, y, Box({0, 0, 0}, {4, 4, 5})); });
+  m = errorMessage<ShapeError>([&] {
+    kernels::leakyReluBackward(Exec(), x, y, 0.01, y, Box({0, 0, 0}, {4, 4, 5}));
+  });
   EXPECT_NE(m.find("leakyReluBackward"), std::string::npos) << m;
   EXPECT_NE(m.find("[0:4, 0:4, 0:5)"), std::string::npos) << m;
 }

@@ -29,8 +29,12 @@ void checkCases(double tolerance) {
   }
 }
 
-TEST(LeakyReluPytorch, Float32) { checkCases<float>(1e-4); }
-TEST(LeakyReluPytorch, Float64) { checkCases<double>(1e-12); }
+TEST(LeakyReluPytorch, Float32) {
+  checkCases<float>(1e-4);
+}
+TEST(LeakyReluPytorch, Float64) {
+  checkCases<double>(1e-12);
+}
 
 }  // namespace
 }  // namespace halo3d::testing

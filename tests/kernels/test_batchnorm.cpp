@@ -1,6 +1,7 @@
-// Batch norm: every part against the naive reference over a shape sweep; the training-mode gradient (through
-// the batch statistics) against central differences in double; the partial sums of a 2x2x2 split add up to
-// the whole volume's; sub-boxes are bit-identical to the whole box; running statistics; shape errors.
+// Batch norm: every part against the naive reference over a shape sweep; the training-mode gradient
+// (through the batch statistics) against central differences in double; the partial sums of a 2x2x2
+// split add up to the whole volume's; sub-boxes are bit-identical to the whole box; running
+// statistics; shape errors.
 #include <gtest/gtest.h>
 
 #include "kernels/BatchNorm.hpp"
@@ -13,7 +14,8 @@ namespace {
 namespace ref = kernels::reference;
 constexpr double kEps = 1e-5;
 
-// A batch-norm problem on one block: x, dy, gamma, beta; global statistics computed through the kernels.
+// A batch-norm problem on one block: x, dy, gamma, beta; global statistics computed through the
+// kernels.
 template <class T>
 struct Problem {
   TensorBlock block;
@@ -38,7 +40,8 @@ void checkAgainstReference(double tolerance) {
     const Box box = p.block.owned();
     const auto x = toDevice(p.x), dy = toDevice(p.dy);
     const auto gamma = makeVector<T>("gamma", p.gamma), beta = makeVector<T>("beta", p.beta);
-    const auto gamma_h = makeVector<T, HostExec>("gamma", p.gamma), beta_h = makeVector<T, HostExec>("beta", p.beta);
+    const auto gamma_h = makeVector<T, HostExec>("gamma", p.gamma),
+               beta_h = makeVector<T, HostExec>("beta", p.beta);
 
     DeviceVector<double> stats("stats", kernels::batchNormStatsSize(c));
     HostVector<double> stats_h("stats", kernels::batchNormStatsSize(c));
@@ -68,7 +71,8 @@ void checkAgainstReference(double tolerance) {
     DeviceTensor<T> dx("dx", p.block);
     HostTensor<T> dx_h("dx", p.block);
     kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, p.count(), dx, box);
-    ref::batchNormBackward(HostExec(), p.x, p.dy, mean_h, var_h, gamma_h, kEps, sums_h, p.count(), dx_h, box);
+    ref::batchNormBackward(HostExec(), p.x, p.dy, mean_h, var_h, gamma_h, kEps, sums_h, p.count(),
+                           dx_h, box);
     EXPECT_LT(maxRelError(toHost(dx), dx_h, box), 10 * tolerance);
 
     DeviceVector<T> dgamma("dgamma", c), dbeta("dbeta", c);
@@ -80,14 +84,19 @@ void checkAgainstReference(double tolerance) {
   }
 }
 
-TEST(BatchNorm, MatchesReferenceFloat) { checkAgainstReference<float>(2e-6); }
-TEST(BatchNorm, MatchesReferenceDouble) { checkAgainstReference<double>(1e-12); }
+TEST(BatchNorm, MatchesReferenceFloat) {
+  checkAgainstReference<float>(2e-6);
+}
+TEST(BatchNorm, MatchesReferenceDouble) {
+  checkAgainstReference<double>(1e-12);
+}
 
-// y(x, gamma, beta) with batch statistics; <r, y> differentiated by central differences in double. The
-// loss runs the naive reference (checked against the kernels above), so the finite differences cost no
-// kernel launches.
+// y(x, gamma, beta) with batch statistics; <r, y> differentiated by central differences in double.
+// The loss runs the naive reference (checked against the kernels above), so the finite differences
+// cost no kernel launches.
 TEST(BatchNorm, TrainingGradientMatchesFiniteDifferences) {
-  for (const Shape5& shape : {Shape5{2, 3, 1, 3, 5}, Shape5{1, 2, 3, 3, 3}, Shape5{3, 1, 2, 1, 1}}) {
+  for (const Shape5& shape :
+       {Shape5{2, 3, 1, 3, 5}, Shape5{1, 2, 3, 3, 3}, Shape5{3, 1, 2, 1, 1}}) {
     const Problem<double> p({shape, HaloWidths::uniform(1)}, 11);
     const index_t c = p.channels();
     const Box box = p.block.owned();
@@ -103,14 +112,15 @@ TEST(BatchNorm, TrainingGradientMatchesFiniteDifferences) {
       return dot(y, r);
     };
     const auto x = toDevice(p.x);
-    DeviceVector<double> stats("stats", kernels::batchNormStatsSize(c)), mean("mean", c), var("var", c);
+    DeviceVector<double> stats("stats", kernels::batchNormStatsSize(c)), mean("mean", c),
+        var("var", c);
     kernels::batchNormStatistics(Exec(), x, stats, box);
     kernels::batchNormMoments(Exec(), stats, mean, var);
     DeviceVector<double> sums("sums", kernels::batchNormBackwardSumsSize(c));
     kernels::batchNormBackwardSums(Exec(), x, toDevice(r), mean, var, kEps, sums, box);
     DeviceTensor<double> dx("dx", p.block);
-    kernels::batchNormBackward(Exec(), x, toDevice(r), mean, var, makeVector<double>("g", p.gamma), kEps, sums,
-                               p.count(), dx, box);
+    kernels::batchNormBackward(Exec(), x, toDevice(r), mean, var, makeVector<double>("g", p.gamma),
+                               kEps, sums, p.count(), dx, box);
     DeviceVector<double> dgamma("dgamma", c), dbeta("dbeta", c);
     kernels::batchNormParameterGradients(Exec(), sums, dgamma, dbeta);
     EXPECT_LT(maxRelError(ownedValues(toHost(dx)), numericGradient(p.x, loss)), 1e-6) << shape[0];
@@ -119,8 +129,9 @@ TEST(BatchNorm, TrainingGradientMatchesFiniteDifferences) {
   }
 }
 
-// Statistics and backward sums of the 8 blocks of a 1x2x2x2 grid (uneven extents) add up to the whole
-// volume's; normalising each block with the summed statistics gives the whole volume's y and dx.
+// Statistics and backward sums of the 8 blocks of a 1x2x2x2 grid (uneven extents) add up to the
+// whole volume's; normalising each block with the summed statistics gives the whole volume's y and
+// dx.
 TEST(BatchNorm, PartialsOfASplitSumToTheWhole) {
   const Shape5 shape{2, 3, 5, 7, 3};
   const index_t c = shape[1];
@@ -129,7 +140,8 @@ TEST(BatchNorm, PartialsOfASplitSumToTheWhole) {
   const auto beta = makeVector<double>("beta", hashValues(std::size_t(c), 6));
   const auto x = toDevice(hostRandom<double>("x", whole, 3, -1.0, 2.0));
   const auto dy = toDevice(hostRandom<double>("dy", whole, 4));
-  DeviceVector<double> stats("stats", 2 * c + 1), mean("mean", c), var("var", c), sums("sums", 2 * c);
+  DeviceVector<double> stats("stats", 2 * c + 1), mean("mean", c), var("var", c),
+      sums("sums", 2 * c);
   kernels::batchNormStatistics(Exec(), x, stats, whole.owned());
   kernels::batchNormMoments(Exec(), stats, mean, var);
   kernels::batchNormBackwardSums(Exec(), x, dy, mean, var, kEps, sums, whole.owned());
@@ -138,7 +150,8 @@ TEST(BatchNorm, PartialsOfASplitSumToTheWhole) {
   kernels::batchNormForward(Exec(), x, mean, var, gamma, beta, kEps, y, whole.owned());
   kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, count, dx, whole.owned());
 
-  const std::vector<TensorBlock> blocks = gridBlocks(shape, GridShape(1, 2, 2, 2), HaloWidths::uniform(1));
+  const std::vector<TensorBlock> blocks =
+      gridBlocks(shape, GridShape(1, 2, 2, 2), HaloWidths::uniform(1));
   DeviceVector<double> split_stats("split_stats", 2 * c + 1), split_sums("split_sums", 2 * c);
   std::vector<DeviceTensor<double>> xs, dys;
   for (const TensorBlock& b : blocks) {
@@ -155,9 +168,10 @@ TEST(BatchNorm, PartialsOfASplitSumToTheWhole) {
   EXPECT_LT(maxRelError(values(split_sums), values(sums)), 1e-12);
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     DeviceTensor<double> yb("y", blocks[k]), dxb("dx", blocks[k]);
-    kernels::batchNormForward(Exec(), xs[k], split_mean, split_var, gamma, beta, kEps, yb, blocks[k].owned());
-    kernels::batchNormBackward(Exec(), xs[k], dys[k], split_mean, split_var, gamma, kEps, split_sums, count, dxb,
-                               blocks[k].owned());
+    kernels::batchNormForward(Exec(), xs[k], split_mean, split_var, gamma, beta, kEps, yb,
+                              blocks[k].owned());
+    kernels::batchNormBackward(Exec(), xs[k], dys[k], split_mean, split_var, gamma, kEps,
+                               split_sums, count, dxb, blocks[k].owned());
     EXPECT_LT(maxRelError(toHost(yb), toHost(y), blocks[k].owned()), 1e-13) << "block " << k;
     EXPECT_LT(maxRelError(toHost(dxb), toHost(dx), blocks[k].owned()), 1e-11) << "block " << k;
   }
@@ -171,9 +185,11 @@ TEST(BatchNorm, SubBoxesEqualWholeBox) {
   const auto mean = makeVector<float>("mean", hashValues(std::size_t(c), 22));
   const auto var = makeVector<float>("var", hashValues(std::size_t(c), 23, 0.5, 2.0));
   const auto sums = makeVector<double>("sums", hashValues(std::size_t(2 * c), 24));
-  DeviceTensor<float> y_whole("y", p.block), y_pieces("y", p.block), dx_whole("dx", p.block), dx_pieces("dx", p.block);
+  DeviceTensor<float> y_whole("y", p.block), y_pieces("y", p.block), dx_whole("dx", p.block),
+      dx_pieces("dx", p.block);
   kernels::batchNormForward(Exec(), x, mean, var, gamma, beta, kEps, y_whole, p.block.owned());
-  kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, 17.0, dx_whole, p.block.owned());
+  kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, 17.0, dx_whole,
+                             p.block.owned());
   for (const Box& piece : interiorAndSlabs(p.block.owned(), 1)) {
     kernels::batchNormForward(Exec(), x, mean, var, gamma, beta, kEps, y_pieces, piece);
     kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, 17.0, dx_pieces, piece);
@@ -193,8 +209,9 @@ TEST(BatchNorm, RunningStatisticsUseTheUnbiasedVariance) {
   EXPECT_DOUBLE_EQ(rm[1], -0.2);
   EXPECT_DOUBLE_EQ(rv[0], 0.9 + 0.1 * 4.0 * 10.0 / 9.0);
   EXPECT_DOUBLE_EQ(rv[1], 0.9 + 0.1 * 0.5 * 10.0 / 9.0);
-  const std::string m = errorMessage<ShapeError>(
-      [&] { kernels::batchNormUpdateRunningStats(Exec(), mean, var, 1.0, 0.1, running_mean, running_var); });
+  const std::string m = errorMessage<ShapeError>([&] {
+    kernels::batchNormUpdateRunningStats(Exec(), mean, var, 1.0, 0.1, running_mean, running_var);
+  });
   EXPECT_NE(m.find("got count 1"), std::string::npos) << m;
 }
 
@@ -202,7 +219,8 @@ TEST(BatchNorm, ShapeErrorsNameTheValues) {
   const Problem<float> p(ShapeCase{{2, 3, 4, 4, 4}, {}});
   const auto x = toDevice(p.x);
   DeviceVector<double> short_stats("stats", 6);
-  std::string m = errorMessage<ShapeError>([&] { kernels::batchNormStatistics(Exec(), x, short_stats, p.block.owned()); });
+  std::string m = errorMessage<ShapeError>(
+      [&] { kernels::batchNormStatistics(Exec(), x, short_stats, p.block.owned()); });
   EXPECT_NE(m.find("'stats' has extent 6"), std::string::npos) << m;
   EXPECT_NE(m.find("is 7"), std::string::npos) << m;
   const auto ok = makeVector<float>("ok", {1, 1, 1});
@@ -213,8 +231,9 @@ TEST(BatchNorm, ShapeErrorsNameTheValues) {
   EXPECT_NE(m.find("'gamma' has extent 2"), std::string::npos) << m;
   EXPECT_NE(m.find("channel count is 3"), std::string::npos) << m;
   DeviceTensor<float> y_other("y_other", TensorBlock::whole({2, 3, 4, 4, 5}));
-  m = errorMessage<ShapeError>(
-      [&] { kernels::batchNormForward(Exec(), x, ok, ok, ok, ok, kEps, y_other, p.block.owned()); });
+  m = errorMessage<ShapeError>([&] {
+    kernels::batchNormForward(Exec(), x, ok, ok, ok, ok, kEps, y_other, p.block.owned());
+  });
   EXPECT_NE(m.find("(2, 3, 4, 4, 5)"), std::string::npos) << m;
 }
 

@@ -1,6 +1,6 @@
-// Batch norm in training mode against PyTorch (ops.h5, batchnorm3d/*): y, dx, dgamma, dbeta and the running
-// statistics after one step from PyTorch's initial 0 and 1, in fp32 and fp64. Error measure per tensor:
-// max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10 in fp64.
+// Batch norm in training mode against PyTorch (ops.h5, batchnorm3d/*): y, dx, dgamma, dbeta and the
+// running statistics after one step from PyTorch's initial 0 and 1, in fp32 and fp64. Error measure
+// per tensor: max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10 in fp64.
 #include <gtest/gtest.h>
 
 #include "kernels/BatchNorm.hpp"
@@ -17,7 +17,8 @@ void checkCases(double tolerance) {
   for (const std::string& name : cases) {
     const std::string g = "batchnorm3d/" + name;
     const nlohmann::json params = paramsOf(file, g);
-    const double eps = params.at("eps").get<double>(), momentum = params.at("momentum").get<double>();
+    const double eps = params.at("eps").get<double>(),
+                 momentum = params.at("momentum").get<double>();
     const auto x_h = tensorOf<T>("x", file.read(g + "/x"));
     const auto dy_h = tensorOf<T>("dy", file.read(g + "/dy"));
     const TensorBlock& block = x_h.block();
@@ -36,7 +37,8 @@ void checkCases(double tolerance) {
     kernels::batchNormForward(Exec(), x, mean, var, gamma, beta, eps, y, box);
     auto running_mean = makeVector<T>("running_mean", std::vector<double>(std::size_t(c), 0.0));
     auto running_var = makeVector<T>("running_var", std::vector<double>(std::size_t(c), 1.0));
-    kernels::batchNormUpdateRunningStats(Exec(), mean, var, count, momentum, running_mean, running_var);
+    kernels::batchNormUpdateRunningStats(Exec(), mean, var, count, momentum, running_mean,
+                                         running_var);
 
     DeviceVector<double> sums("sums", kernels::batchNormBackwardSumsSize(c));
     kernels::batchNormBackwardSums(Exec(), x, dy, mean, var, eps, sums, box);
@@ -45,17 +47,26 @@ void checkCases(double tolerance) {
     DeviceVector<T> dgamma("dgamma", c), dbeta("dbeta", c);
     kernels::batchNormParameterGradients(Exec(), sums, dgamma, dbeta);
 
-    EXPECT_LE(maxRelError(toHost(y), tensorOf<double>("y_ref", file.read(g + "/y")), box), tolerance) << g;
-    EXPECT_LE(maxRelError(toHost(dx), tensorOf<double>("dx_ref", file.read(g + "/dx")), box), tolerance) << g;
+    EXPECT_LE(maxRelError(toHost(y), tensorOf<double>("y_ref", file.read(g + "/y")), box),
+              tolerance)
+        << g;
+    EXPECT_LE(maxRelError(toHost(dx), tensorOf<double>("dx_ref", file.read(g + "/dx")), box),
+              tolerance)
+        << g;
     EXPECT_LE(maxRelError(values(dgamma), file.read(g + "/dgamma").data), tolerance) << g;
     EXPECT_LE(maxRelError(values(dbeta), file.read(g + "/dbeta").data), tolerance) << g;
-    EXPECT_LE(maxRelError(values(running_mean), file.read(g + "/running_mean").data), tolerance) << g;
+    EXPECT_LE(maxRelError(values(running_mean), file.read(g + "/running_mean").data), tolerance)
+        << g;
     EXPECT_LE(maxRelError(values(running_var), file.read(g + "/running_var").data), tolerance) << g;
   }
 }
 
-TEST(BatchNormPytorch, Float32) { checkCases<float>(1e-4); }
-TEST(BatchNormPytorch, Float64) { checkCases<double>(1e-10); }
+TEST(BatchNormPytorch, Float32) {
+  checkCases<float>(1e-4);
+}
+TEST(BatchNormPytorch, Float64) {
+  checkCases<double>(1e-10);
+}
 
 }  // namespace
 }  // namespace halo3d::testing

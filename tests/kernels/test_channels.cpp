@@ -1,6 +1,6 @@
 // Channel concatenation and slicing against the naive references over a shape sweep; slicing undoes
-// concatenation; the gradient of a concatenation is the slices of dy (central differences in double);
-// sub-boxes are bit-identical; shape errors.
+// concatenation; the gradient of a concatenation is the slices of dy (central differences in
+// double); sub-boxes are bit-identical; shape errors.
 #include <gtest/gtest.h>
 
 #include "kernels/Channels.hpp"
@@ -25,7 +25,8 @@ void checkAgainstReference() {
       // a and b with different ghost widths from y: only the cells matter.
       const TensorBlock ba = TensorBlock::whole(sc.shape, sc.halo);
       const TensorBlock bb = TensorBlock::whole(withChannels(sc.shape, cb));
-      const TensorBlock by = TensorBlock::whole(withChannels(sc.shape, ca + cb), HaloWidths::uniform(1));
+      const TensorBlock by =
+          TensorBlock::whole(withChannels(sc.shape, ca + cb), HaloWidths::uniform(1));
       const auto a = hostRandom<T>("a", ba, 1), b = hostRandom<T>("b", bb, 2);
       auto y_h = hostRandom<T>("y", by, 3);
       const auto y = toDevice(y_h);
@@ -50,13 +51,18 @@ void checkAgainstReference() {
     }
 }
 
-TEST(Channels, MatchReferenceFloat) { checkAgainstReference<float>(); }
-TEST(Channels, MatchReferenceDouble) { checkAgainstReference<double>(); }
+TEST(Channels, MatchReferenceFloat) {
+  checkAgainstReference<float>();
+}
+TEST(Channels, MatchReferenceDouble) {
+  checkAgainstReference<double>();
+}
 
 // d<r, concat(a, b)>/da = slice(r, 0), d/db = slice(r, Ca), by central differences.
 TEST(Channels, ConcatGradientIsTheSlicesOfDy) {
   for (const Shape5& shape : {Shape5{1, 1, 1, 1, 1}, Shape5{2, 2, 3, 1, 5}}) {
-    const TensorBlock ba = TensorBlock::whole(shape), bb = TensorBlock::whole(withChannels(shape, 3));
+    const TensorBlock ba = TensorBlock::whole(shape),
+                      bb = TensorBlock::whole(withChannels(shape, 3));
     const TensorBlock by = TensorBlock::whole(withChannels(shape, shape[1] + 3));
     const auto a = hostRandom<double>("a", ba, 5), b = hostRandom<double>("b", bb, 6);
     const auto r = hostRandom<double>("r", by, 7);
@@ -76,11 +82,14 @@ TEST(Channels, ConcatGradientIsTheSlicesOfDy) {
 TEST(Channels, SubBoxesEqualWholeBox) {
   const Shape5 shape{2, 2, 5, 6, 7};
   const TensorBlock ba = TensorBlock::whole(shape, HaloWidths::uniform(1));
-  const TensorBlock by = TensorBlock::whole(withChannels(shape, 4), HaloWidths{{0, 1, 0}, {2, 0, 1}});
-  const auto a = toDevice(hostRandom<float>("a", ba, 8)), b = toDevice(hostRandom<float>("b", ba, 9));
+  const TensorBlock by =
+      TensorBlock::whole(withChannels(shape, 4), HaloWidths{{0, 1, 0}, {2, 0, 1}});
+  const auto a = toDevice(hostRandom<float>("a", ba, 8)),
+             b = toDevice(hostRandom<float>("b", ba, 9));
   DeviceTensor<float> whole("y", by), pieces("y", by);
   kernels::concatChannels(Exec(), a, b, whole, by.owned());
-  for (const Box& piece : interiorAndSlabs(by.owned(), 2)) kernels::concatChannels(Exec(), a, b, pieces, piece);
+  for (const Box& piece : interiorAndSlabs(by.owned(), 2))
+    kernels::concatChannels(Exec(), a, b, pieces, piece);
   EXPECT_TRUE(identical(toHost(pieces), toHost(whole)));
 }
 

@@ -1,5 +1,5 @@
-// Dense layers against the naive references over a size sweep (extents of 1, odd sizes, no bias); gradients
-// against central differences in double; accumulation; shape errors.
+// Dense layers against the naive references over a size sweep (extents of 1, odd sizes, no bias);
+// gradients against central differences in double; accumulation; shape errors.
 #include <gtest/gtest.h>
 
 #include "kernels/Dense.hpp"
@@ -15,13 +15,16 @@ struct DenseCase {
   index_t samples, in, out;
   bool bias;
 };
-const DenseCase kCases[] = {{1, 1, 1, true}, {3, 10, 6, true}, {4, 7, 1, false}, {1, 33, 17, true}, {5, 2, 9, false}};
+const DenseCase kCases[] = {
+    {1, 1, 1, true}, {3, 10, 6, true}, {4, 7, 1, false}, {1, 33, 17, true}, {5, 2, 9, false}};
 
 template <class T, class E = Exec>
-kernels::Matrix<T, E> matrix(const std::string& label, index_t rows, index_t cols, std::uint64_t seed) {
+kernels::Matrix<T, E> matrix(const std::string& label, index_t rows, index_t cols,
+                             std::uint64_t seed) {
   kernels::Matrix<T, E> m(label, rows, cols);
   auto h = Kokkos::create_mirror_view(m);
-  for (std::size_t k = 0; k < h.span(); ++k) h.data()[k] = T(hashUniform(seed, k));
+  for (std::size_t k = 0; k < h.span(); ++k)
+    h.data()[k] = T(hashUniform(seed, k));
   Kokkos::deep_copy(m, h);
   return m;
 }
@@ -31,12 +34,15 @@ void checkAgainstReference(double tolerance) {
   for (const DenseCase& c : kCases) {
     const auto x = matrix<T>("x", c.samples, c.in, 1), w = matrix<T>("w", c.out, c.in, 2);
     const auto dy = matrix<T>("dy", c.samples, c.out, 3);
-    const auto xh = matrix<T, HostExec>("x", c.samples, c.in, 1), wh = matrix<T, HostExec>("w", c.out, c.in, 2);
+    const auto xh = matrix<T, HostExec>("x", c.samples, c.in, 1),
+               wh = matrix<T, HostExec>("w", c.out, c.in, 2);
     const auto dyh = matrix<T, HostExec>("dy", c.samples, c.out, 3);
-    const std::vector<double> bias = c.bias ? hashValues(std::size_t(c.out), 4) : std::vector<double>();
+    const std::vector<double> bias =
+        c.bias ? hashValues(std::size_t(c.out), 4) : std::vector<double>();
     const auto b = makeVector<T>("b", bias);
     const auto bh = makeVector<T, HostExec>("b", bias);
-    kernels::Matrix<T, Exec> y("y", c.samples, c.out), dx("dx", c.samples, c.in), dw("dw", c.out, c.in);
+    kernels::Matrix<T, Exec> y("y", c.samples, c.out), dx("dx", c.samples, c.in),
+        dw("dw", c.out, c.in);
     kernels::Matrix<T, HostExec> yh("y", c.samples, c.out), dxh("dx", c.samples, c.in);
     auto dwh = matrix<T, HostExec>("dw", c.out, c.in, 5);
     auto dbh = makeVector<T, HostExec>("db", hashValues(std::size_t(c.out), 6));
@@ -50,7 +56,8 @@ void checkAgainstReference(double tolerance) {
     ref::denseBackwardData(HostExec(), dyh, wh, dxh);
     ref::denseBackwardWeights(HostExec(), xh, dyh, dwh, true);
     ref::denseBackwardBias(HostExec(), dyh, dbh, true);
-    EXPECT_LT(maxRelError(values(y), values(yh)), tolerance) << c.samples << " " << c.in << " " << c.out;
+    EXPECT_LT(maxRelError(values(y), values(yh)), tolerance)
+        << c.samples << " " << c.in << " " << c.out;
     EXPECT_LT(maxRelError(values(dx), values(dxh)), tolerance);
     EXPECT_LT(maxRelError(values(dw), values(dwh)), tolerance);
     EXPECT_LT(maxRelError(values(db), values(dbh)), tolerance);
@@ -64,21 +71,27 @@ void checkAgainstReference(double tolerance) {
   }
 }
 
-TEST(Dense, MatchesReferenceFloat) { checkAgainstReference<float>(1e-6); }
-TEST(Dense, MatchesReferenceDouble) { checkAgainstReference<double>(1e-14); }
+TEST(Dense, MatchesReferenceFloat) {
+  checkAgainstReference<float>(1e-6);
+}
+TEST(Dense, MatchesReferenceDouble) {
+  checkAgainstReference<double>(1e-14);
+}
 
 // <r, x w^T + b> differentiated by central differences (of the reference) in x, w and b.
 TEST(Dense, GradientsMatchFiniteDifferences) {
   for (const DenseCase& c : kCases) {
     if (!c.bias) continue;
-    auto xh = matrix<double, HostExec>("x", c.samples, c.in, 7), wh = matrix<double, HostExec>("w", c.out, c.in, 8);
+    auto xh = matrix<double, HostExec>("x", c.samples, c.in, 7),
+         wh = matrix<double, HostExec>("w", c.out, c.in, 8);
     auto bh = makeVector<double, HostExec>("b", hashValues(std::size_t(c.out), 9));
     const auto r = matrix<double, HostExec>("r", c.samples, c.out, 10);
     auto loss = [&] {
       kernels::Matrix<double, HostExec> y("y", c.samples, c.out);
       ref::denseForward(HostExec(), xh, wh, bh, y);
       double s = 0.0;
-      for (std::size_t k = 0; k < y.span(); ++k) s += y.data()[k] * r.data()[k];
+      for (std::size_t k = 0; k < y.span(); ++k)
+        s += y.data()[k] * r.data()[k];
       return s;
     };
     const auto dy = matrix<double>("dy", c.samples, c.out, 10);

@@ -1,5 +1,5 @@
-// Dense layers against PyTorch's Linear (ops.h5, linear/*): y, dx, dw, db in fp32 and fp64. Error measure per
-// tensor: max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10 in fp64.
+// Dense layers against PyTorch's Linear (ops.h5, linear/*): y, dx, dw, db in fp32 and fp64. Error
+// measure per tensor: max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10 in fp64.
 #include <gtest/gtest.h>
 
 #include "kernels/Dense.hpp"
@@ -16,9 +16,11 @@ void checkCases(double tolerance) {
   for (const std::string& name : cases) {
     const std::string g = "linear/" + name;
     const Array xa = file.read(g + "/x"), wa = file.read(g + "/w");
-    const auto x = matrixOf<T>("x", xa), w = matrixOf<T>("w", wa), dy = matrixOf<T>("dy", file.read(g + "/dy"));
+    const auto x = matrixOf<T>("x", xa), w = matrixOf<T>("w", wa),
+               dy = matrixOf<T>("dy", file.read(g + "/dy"));
     const auto b = makeVector<T>("b", file.read(g + "/b").data);
-    kernels::Matrix<T, Exec> y("y", xa.extent(0), wa.extent(0)), dx("dx", xa.extent(0), xa.extent(1));
+    kernels::Matrix<T, Exec> y("y", xa.extent(0), wa.extent(0)),
+        dx("dx", xa.extent(0), xa.extent(1));
     kernels::Matrix<T, Exec> dw("dw", wa.extent(0), wa.extent(1));
     DeviceVector<T> db("db", wa.extent(0));
     kernels::denseForward(Exec(), x, w, b, y);
@@ -32,8 +34,12 @@ void checkCases(double tolerance) {
   }
 }
 
-TEST(DensePytorch, Float32) { checkCases<float>(1e-4); }
-TEST(DensePytorch, Float64) { checkCases<double>(1e-10); }
+TEST(DensePytorch, Float32) {
+  checkCases<float>(1e-4);
+}
+TEST(DensePytorch, Float64) {
+  checkCases<double>(1e-10);
+}
 
 }  // namespace
 }  // namespace halo3d::testing

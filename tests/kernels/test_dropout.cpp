@@ -1,6 +1,7 @@
-// Dropout: the kernels equal the naive reference; a cell's mask is the same on the whole volume and on every
-// block of splits; the dropped fraction is p; backward applies the forward mask; the gradient with the mask
-// fixed matches central differences; sub-boxes are bit-identical; bad p and shapes throw.
+// Dropout: the kernels equal the naive reference; a cell's mask is the same on the whole volume and
+// on every block of splits; the dropped fraction is p; backward applies the forward mask; the
+// gradient with the mask fixed matches central differences; sub-boxes are bit-identical; bad p and
+// shapes throw.
 #include <gtest/gtest.h>
 
 #include "kernels/Dropout.hpp"
@@ -32,11 +33,15 @@ void checkAgainstReference() {
     }
 }
 
-TEST(Dropout, MatchesReferenceFloat) { checkAgainstReference<float>(); }
-TEST(Dropout, MatchesReferenceDouble) { checkAgainstReference<double>(); }
+TEST(Dropout, MatchesReferenceFloat) {
+  checkAgainstReference<float>();
+}
+TEST(Dropout, MatchesReferenceDouble) {
+  checkAgainstReference<double>();
+}
 
-// Dropout of ones is the mask scaled by 1/(1-p): compute it on the whole volume, then on every block of several
-// grids (samples split too), and compare cell by cell in global coordinates.
+// Dropout of ones is the mask scaled by 1/(1-p): compute it on the whole volume, then on every
+// block of several grids (samples split too), and compare cell by cell in global coordinates.
 TEST(Dropout, MaskDoesNotDependOnThePartition) {
   const Shape5 shape{2, 3, 7, 5, 6};
   const double p = 0.3;
@@ -48,7 +53,8 @@ TEST(Dropout, MaskDoesNotDependOnThePartition) {
     return toHost(y);
   };
   const HostTensor<double> full = dropOnes(whole);
-  for (const GridShape& grid : {GridShape(1, 2, 2, 2), GridShape(2, 1, 3, 1), GridShape(1, 3, 1, 4)})
+  for (const GridShape& grid :
+       {GridShape(1, 2, 2, 2), GridShape(2, 1, 3, 1), GridShape(1, 3, 1, 4)})
     for (const TensorBlock& b : gridBlocks(shape, grid, HaloWidths::uniform(1))) {
       const HostTensor<double> part = dropOnes(b);
       for (index_t n = 0; n < b.localSamples(); ++n)
@@ -57,8 +63,10 @@ TEST(Dropout, MaskDoesNotDependOnThePartition) {
             for (index_t h = b.owned().min(1); h < b.owned().max(1); ++h)
               for (index_t w = b.owned().min(2); w < b.owned().max(2); ++w) {
                 const Extents3 l = b.toLocal({d, h, w});
-                ASSERT_EQ(part.view()(n, c, l[0], l[1], l[2]), full.view()(b.sampleBegin() + n, c, d, h, w))
-                    << grid.str() << " sample " << b.sampleBegin() + n << " cell " << d << "," << h << "," << w;
+                ASSERT_EQ(part.view()(n, c, l[0], l[1], l[2]),
+                          full.view()(b.sampleBegin() + n, c, d, h, w))
+                    << grid.str() << " sample " << b.sampleBegin() + n << " cell " << d << "," << h
+                    << "," << w;
               }
     }
 }
@@ -90,9 +98,11 @@ TEST(Dropout, DropsAFractionPAndScalesTheRest) {
   EXPECT_NE(values(a.view()), values(c.view()));
 }
 
-// With the stream fixed the mask is fixed, so dropout is linear in x and its gradient is the backward pass.
+// With the stream fixed the mask is fixed, so dropout is linear in x and its gradient is the
+// backward pass.
 TEST(Dropout, GradientWithFixedMaskMatchesFiniteDifferences) {
-  for (const Shape5& shape : {Shape5{1, 1, 1, 1, 1}, Shape5{2, 3, 1, 3, 5}, Shape5{1, 2, 3, 3, 3}}) {
+  for (const Shape5& shape :
+       {Shape5{1, 1, 1, 1, 1}, Shape5{2, 3, 1, 3, 5}, Shape5{1, 2, 3, 3, 3}}) {
     const TensorBlock block = TensorBlock::whole(shape, HaloWidths::uniform(1));
     const auto x = hostRandom<double>("x", block, 5);
     const auto r = hostRandom<double>("r", block, 6);
@@ -122,13 +132,13 @@ TEST(Dropout, BadProbabilityAndShapesThrow) {
   const auto x = toDevice(hostRandom<float>("x", block, 8));
   DeviceTensor<float> y("y", block);
   for (double p : {-0.1, 1.0, 1.5}) {
-    const std::string m =
-        errorMessage<InputError>([&] { kernels::dropoutForward(Exec(), x, p, kStream, y, block.owned()); });
+    const std::string m = errorMessage<InputError>(
+        [&] { kernels::dropoutForward(Exec(), x, p, kStream, y, block.owned()); });
     EXPECT_NE(m.find(concat("drop probability ", p)), std::string::npos) << m;
   }
   DeviceTensor<float> other("other", TensorBlock::whole({1, 3, 3, 4, 5}));
-  const std::string m =
-      errorMessage<ShapeError>([&] { kernels::dropoutBackward(Exec(), x, 0.5, kStream, other, block.owned()); });
+  const std::string m = errorMessage<ShapeError>(
+      [&] { kernels::dropoutBackward(Exec(), x, 0.5, kStream, other, block.owned()); });
   EXPECT_NE(m.find("dropoutBackward"), std::string::npos) << m;
   EXPECT_NE(m.find("(1, 3, 3, 4, 5)"), std::string::npos) << m;
 }

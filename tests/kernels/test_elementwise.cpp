@@ -1,5 +1,5 @@
-// Element-wise kernels on tensors and flat Views against the naive references, over a shape sweep with
-// ghosts; sub-boxes give bit-identical results; shape errors name the values.
+// Element-wise kernels on tensors and flat Views against the naive references, over a shape sweep
+// with ghosts; sub-boxes give bit-identical results; shape errors name the values.
 #include <gtest/gtest.h>
 
 #include "kernels/Elementwise.hpp"
@@ -29,9 +29,11 @@ void run(Op op, const kernels::Tensor<T, E>& a, const kernels::Tensor<T, E>& b,
     case Op::Add:
       return reference ? ref::add(exec, a, b, y, box) : kernels::add(exec, a, b, y, box);
     case Op::Axpby:
-      return reference ? ref::axpby(exec, T(2), a, T(-0.5), y, box) : kernels::axpby(exec, T(2), a, T(-0.5), y, box);
+      return reference ? ref::axpby(exec, T(2), a, T(-0.5), y, box)
+                       : kernels::axpby(exec, T(2), a, T(-0.5), y, box);
     case Op::AxpbyZeroBeta:
-      return reference ? ref::axpby(exec, T(3), a, T(0), y, box) : kernels::axpby(exec, T(3), a, T(0), y, box);
+      return reference ? ref::axpby(exec, T(3), a, T(0), y, box)
+                       : kernels::axpby(exec, T(3), a, T(0), y, box);
   }
 }
 
@@ -47,14 +49,20 @@ void checkAgainstReference() {
       const auto dy = toDevice(y);
       run<Exec, T>(op, toDevice(a), toDevice(b), dy, box, false);
       run<HostExec, T>(op, a, b, y, box, true);
-      EXPECT_TRUE(identical(toHost(dy), y)) << "op " << int(op) << " shape " << sc.shape[0] << "x" << sc.shape[1];
+      EXPECT_TRUE(identical(toHost(dy), y))
+          << "op " << int(op) << " shape " << sc.shape[0] << "x" << sc.shape[1];
     }
 }
 
-TEST(Elementwise, TensorKernelsMatchReferenceFloat) { checkAgainstReference<float>(); }
-TEST(Elementwise, TensorKernelsMatchReferenceDouble) { checkAgainstReference<double>(); }
+TEST(Elementwise, TensorKernelsMatchReferenceFloat) {
+  checkAgainstReference<float>();
+}
+TEST(Elementwise, TensorKernelsMatchReferenceDouble) {
+  checkAgainstReference<double>();
+}
 
-// Interior + six slabs, computed separately, equal one call on the whole box bit for bit; ghosts untouched.
+// Interior + six slabs, computed separately, equal one call on the whole box bit for bit; ghosts
+// untouched.
 TEST(Elementwise, SubBoxesEqualWholeBox) {
   const TensorBlock block = TensorBlock::whole({2, 3, 5, 6, 7}, HaloWidths::uniform(1));
   for (Op op : kOps) {
@@ -63,7 +71,8 @@ TEST(Elementwise, SubBoxesEqualWholeBox) {
     const auto whole = toDevice(hostRandom<float>("y", block, 6));
     const auto pieces = toDevice(hostRandom<float>("y", block, 6));
     run<Exec, float>(op, a, b, whole, block.owned(), false);
-    for (const Box& piece : interiorAndSlabs(block.owned(), 2)) run<Exec, float>(op, a, b, pieces, piece, false);
+    for (const Box& piece : interiorAndSlabs(block.owned(), 2))
+      run<Exec, float>(op, a, b, pieces, piece, false);
     EXPECT_TRUE(identical(toHost(pieces), toHost(whole))) << "op " << int(op);
   }
 }
@@ -79,7 +88,8 @@ TEST(Elementwise, InPlaceAddAndFillOfGhosts) {
   // fill may cover the ghosts: a layer zeroes a pull-form gradient with them.
   const Box all = block.owned().grown({1, 1, 1}, {1, 1, 1});
   kernels::fill(Exec(), 0.0, da, all);
-  for (double v : values(da.view())) ASSERT_EQ(v, 0.0);
+  for (double v : values(da.view()))
+    ASSERT_EQ(v, 0.0);
 }
 
 TEST(Elementwise, ShapeErrorsNameTheValues) {
@@ -110,9 +120,12 @@ void checkFlat(std::size_t n) {
     reference_op(y_ref, makeVector<T, HostExec>("x_ref", xs));
     EXPECT_EQ(values(y), values(y_ref)) << "extent " << n;
   };
-  check([&](auto y) { kernels::fill(Exec(), T(2), y); }, [&](auto y, auto) { ref::fill(HostExec(), T(2), y); });
-  check([&](auto y) { kernels::copy(Exec(), x, y); }, [&](auto y, auto xr) { ref::copy(HostExec(), xr, y); });
-  check([&](auto y) { kernels::scale(Exec(), T(0.5), y); }, [&](auto y, auto) { ref::scale(HostExec(), T(0.5), y); });
+  check([&](auto y) { kernels::fill(Exec(), T(2), y); },
+        [&](auto y, auto) { ref::fill(HostExec(), T(2), y); });
+  check([&](auto y) { kernels::copy(Exec(), x, y); },
+        [&](auto y, auto xr) { ref::copy(HostExec(), xr, y); });
+  check([&](auto y) { kernels::scale(Exec(), T(0.5), y); },
+        [&](auto y, auto) { ref::scale(HostExec(), T(0.5), y); });
   check([&](auto y) { kernels::axpy(Exec(), T(-2), x, y); },
         [&](auto y, auto xr) { ref::axpy(HostExec(), T(-2), xr, y); });
   check([&](auto y) { kernels::axpby(Exec(), T(3), x, T(0.25), y); },
@@ -120,12 +133,14 @@ void checkFlat(std::size_t n) {
   const auto out = makeVector<double>("out", {5.0});
   kernels::sumOfSquares(Exec(), x, out, true);
   double expected = 5.0;
-  for (double v : values(x)) expected += v * v;
+  for (double v : values(x))
+    expected += v * v;
   EXPECT_NEAR(values(out)[0], expected, 1e-12 * expected) << "extent " << n;
 }
 
 TEST(Elementwise, FlatKernelsMatchReference) {
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(1023), std::size_t(5000)}) {
+  for (std::size_t n :
+       {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(1023), std::size_t(5000)}) {
     checkFlat<float>(n);
     checkFlat<double>(n);
   }

@@ -1,9 +1,10 @@
 #pragma once
-// Helpers shared by the tests of the element-wise, batch-norm, dropout, loss, dense and channel kernels.
+// Helpers shared by the tests of the element-wise, batch-norm, dropout, loss, dense and channel
+// kernels.
 //
-// Kernels run on DefaultExecutionSpace tensors; the naive references on host copies (HostTensor), so the tests
-// also hold where the two memory spaces differ. A cell's test value is a hash of its GLOBAL coordinates, so
-// every block of a split sees the same values as the whole volume.
+// Kernels run on DefaultExecutionSpace tensors; the naive references on host copies (HostTensor),
+// so the tests also hold where the two memory spaces differ. A cell's test value is a hash of its
+// GLOBAL coordinates, so every block of a split sees the same values as the whole volume.
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
@@ -32,8 +33,10 @@ using DeviceVector = kernels::Vector<T, Exec>;
 template <class T>
 using HostVector = kernels::Vector<T, HostExec>;
 
-// Uniform in [lo, hi) from a splitmix64 hash of (seed, key): independent of the generator under test.
-inline double hashUniform(std::uint64_t seed, std::uint64_t key, double lo = -1.0, double hi = 1.0) {
+// Uniform in [lo, hi) from a splitmix64 hash of (seed, key): independent of the generator under
+// test.
+inline double hashUniform(std::uint64_t seed, std::uint64_t key, double lo = -1.0,
+                          double hi = 1.0) {
   std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + key + 0x632BE59BD9B4E019ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -42,11 +45,13 @@ inline double hashUniform(std::uint64_t seed, std::uint64_t key, double lo = -1.
 }
 
 // C-order linear index of global cell (n, c, d, h, w) of a tensor of global shape s.
-inline std::uint64_t globalIndex(const Shape5& s, index_t n, index_t c, index_t d, index_t h, index_t w) {
+inline std::uint64_t globalIndex(const Shape5& s, index_t n, index_t c, index_t d, index_t h,
+                                 index_t w) {
   return std::uint64_t((((n * s[1] + c) * s[2] + d) * s[3] + h) * s[4] + w);
 }
 
-// f(n_local, c, d, h, w, n_global, local d, h, w) for every allocated cell of t inside the global volume.
+// f(n_local, c, d, h, w, n_global, local d, h, w) for every allocated cell of t inside the global
+// volume.
 template <class Tensor, class F>
 void forEachAllocatedCell(const Tensor& t, const F& f) {
   const TensorBlock& b = t.block();
@@ -62,31 +67,33 @@ void forEachAllocatedCell(const Tensor& t, const F& f) {
           }
 }
 
-// A host tensor of `block` whose cells inside the volume (ghosts too) hold hashUniform(seed, global index).
+// A host tensor of `block` whose cells inside the volume (ghosts too) hold hashUniform(seed, global
+// index).
 template <class T>
 HostTensor<T> hostRandom(const std::string& label, const TensorBlock& block, std::uint64_t seed,
                          double lo = -1.0, double hi = 1.0) {
   HostTensor<T> t(label, block);
   const auto v = t.view();
   const Shape5& s = block.globalShape();
-  forEachAllocatedCell(t, [&](index_t n, index_t c, index_t d, index_t h, index_t w, index_t gn,
-                              const Extents3& l) {
-    v(n, c, l[0], l[1], l[2]) = T(hashUniform(seed, globalIndex(s, gn, c, d, h, w), lo, hi));
-  });
+  forEachAllocatedCell(
+      t, [&](index_t n, index_t c, index_t d, index_t h, index_t w, index_t gn, const Extents3& l) {
+        v(n, c, l[0], l[1], l[2]) = T(hashUniform(seed, globalIndex(s, gn, c, d, h, w), lo, hi));
+      });
   return t;
 }
 
 // Integer labels in [lo, hi) hashed from global coordinates, as hostRandom.
 template <class L>
-HostTensor<L> hostLabels(const std::string& label, const TensorBlock& block, std::uint64_t seed, L lo, L hi) {
+HostTensor<L> hostLabels(const std::string& label, const TensorBlock& block, std::uint64_t seed,
+                         L lo, L hi) {
   HostTensor<L> t(label, block);
   const auto v = t.view();
   const Shape5& s = block.globalShape();
-  forEachAllocatedCell(t, [&](index_t n, index_t c, index_t d, index_t h, index_t w, index_t gn,
-                              const Extents3& l) {
-    const double u = hashUniform(seed, globalIndex(s, gn, c, d, h, w), 0.0, 1.0);
-    v(n, c, l[0], l[1], l[2]) = L(lo + L(u * double(hi - lo)));
-  });
+  forEachAllocatedCell(
+      t, [&](index_t n, index_t c, index_t d, index_t h, index_t w, index_t gn, const Extents3& l) {
+        const double u = hashUniform(seed, globalIndex(s, gn, c, d, h, w), 0.0, 1.0);
+        v(n, c, l[0], l[1], l[2]) = L(lo + L(u * double(hi - lo)));
+      });
   return t;
 }
 
@@ -110,7 +117,8 @@ template <class T, class E = Exec>
 kernels::Vector<T, E> makeVector(const std::string& label, const std::vector<double>& values) {
   kernels::Vector<T, E> v(label, values.size());
   auto m = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < values.size(); ++i) m(i) = T(values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    m(i) = T(values[i]);
   Kokkos::deep_copy(v, m);
   return v;
 }
@@ -121,17 +129,21 @@ std::vector<double> values(const View& v) {
   Kokkos::fence();
   const auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   std::vector<double> out(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) out[i] = double(m.data()[i]);
+  for (std::size_t i = 0; i < m.size(); ++i)
+    out[i] = double(m.data()[i]);
   return out;
 }
 
-inline std::vector<double> hashValues(std::size_t n, std::uint64_t seed, double lo = -1.0, double hi = 1.0) {
+inline std::vector<double> hashValues(std::size_t n, std::uint64_t seed, double lo = -1.0,
+                                      double hi = 1.0) {
   std::vector<double> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = hashUniform(seed, i, lo, hi);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = hashUniform(seed, i, lo, hi);
   return v;
 }
 
-// max |a - b| / max |b| over the cells of `box` (all samples and channels): the relative error of the tests.
+// max |a - b| / max |b| over the cells of `box` (all samples and channels): the relative error of
+// the tests.
 template <class T, class U>
 double maxRelError(const HostTensor<T>& a, const HostTensor<U>& b, const Box& box) {
   double diff = 0.0, ref = 0.0;
@@ -169,8 +181,9 @@ template <class T>
   return ::testing::AssertionSuccess();
 }
 
-// The interior of `box` (shrunk by `margin` on every side, clipped) and the six slabs around it: disjoint
-// boxes whose union is `box`, as a layer computes them around a halo exchange. Some may be empty.
+// The interior of `box` (shrunk by `margin` on every side, clipped) and the six slabs around it:
+// disjoint boxes whose union is `box`, as a layer computes them around a halo exchange. Some may be
+// empty.
 inline std::vector<Box> interiorAndSlabs(const Box& box, index_t margin) {
   std::vector<Box> pieces;
   Box rest = box;
@@ -203,12 +216,13 @@ std::vector<double> ownedValues(const HostTensor<T>& t) {
     for (std::size_t c = 0; c < o.extent(1); ++c)
       for (std::size_t d = 0; d < o.extent(2); ++d)
         for (std::size_t h = 0; h < o.extent(3); ++h)
-          for (std::size_t w = 0; w < o.extent(4); ++w) out.push_back(double(o(n, c, d, h, w)));
+          for (std::size_t w = 0; w < o.extent(4); ++w)
+            out.push_back(double(o(n, c, d, h, w)));
   return out;
 }
 
-// Central differences (loss(x + h e_i) - loss(x - h e_i)) / 2h for every owned cell i of `x`, in ownedValues
-// order; `x` is restored.
+// Central differences (loss(x + h e_i) - loss(x - h e_i)) / 2h for every owned cell i of `x`, in
+// ownedValues order; `x` is restored.
 template <class T, class Loss>
 std::vector<double> numericGradient(const HostTensor<T>& x, const Loss& loss, double h = 1e-5) {
   const auto o = x.owned();
@@ -252,7 +266,8 @@ template <class T>
 double dot(const HostTensor<T>& a, const HostTensor<T>& b) {
   const std::vector<double> va = ownedValues(a), vb = ownedValues(b);
   double s = 0.0;
-  for (std::size_t i = 0; i < va.size(); ++i) s += va[i] * vb[i];
+  for (std::size_t i = 0; i < va.size(); ++i)
+    s += va[i] * vb[i];
   return s;
 }
 

@@ -1,6 +1,7 @@
-// Losses: MSE (tensor and flat), softmax cross-entropy and soft Dice against the naive references; gradients
-// against central differences in double; partial sums of a 2x2x2 split equal the whole volume's; sub-boxes are
-// bit-identical; bad labels are counted, never read out of bounds, and reported with their values.
+// Losses: MSE (tensor and flat), softmax cross-entropy and soft Dice against the naive references;
+// gradients against central differences in double; partial sums of a 2x2x2 split equal the whole
+// volume's; sub-boxes are bit-identical; bad labels are counted, never read out of bounds, and
+// reported with their values.
 #include <gtest/gtest.h>
 
 #include "kernels/Losses.hpp"
@@ -14,7 +15,9 @@ namespace ref = kernels::reference;
 using Label = std::int32_t;
 constexpr double kDiceEps = 1e-3;
 
-Shape5 labelShape(const Shape5& s) { return {s[0], 1, s[2], s[3], s[4]}; }
+Shape5 labelShape(const Shape5& s) {
+  return {s[0], 1, s[2], s[3], s[4]};
+}
 
 // A labelled segmentation problem: logits (N, C, D, H, W) and labels in [0, C) on one block.
 template <class T, class L = Label>
@@ -23,7 +26,8 @@ struct Segmentation {
   HostTensor<T> logits;
   HostTensor<L> labels;
   Segmentation(const Shape5& shape, const HaloWidths& halo, std::uint64_t seed = 1)
-      : Segmentation(TensorBlock::whole(shape, halo), TensorBlock::whole(labelShape(shape), halo), seed) {}
+      : Segmentation(TensorBlock::whole(shape, halo), TensorBlock::whole(labelShape(shape), halo),
+                     seed) {}
   Segmentation(const TensorBlock& b, const TensorBlock& lb, std::uint64_t seed)
       : block(b),
         label_block(lb),
@@ -41,8 +45,10 @@ void checkAgainstReference(double tolerance) {
     const auto logits = toDevice(s.logits);
     const auto labels = toDevice(s.labels);
 
-    DeviceVector<double> ce("ce", 2), dice("dice", kernels::softDiceSumsSize(classes)), mse("mse", 1);
-    HostVector<double> ce_h("ce", 2), dice_h("dice", kernels::softDiceSumsSize(classes)), mse_h("mse", 1);
+    DeviceVector<double> ce("ce", 2), dice("dice", kernels::softDiceSumsSize(classes)),
+        mse("mse", 1);
+    HostVector<double> ce_h("ce", 2), dice_h("dice", kernels::softDiceSumsSize(classes)),
+        mse_h("mse", 1);
     kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce, box);
     ref::softmaxCrossEntropySums(HostExec(), s.logits, s.labels, ce_h, box);
     EXPECT_LT(maxRelError(values(ce), values(ce_h)), 1e-12);
@@ -68,8 +74,12 @@ void checkAgainstReference(double tolerance) {
   }
 }
 
-TEST(Losses, MatchReferenceFloat) { checkAgainstReference<float>(1e-6); }
-TEST(Losses, MatchReferenceDouble) { checkAgainstReference<double>(1e-13); }
+TEST(Losses, MatchReferenceFloat) {
+  checkAgainstReference<float>(1e-6);
+}
+TEST(Losses, MatchReferenceDouble) {
+  checkAgainstReference<double>(1e-13);
+}
 
 TEST(Losses, FlatMseMatchesReference) {
   for (std::size_t n : {std::size_t(1), std::size_t(8), std::size_t(3000)}) {
@@ -84,14 +94,16 @@ TEST(Losses, FlatMseMatchesReference) {
     DeviceVector<float> dpred("dpred", n);
     kernels::mseLossBackward(Exec(), pred, target, double(n), dpred);
     const std::vector<double> p = values(pred), t = values(target), g = values(dpred);
-    for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(g[i], double(float(2.0 / double(n)) * float(p[i] - t[i])));
+    for (std::size_t i = 0; i < n; ++i)
+      EXPECT_EQ(g[i], double(float(2.0 / double(n)) * float(p[i] - t[i])));
   }
 }
 
-// The loss of each kind as a function of the logits, through the references (checked above), and its gradient
-// through the kernels, at extents including 1 and odd ones.
+// The loss of each kind as a function of the logits, through the references (checked above), and
+// its gradient through the kernels, at extents including 1 and odd ones.
 TEST(Losses, GradientsMatchFiniteDifferences) {
-  for (const Shape5& shape : {Shape5{1, 2, 1, 1, 1}, Shape5{2, 3, 1, 3, 5}, Shape5{1, 4, 3, 1, 3}}) {
+  for (const Shape5& shape :
+       {Shape5{1, 2, 1, 1, 1}, Shape5{2, 3, 1, 3, 5}, Shape5{1, 4, 3, 1, 3}}) {
     const Segmentation<double> s(shape, HaloWidths::uniform(1), 5);
     const Box box = s.block.owned();
     const index_t classes = shape[1];
@@ -114,40 +126,50 @@ TEST(Losses, GradientsMatchFiniteDifferences) {
       return sums(0) / elements;
     };
     const auto logits = toDevice(s.logits);
-  const auto labels = toDevice(s.labels);
+    const auto labels = toDevice(s.labels);
     DeviceTensor<double> d_ce("d_ce", s.block), d_dice("d_dice", s.block), d_mse("d_mse", s.block);
     kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, voxels, d_ce, box);
     DeviceVector<double> dice_sums("dice_sums", kernels::softDiceSumsSize(classes));
     kernels::softDiceSums(Exec(), logits, labels, dice_sums, box);
     kernels::softDiceBackward(Exec(), logits, labels, dice_sums, kDiceEps, d_dice, box);
     kernels::mseLossBackward(Exec(), logits, toDevice(target), elements, d_mse, box);
-    EXPECT_LT(maxRelError(ownedValues(toHost(d_ce)), numericGradient(s.logits, ce_loss)), 1e-7) << shape[1];
-    EXPECT_LT(maxRelError(ownedValues(toHost(d_dice)), numericGradient(s.logits, dice_loss)), 1e-6) << shape[1];
-    EXPECT_LT(maxRelError(ownedValues(toHost(d_mse)), numericGradient(s.logits, mse_loss)), 1e-8) << shape[1];
+    EXPECT_LT(maxRelError(ownedValues(toHost(d_ce)), numericGradient(s.logits, ce_loss)), 1e-7)
+        << shape[1];
+    EXPECT_LT(maxRelError(ownedValues(toHost(d_dice)), numericGradient(s.logits, dice_loss)), 1e-6)
+        << shape[1];
+    EXPECT_LT(maxRelError(ownedValues(toHost(d_mse)), numericGradient(s.logits, mse_loss)), 1e-8)
+        << shape[1];
   }
 }
 
-// Every loss's partial sums over the 8 blocks of a 1x2x2x2 grid (uneven extents) add up to the whole's.
+// Every loss's partial sums over the 8 blocks of a 1x2x2x2 grid (uneven extents) add up to the
+// whole's.
 TEST(Losses, PartialsOfASplitSumToTheWhole) {
   const Shape5 shape{2, 3, 5, 7, 3};
   const Segmentation<double> whole(shape, {}, 3);
   const auto target_whole = hostRandom<double>("target", whole.block, 4);
   const index_t classes = shape[1];
   DeviceVector<double> ce("ce", 2), dice("dice", 3 * classes), mse("mse", 1);
-  kernels::softmaxCrossEntropySums(Exec(), toDevice(whole.logits), toDevice(whole.labels), ce, whole.block.owned());
-  kernels::softDiceSums(Exec(), toDevice(whole.logits), toDevice(whole.labels), dice, whole.block.owned());
-  kernels::mseLossSums(Exec(), toDevice(whole.logits), toDevice(target_whole), mse, whole.block.owned());
+  kernels::softmaxCrossEntropySums(Exec(), toDevice(whole.logits), toDevice(whole.labels), ce,
+                                   whole.block.owned());
+  kernels::softDiceSums(Exec(), toDevice(whole.logits), toDevice(whole.labels), dice,
+                        whole.block.owned());
+  kernels::mseLossSums(Exec(), toDevice(whole.logits), toDevice(target_whole), mse,
+                       whole.block.owned());
 
   const GridShape grid(1, 2, 2, 2);
   const std::vector<TensorBlock> blocks = gridBlocks(shape, grid, HaloWidths::uniform(1));
-  const std::vector<TensorBlock> label_blocks = gridBlocks(labelShape(shape), grid, HaloWidths::uniform(1));
+  const std::vector<TensorBlock> label_blocks =
+      gridBlocks(labelShape(shape), grid, HaloWidths::uniform(1));
   DeviceVector<double> ce_split("ce", 2), dice_split("dice", 3 * classes), mse_split("mse", 1);
   for (std::size_t k = 0; k < blocks.size(); ++k) {
     const Segmentation<double> part(blocks[k], label_blocks[k], 3);
     const auto target = hostRandom<double>("target", blocks[k], 4);
     const Box box = blocks[k].owned();
-    kernels::softmaxCrossEntropySums(Exec(), toDevice(part.logits), toDevice(part.labels), ce_split, box, k > 0);
-    kernels::softDiceSums(Exec(), toDevice(part.logits), toDevice(part.labels), dice_split, box, k > 0);
+    kernels::softmaxCrossEntropySums(Exec(), toDevice(part.logits), toDevice(part.labels), ce_split,
+                                     box, k > 0);
+    kernels::softDiceSums(Exec(), toDevice(part.logits), toDevice(part.labels), dice_split, box,
+                          k > 0);
     kernels::mseLossSums(Exec(), toDevice(part.logits), toDevice(target), mse_split, box, k > 0);
   }
   EXPECT_LT(maxRelError(values(ce_split), values(ce)), 1e-13);
@@ -161,8 +183,8 @@ TEST(Losses, BackwardSubBoxesEqualWholeBox) {
   const auto labels = toDevice(s.labels);
   const auto target = toDevice(hostRandom<float>("target", s.block, 9));
   const auto dice_sums = makeVector<double>("dice_sums", hashValues(9, 10, 1.0, 50.0));
-  auto run = [&](const DeviceTensor<float>& ce, const DeviceTensor<float>& dice, const DeviceTensor<float>& mse,
-                 const Box& box) {
+  auto run = [&](const DeviceTensor<float>& ce, const DeviceTensor<float>& dice,
+                 const DeviceTensor<float>& mse, const Box& box) {
     kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, 100.0, ce, box);
     kernels::softDiceBackward(Exec(), logits, labels, dice_sums, kDiceEps, dice, box);
     kernels::mseLossBackward(Exec(), logits, target, 100.0, mse, box);
@@ -170,14 +192,15 @@ TEST(Losses, BackwardSubBoxesEqualWholeBox) {
   DeviceTensor<float> ce("ce", s.block), dice("dice", s.block), mse("mse", s.block);
   DeviceTensor<float> ce_p("ce", s.block), dice_p("dice", s.block), mse_p("mse", s.block);
   run(ce, dice, mse, s.block.owned());
-  for (const Box& piece : interiorAndSlabs(s.block.owned(), 1)) run(ce_p, dice_p, mse_p, piece);
+  for (const Box& piece : interiorAndSlabs(s.block.owned(), 1))
+    run(ce_p, dice_p, mse_p, piece);
   EXPECT_TRUE(identical(toHost(ce_p), toHost(ce)));
   EXPECT_TRUE(identical(toHost(dice_p), toHost(dice)));
   EXPECT_TRUE(identical(toHost(mse_p), toHost(mse)));
 }
 
-// Labels -1 and C..C+3 in a volume: counted by cross-entropy, given no loss and no gradient, missing from
-// Dice's T_c, and named with their range by requireValidLabels.
+// Labels -1 and C..C+3 in a volume: counted by cross-entropy, given no loss and no gradient,
+// missing from Dice's T_c, and named with their range by requireValidLabels.
 template <class L>
 void checkBadLabels() {
   const Shape5 shape{2, 3, 3, 4, 5};
@@ -224,8 +247,9 @@ TEST(Losses, ShapeErrorsNameTheValues) {
       [&] { kernels::softmaxCrossEntropySums(Exec(), logits, wrong, ce, s.block.owned()); });
   EXPECT_NE(m.find("should have global shape (2, 1, 3, 4, 5)"), std::string::npos) << m;
   EXPECT_NE(m.find("(2, 1, 3, 4, 6)"), std::string::npos) << m;
-  m = errorMessage<ShapeError>(
-      [&] { kernels::softDiceSums(Exec(), logits, toDevice(s.labels), dice_short, s.block.owned()); });
+  m = errorMessage<ShapeError>([&] {
+    kernels::softDiceSums(Exec(), logits, toDevice(s.labels), dice_short, s.block.owned());
+  });
   EXPECT_NE(m.find("'dice' has extent 6"), std::string::npos) << m;
   EXPECT_NE(m.find("3 C is 9"), std::string::npos) << m;
   const auto pred = makeVector<float>("pred", {1, 2, 3, 4});

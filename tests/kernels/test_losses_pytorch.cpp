@@ -1,7 +1,8 @@
 // Losses against PyTorch (ops.h5): softmax_cross_entropy/* (logits (N, C, D, H, W), integer labels
-// (N, D, H, W), mean over voxels) through the tensor kernels with int64 and int32 labels, and mse/* (pred and
-// target (N, 4), mean over elements) through the flat kernels; loss and gradient, fp32 and fp64. Error measure
-// per tensor: max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10 in fp64.
+// (N, D, H, W), mean over voxels) through the tensor kernels with int64 and int32 labels, and mse/*
+// (pred and target (N, 4), mean over elements) through the flat kernels; loss and gradient, fp32
+// and fp64. Error measure per tensor: max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10
+// in fp64.
 #include <gtest/gtest.h>
 
 #include "kernels/Losses.hpp"
@@ -32,17 +33,26 @@ void checkCrossEntropy(double tolerance) {
     DeviceVector<double> sums("sums", kernels::kCrossEntropySumsSize);
     kernels::softmaxCrossEntropySums(Exec(), toDevice(logits), toDevice(labels), sums, box);
     DeviceTensor<T> dlogits("dlogits", logits.block());
-    kernels::softmaxCrossEntropyBackward(Exec(), toDevice(logits), toDevice(labels), voxels, dlogits, box);
+    kernels::softmaxCrossEntropyBackward(Exec(), toDevice(logits), toDevice(labels), voxels,
+                                         dlogits, box);
     const std::vector<double> s = values(sums);
     EXPECT_EQ(s[1], 0.0) << g << ": bad labels";
     EXPECT_LE(maxRelError({s[0] / voxels}, file.read(g + "/loss").data), tolerance) << g;
-    EXPECT_LE(maxRelError(toHost(dlogits), tensorOf<double>("ref", file.read(g + "/dlogits")), box), tolerance) << g;
+    EXPECT_LE(maxRelError(toHost(dlogits), tensorOf<double>("ref", file.read(g + "/dlogits")), box),
+              tolerance)
+        << g;
   }
 }
 
-TEST(CrossEntropyPytorch, Float32Int64Labels) { checkCrossEntropy<float, std::int64_t>(1e-4); }
-TEST(CrossEntropyPytorch, Float32Int32Labels) { checkCrossEntropy<float, std::int32_t>(1e-4); }
-TEST(CrossEntropyPytorch, Float64) { checkCrossEntropy<double, std::int64_t>(1e-10); }
+TEST(CrossEntropyPytorch, Float32Int64Labels) {
+  checkCrossEntropy<float, std::int64_t>(1e-4);
+}
+TEST(CrossEntropyPytorch, Float32Int32Labels) {
+  checkCrossEntropy<float, std::int32_t>(1e-4);
+}
+TEST(CrossEntropyPytorch, Float64) {
+  checkCrossEntropy<double, std::int64_t>(1e-10);
+}
 
 template <class T>
 void checkMse(double tolerance) {
@@ -59,13 +69,18 @@ void checkMse(double tolerance) {
     kernels::mseLossSums(Exec(), p, t, sums);
     DeviceVector<T> dpred("dpred", pred.size());
     kernels::mseLossBackward(Exec(), p, t, elements, dpred);
-    EXPECT_LE(maxRelError({values(sums)[0] / elements}, file.read(g + "/loss").data), tolerance) << g;
+    EXPECT_LE(maxRelError({values(sums)[0] / elements}, file.read(g + "/loss").data), tolerance)
+        << g;
     EXPECT_LE(maxRelError(values(dpred), file.read(g + "/dpred").data), tolerance) << g;
   }
 }
 
-TEST(MsePytorch, Float32) { checkMse<float>(1e-4); }
-TEST(MsePytorch, Float64) { checkMse<double>(1e-10); }
+TEST(MsePytorch, Float32) {
+  checkMse<float>(1e-4);
+}
+TEST(MsePytorch, Float64) {
+  checkMse<double>(1e-10);
+}
 
 }  // namespace
 }  // namespace halo3d::testing

@@ -1,5 +1,6 @@
-// Philox-4x32-10 against Random123's known-answer vectors, and the properties dropout relies on: streams keyed
-// by (seed, step, layer) are independent, draws are the same on host and device, and uniform.
+// Philox-4x32-10 against Random123's known-answer vectors, and the properties dropout relies on:
+// streams keyed by (seed, step, layer) are independent, draws are the same on host and device, and
+// uniform.
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
 
@@ -29,23 +30,27 @@ TEST(Philox4x32, MatchesRandom123KnownAnswers) {
        {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}}};
   for (const KnownAnswer& k : cases) {
     const Philox4x32::Counter out = Philox4x32::generate(k.counter, k.key);
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(out.v[i], k.expected[i]) << "word " << i;
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(out.v[i], k.expected[i]) << "word " << i;
   }
 }
 
 TEST(RandomBits, FourConsecutiveIndicesShareOneBlock) {
   const RandomStream s{0x243f6a8885a308d3ull, 7, 3};
-  const Philox4x32::Counter out =
-      Philox4x32::generate({{5, 0, s.step, s.layer}}, {{std::uint32_t(s.seed), std::uint32_t(s.seed >> 32)}});
-  for (std::uint32_t k = 0; k < 4; ++k) EXPECT_EQ(randomBits(s, 20 + k), out.v[k]);
+  const Philox4x32::Counter out = Philox4x32::generate(
+      {{5, 0, s.step, s.layer}}, {{std::uint32_t(s.seed), std::uint32_t(s.seed >> 32)}});
+  for (std::uint32_t k = 0; k < 4; ++k)
+    EXPECT_EQ(randomBits(s, 20 + k), out.v[k]);
 }
 
 TEST(RandomBits, EveryKeyFieldChangesTheStream) {
   const RandomStream base{42, 1, 2};
-  const RandomStream variants[] = {{43, 1, 2}, {42, 2, 2}, {42, 1, 3}, {42ull | (1ull << 40), 1, 2}};
+  const RandomStream variants[] = {
+      {43, 1, 2}, {42, 2, 2}, {42, 1, 3}, {42ull | (1ull << 40), 1, 2}};
   for (const RandomStream& v : variants) {
     int same = 0;
-    for (std::uint64_t i = 0; i < 256; ++i) same += randomBits(base, i) == randomBits(v, i);
+    for (std::uint64_t i = 0; i < 256; ++i)
+      same += randomBits(base, i) == randomBits(v, i);
     EXPECT_LE(same, 1) << "seed " << v.seed << " step " << v.step << " layer " << v.layer;
   }
   // Indices beyond 32 bits reach distinct blocks.
@@ -58,13 +63,15 @@ TEST(RandomBits, DeviceDrawsEqualHostDraws) {
   const std::size_t n = 4099;
   Kokkos::View<std::uint32_t*> bits("bits", n);
   Kokkos::parallel_for(
-      "draw", Kokkos::RangePolicy<>(0, n), KOKKOS_LAMBDA(std::size_t i) { bits(i) = randomBits(s, i * 977); });
+      "draw", Kokkos::RangePolicy<>(0, n),
+      KOKKOS_LAMBDA(std::size_t i) { bits(i) = randomBits(s, i * 977); });
   const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bits);
-  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(host(i), randomBits(s, i * 977)) << i;
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_EQ(host(i), randomBits(s, i * 977)) << i;
 }
 
-// Mean and variance of 2^18 draws within 6 standard errors of 1/2 and 1/12, and no repeated 32-bit word: a
-// broken round function fails these by orders of magnitude.
+// Mean and variance of 2^18 draws within 6 standard errors of 1/2 and 1/12, and no repeated 32-bit
+// word: a broken round function fails these by orders of magnitude.
 TEST(Uniform01, MomentsAndDistinctness) {
   const RandomStream s{1, 0, 0};
   const int n = 1 << 18;
