@@ -4,8 +4,8 @@
 //
 // The lock: Debian's parallel HDF5 is not thread-safe, and the data loader reads on a background thread while
 // the main thread may write a checkpoint. Every io/ function that calls HDF5 holds h5::lock() for the call.
-// Two threads of one rank must never both run *collective* HDF5 operations (they would each wait for the
-// other's peers); io/ keeps collective reads on the loader's thread only.
+// Two threads of one rank must never both run *collective* HDF5 operations (they could each wait for the
+// other's peers while holding the lock): io/ runs every MPI-IO operation on one thread, impl::IoExecutor.
 
 #include <hdf5.h>
 #include <mpi.h>

@@ -6,8 +6,8 @@
 //   SampleReader<> reader(grid, catalog, ReadOptions{}, halo);
 //   Sample<> s = reader.read(id);   // s.input, s.targets / s.labels
 //
-// Not while a DataLoader on the same ranks may be prefetching (see DataLoader.hpp): call its
-// finishPrefetch() first.
+// Reads run on the process's I/O thread (impl::IoExecutor), in order with any DataLoader's prefetches, so
+// that a validation reader and a prefetching training loader can share the ranks.
 
 #include <Kokkos_Core.hpp>
 
@@ -20,6 +20,7 @@
 #include "io/Collective.hpp"
 #include "io/HyperslabReader.hpp"
 #include "io/impl/HostToMemorySpace.hpp"
+#include "io/impl/IoExecutor.hpp"
 
 namespace halo3d {
 
@@ -42,6 +43,13 @@ class SampleReader {
         _block(TensorBlock::forGrid(catalog.batchShape(1), spatialOnly(grid.shape()), spatialOnly(grid.coords()),
                                     halo)),
         _reader(std::make_unique<HyperslabReader>(catalog, _spatial.get(), options)) {}
+  // Closes the reader's files on the I/O thread (collective over the spatial group).
+  ~SampleReader() {
+    HyperslabReader* reader = _reader.release();
+    impl::IoExecutor::instance().run([reader] { delete reader; });
+  }
+  SampleReader(const SampleReader&) = delete;
+  SampleReader& operator=(const SampleReader&) = delete;
 
   // Collective over grid.comm(); `id` must be the same on the ranks of a sample group. Throws on every rank
   // (IoError naming the file and dataset, InputError for an id out of range) if any rank failed.
@@ -53,24 +61,27 @@ class SampleReader {
     Sample<MemorySpace> s;
     s.id = id;
     s.targets.resize(std::size_t(c.targetWidth()));
-    std::exception_ptr failure;
-    try {
-      const Box owned = _block.owned();
-      _reader->readInput(id, owned, {input.view().data(), _block.allocationExtents(), 0, _block.localOwned()});
-      if (c.kind() == SampleKind::UNet) {
-        const Shape5 g = _block.globalShape();
-        labels = HaloTensor<std::int32_t, Kokkos::HostSpace>(
-            "halo3d::sample_labels", TensorBlock(Shape5{1, 1, g[2], g[3], g[4]}, 0, 1, owned, {}));
-        _reader->readLabels(id, owned, {labels.view().data(), labels.block().allocationExtents(), 0,
-                                        labels.localOwned()});
-      } else {
-        _reader->readTargets(id, s.targets.data());
-      }
-    } catch (...) {
-      failure = std::current_exception();
+    if (c.kind() == SampleKind::UNet) {
+      const Shape5 g = _block.globalShape();
+      labels = HaloTensor<std::int32_t, Kokkos::HostSpace>(
+          "halo3d::sample_labels", TensorBlock(Shape5{1, 1, g[2], g[3], g[4]}, 0, 1, _block.owned(), {}));
     }
-    if (!failure) failure = _reader->takeProblem();
-    agreeOnError(failure, _world.get());
+    impl::IoExecutor::instance().run([&] {
+      std::exception_ptr failure;
+      try {
+        const Box owned = _block.owned();
+        _reader->readInput(id, owned, {input.view().data(), _block.allocationExtents(), 0, _block.localOwned()});
+        if (c.kind() == SampleKind::UNet)
+          _reader->readLabels(id, owned, {labels.view().data(), labels.block().allocationExtents(), 0,
+                                          labels.localOwned()});
+        else
+          _reader->readTargets(id, s.targets.data());
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      if (!failure) failure = _reader->takeProblem();
+      agreeOnError(failure, _world.get());
+    });
     s.input = impl::toMemorySpace<MemorySpace>(std::move(input));
     s.labels = impl::toMemorySpace<MemorySpace>(std::move(labels));
     return s;

@@ -4,6 +4,7 @@
 
 #include "core/BlockDecomposition.hpp"
 #include "io/Collective.hpp"
+#include "io/impl/IoExecutor.hpp"
 #include "io/impl/TileCopy.hpp"
 
 namespace halo3d::impl {
@@ -28,14 +29,6 @@ std::size_t largestTileBytes(const SampleCatalog& c, const GridShape& shape, boo
   for (int d = 0; d < 3; ++d) cells *= blockExtent(e[d], parts[d], 0);
   return std::size_t(cells) * (std::size_t(c.channels()) * sizeof(float) + (labels ? sizeof(std::int32_t) : 0)) +
          std::size_t(c.targetWidth()) * sizeof(float);
-}
-
-bool threadMultipleEverywhere(MPI_Comm comm) {
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Query_thread(&provided);
-  int lowest = provided;
-  MPI_Allreduce(&provided, &lowest, 1, MPI_INT, MPI_MIN, comm);
-  return lowest >= MPI_THREAD_MULTIPLE;
 }
 
 template <class T, class M>
@@ -69,24 +62,24 @@ BatchProducer::BatchProducer(const ProcessGrid& grid, const SampleCatalog& catal
   // the same on every rank, rather than at the first step.
   TensorBlock::forGrid(_catalog.batchShape(_schedule.batchSize()), _shape, _coords, _options.halo);
   _reader = std::make_unique<HyperslabReader>(_catalog, _spatial.get(), _options.read);
-  _prefetch = options.prefetch;
-  if (_prefetch && !threadMultipleEverywhere(_world)) {
-    _prefetch = false;
-    if (grid.isRoot())
-      std::fprintf(stderr,
-                   "halo3d: warning: MPI does not provide MPI_THREAD_MULTIPLE; the data loader reads "
-                   "synchronously (no prefetch)\n");
-  }
+  _prefetch = options.prefetch && IoExecutor::instance().threaded();
+  if (options.prefetch && !_prefetch && grid.isRoot())
+    std::fprintf(stderr,
+                 "halo3d: warning: MPI does not provide MPI_THREAD_MULTIPLE; the data loader reads "
+                 "synchronously (no prefetch)\n");
 }
 
 BatchProducer::~BatchProducer() {
-  if (_inflight && _inflight->done.valid()) {
+  if (_inflight) {
     try {
       _inflight->done.get();
     } catch (...) {
       // Every rank saw the same failure; a destructor cannot report it.
     }
   }
+  // Closing MPI-IO files is collective: it queues behind other collective I/O like any read.
+  HyperslabReader* reader = _reader.release();
+  IoExecutor::instance().run([reader] { delete reader; });
 }
 
 std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, index_t step) {
@@ -234,18 +227,7 @@ void BatchProducer::readOwnSamples(Pending& p) {
 void BatchProducer::launch() {
   _inflight = prepare(_epoch, _step);
   Pending* p = _inflight.get();
-  if (_prefetch) {
-    p->done = std::async(std::launch::async, [this, p] { fill(*p); });
-  } else {
-    std::promise<void> promise;
-    try {
-      fill(*p);
-      promise.set_value();
-    } catch (...) {
-      promise.set_exception(std::current_exception());
-    }
-    p->done = promise.get_future();
-  }
+  p->done = IoExecutor::instance().submit([this, p] { fill(*p); });
 }
 
 void BatchProducer::advance() {
@@ -273,7 +255,7 @@ HostBatch BatchProducer::next() {
 }
 
 void BatchProducer::finishPrefetch() {
-  if (_inflight && _inflight->done.valid()) _inflight->done.wait();
+  if (_inflight) _inflight->done.wait();
 }
 
 void BatchProducer::seek(index_t epoch, index_t step) {

@@ -1,8 +1,9 @@
 #pragma once
 // The engine behind DataLoader: plans each step (schedule, data store), allocates the host batch on the
-// calling thread (Kokkos allocations stay on the main thread), and fills it, on a background thread when
-// prefetching, through the hyperslab reader and the data store. Not a template: DataLoader<MemorySpace>
-// only moves the finished host batch to its memory space.
+// calling thread (Kokkos allocations stay on the main thread), and fills it through the hyperslab reader and
+// the data store on the process's I/O thread (IoExecutor): ahead of time when prefetching, waited for at
+// once otherwise. Not a template: DataLoader<MemorySpace> only moves the finished host batch to its memory
+// space.
 //
 // Communicators: the filling side uses its own duplicates of the grid's world, spatial and data
 // communicators, so that its collectives never match the main thread's.

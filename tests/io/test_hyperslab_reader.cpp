@@ -78,5 +78,62 @@ TEST(HyperslabReader, CosmoFlowTilesOnEveryGrid) {
     }
 }
 
+TEST(HyperslabReader, UNetLabelsAndBytesOnEveryGrid) {
+  const int P = worldSize();
+  const Extents3 e = testing::extentsFor(P);
+  const index_t C = 2;
+  testing::SharedTempDir dir;
+  const auto files = testing::writeStandardFiles(dir, SampleKind::UNet, C, e);
+  const SampleCatalog catalog = SampleCatalog::open(files, SampleKind::UNet, MPI_COMM_WORLD);
+  for (const GridShape& shape : allGrids(P)) {
+    SCOPED_TRACE("grid " + shape.str());
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    SampleReader<Memory> reader(grid, catalog, ReadOptions{}, HaloWidths::uniform(1));
+    const index_t id = (3 + grid.coords().n) % catalog.size();
+    const Sample<Memory> s = reader.read(id);
+    const bool int16 = testing::isInt16Sample(id);
+    EXPECT_EQ(checkTile(s.input, 0, id, int16), 0);
+    EXPECT_TRUE(s.targets.empty());
+    // Labels: same owned block, no ghosts.
+    ASSERT_EQ(s.labels.block().owned(), s.input.block().owned());
+    EXPECT_TRUE(s.labels.block().halo().isZero());
+    auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.labels.view());
+    const Box& o = s.labels.block().owned();
+    int wrong = 0;
+    for (index_t d = o.min(0); d < o.max(0); ++d)
+      for (index_t h = o.min(1); h < o.max(1); ++h)
+        for (index_t w = o.min(2); w < o.max(2); ++w)
+          wrong += l(0, 0, d - o.min(0), h - o.min(1), w - o.min(2)) != testing::labelOf(id, d, h, w);
+    EXPECT_EQ(wrong, 0);
+    // Bytes: the owned block of the input in its file type, plus the uint8 labels of the block.
+    const std::uint64_t expected = std::uint64_t(o.size()) * (std::uint64_t(C) * (int16 ? 2 : 4) + 1);
+    EXPECT_EQ(reader.stats().bytes, expected);
+    EXPECT_EQ(reader.stats().hyperslabs, 2u);
+  }
+}
+
+TEST(HyperslabReader, InputTransformMatchesFormula) {
+  const int P = worldSize();
+  const Extents3 e = testing::extentsFor(P);
+  testing::SharedTempDir dir;
+  const auto files = testing::writeStandardFiles(dir, SampleKind::CosmoFlow, 2, e);
+  const SampleCatalog catalog = SampleCatalog::open(files, SampleKind::CosmoFlow, MPI_COMM_WORLD);
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, 1, 1, P));
+  ReadOptions opt;
+  opt.transform = InputTransform::parse("log1p+meanstd:1,2:0.5,4");
+  SampleReader<Memory> reader(grid, catalog, opt);
+  const index_t id = 3;  // int16
+  const Sample<Memory> s = reader.read(id);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.input.view());
+  const Box& o = s.input.block().owned();
+  const float mean[] = {1, 2}, stdev[] = {0.5f, 4};
+  for (index_t c = 0; c < 2; ++c)
+    for (index_t w = o.min(2); w < o.max(2); ++w) {
+      const float x = testing::encode(id, c, 1, 2, w, true);
+      const float expected = (std::log1p(x) - mean[c]) / stdev[c];
+      EXPECT_NEAR(h(0, c, 1, 2, w - o.min(2)), expected, 1e-5f * std::fabs(expected) + 1e-6f);
+    }
+}
+
 }  // namespace
 }  // namespace halo3d
