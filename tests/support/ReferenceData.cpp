@@ -102,6 +102,7 @@ std::string H5File::attribute(const std::string& object, const std::string& name
     char* text = nullptr;
     hid_t mem = H5Tcopy(H5T_C_S1);
     H5Tset_size(mem, H5T_VARIABLE);
+    H5Tset_cset(mem, H5Tget_cset(type));
     if (H5Aread(attr, mem, &text) >= 0 && text) value = text;
     H5free_memory(text);
     H5Tclose(mem);
