@@ -1,0 +1,41 @@
+#include "nn/Init.hpp"
+
+#include <cmath>
+
+#include "kernels/Random.hpp"
+
+namespace halo3d::nn {
+
+namespace {
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+std::string stem(const std::string& name) { return name.substr(0, name.rfind('.')); }
+}  // namespace
+
+void initializeParameters(ParameterStore& store, std::uint64_t seed) {
+  auto host = Kokkos::create_mirror_view(store.values());
+  const std::vector<Parameter*> params = store.all();
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    const Parameter& p = *params[k];
+    float* out = host.data() + p.offset();
+    const std::string base = stem(p.name());
+    const bool batchnorm = store.contains(base + ".running_mean");
+    if (batchnorm || endsWith(p.name(), ".running_mean") || endsWith(p.name(), ".running_var")) {
+      const float v = (endsWith(p.name(), ".weight") || endsWith(p.name(), ".running_var")) ? 1.0f : 0.0f;
+      for (std::size_t i = 0; i < p.size(); ++i) out[i] = v;
+      continue;
+    }
+    // fan_in from the layer's weight: shape[1] times the kernel volume.
+    const Parameter& w = store.contains(base + ".weight") ? store.find(base + ".weight") : p;
+    double fan_in = 1;
+    for (std::size_t d = 1; d < w.shape().size(); ++d) fan_in *= double(w.shape()[d]);
+    const double bound = 1.0 / std::sqrt(fan_in);
+    const kernels::RandomStream stream{seed, 0u, std::uint32_t(k)};
+    for (std::size_t i = 0; i < p.size(); ++i)
+      out[i] = float((2.0 * kernels::uniform01(kernels::randomBits(stream, i)) - 1.0) * bound);
+  }
+  Kokkos::deep_copy(store.values(), host);
+}
+
+}  // namespace halo3d::nn

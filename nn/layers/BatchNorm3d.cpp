@@ -1,0 +1,108 @@
+#include "nn/layers/BatchNorm3d.hpp"
+
+#include "comm/Allreduce.hpp"
+#include "core/Error.hpp"
+#include "kernels/BatchNorm.hpp"
+
+namespace halo3d::nn {
+
+namespace {
+using Vec = Kokkos::View<float*, Kokkos::LayoutRight, Memory>;
+using ConstVec = Kokkos::View<const float*, Kokkos::LayoutRight, Memory>;
+}  // namespace
+
+BatchNorm3d::BatchNorm3d(std::string name, index_t channels, StatsGroup group, double eps, double momentum)
+    : Layer(std::move(name)), _channels(channels), _group(group), _eps(eps), _momentum(momentum) {
+  require<ShapeError>(channels > 0, this->name(), ": channels must be positive, got ", channels);
+}
+
+std::string BatchNorm3d::kind() const {
+  return concat("BatchNorm3d(", _channels, _group == StatsGroup::Global ? ", global stats)" : ", spatial-group stats)");
+}
+
+TensorSpec BatchNorm3d::outputSpec(const std::vector<TensorSpec>& inputs) const {
+  require<ShapeError>(inputs.size() == 1 && inputs[0].shape[1] == _channels, name(), ": expects ", _channels,
+                      " channels, got ", inputs.at(0).shape[1]);
+  return inputs[0];
+}
+
+void BatchNorm3d::addParameters(ParameterStore& store) {
+  _weight = &store.add(name() + ".weight", {_channels});
+  _bias = &store.add(name() + ".bias", {_channels});
+  _running_mean = &store.add(name() + ".running_mean", {_channels}, false);
+  _running_var = &store.add(name() + ".running_var", {_channels}, false);
+  _batches_tracked = &store.counter(name() + ".num_batches_tracked");
+}
+
+void BatchNorm3d::setup(const ProcessGrid&, const std::vector<const Activation*>&, const Activation&) {
+  _stats = Kokkos::View<double*, Memory>(name() + ".stats", kernels::batchNormStatsSize(_channels));
+  _sums = Kokkos::View<double*, Memory>(name() + ".sums", kernels::batchNormBackwardSumsSize(_channels));
+  _mean = Kokkos::View<float*, Memory>(name() + ".mean", _channels);
+  _var = Kokkos::View<float*, Memory>(name() + ".var", _channels);
+}
+
+MPI_Comm BatchNorm3d::reduceComm(const RunContext& ctx, const Activation& x) const {
+  const bool spatial = x.spec.dist == Distribution::Spatial;
+  if (_group == StatsGroup::Global) return spatial ? ctx.grid->comm() : ctx.grid->dataComm();
+  return spatial ? ctx.grid->spatialComm() : MPI_COMM_NULL;
+}
+
+double BatchNorm3d::groupCount(const RunContext& ctx, const Activation& x) const {
+  const Shape5& s = x.spec.shape;
+  const double voxels = double(s[2]) * double(s[3]) * double(s[4]);
+  if (_group == StatsGroup::Global) return double(s[0]) * voxels;
+  return double(x.tensor.block().localSamples()) * voxels;
+}
+
+void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+  const Activation& x = *in[0];
+  ScopedTimer t(ctx.timers, name(), Phase::Compute);
+  _used_batch_stats = ctx.training;
+  if (ctx.training) {
+    kernels::batchNormStatistics(x.tensor, _stats, x.owned(), false);
+    if (MPI_Comm comm = reduceComm(ctx, x); comm != MPI_COMM_NULL) {
+      ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
+      allreduceSum(_stats, comm);
+    }
+    kernels::batchNormMoments<float>(_stats, _mean, _var);
+    kernels::batchNormUpdateRunningStats<float>(_mean, _var, groupCount(ctx, x), _momentum,
+                                                Vec(_running_mean->valueAs<1>()), Vec(_running_var->valueAs<1>()));
+    ++*_batches_tracked;
+  } else {
+    Kokkos::deep_copy(_mean, _running_mean->value());
+    Kokkos::deep_copy(_var, _running_var->value());
+  }
+  kernels::batchNormForward<float>(x.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()),
+                                   ConstVec(_bias->valueAs<1>()), _eps, out.tensor, out.owned());
+  Kokkos::fence();
+}
+
+void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation&,
+                           const Activation& dout, const std::vector<Activation*>& din) {
+  const Activation& x = *in[0];
+  require(_used_batch_stats, name(), ": backward after an evaluation-mode forward");
+  ScopedTimer t(ctx.timers, name(), Phase::Compute);
+  kernels::batchNormBackwardSums<float>(x.tensor, dout.tensor, _mean, _var, _eps, _sums, x.owned(), false);
+  // gamma/beta gradients from this rank's partial sums: the GradientReducer adds the ranks up.
+  if (contributesReplicatedGradient(ctx, x)) {
+    kernels::batchNormParameterGradients<float>(_sums, Vec(_weight->gradAs<1>()), Vec(_bias->gradAs<1>()), false);
+  } else {
+    Kokkos::deep_copy(_weight->grad(), 0.0f);
+    Kokkos::deep_copy(_bias->grad(), 0.0f);
+  }
+  Kokkos::fence();
+  if (ctx.reducer) {
+    ctx.reducer->markReady(*_weight);
+    ctx.reducer->markReady(*_bias);
+  }
+  if (!din[0]) return;
+  if (MPI_Comm comm = reduceComm(ctx, x); comm != MPI_COMM_NULL) {
+    ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
+    allreduceSum(_sums, comm);
+  }
+  kernels::batchNormBackward<float>(x.tensor, dout.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()), _eps, _sums,
+                                    groupCount(ctx, x), din[0]->tensor, x.owned());
+  Kokkos::fence();
+}
+
+}  // namespace halo3d::nn

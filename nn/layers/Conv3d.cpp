@@ -1,0 +1,70 @@
+#include "nn/layers/Conv3d.hpp"
+
+#include "core/Error.hpp"
+#include "kernels/Conv3d.hpp"
+
+namespace halo3d::nn {
+
+namespace {
+using Weights = kernels::Conv3dWeights<float, Memory>;
+using Bias = kernels::Conv3dBias<float, Memory>;
+}
+
+Conv3d::Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g, bool bias)
+    : WindowLayer(std::move(name)), _g(g), _in(in_channels), _out(out_channels), _has_bias(bias) {
+  _g.validate();
+  require<ShapeError>(in_channels > 0 && out_channels > 0, this->name(), ": channels must be positive, got ",
+                      in_channels, " -> ", out_channels);
+}
+
+std::string Conv3d::kind() const {
+  return concat("Conv3d(", _in, "->", _out, ", k", _g.kernel, " s", _g.stride, " p", _g.padding,
+                _has_bias ? ", bias)" : ")");
+}
+
+void Conv3d::checkInputChannels(index_t channels) const {
+  require<ShapeError>(channels == _in, name(), ": expects ", _in, " input channels, got ", channels);
+}
+
+void Conv3d::addParameters(ParameterStore& store) {
+  _weight = &store.add(name() + ".weight", {_out, _in, _g.kernel[0], _g.kernel[1], _g.kernel[2]});
+  if (_has_bias) _bias = &store.add(name() + ".bias", {_out});
+}
+
+void Conv3d::computeForward(const Activation& x, const Activation& y, const Box& out) {
+  const Bias b = _bias ? Bias(_bias->value()) : Bias();
+  kernels::conv3dForward(x.tensor, Weights(_weight->valueAs<5>()), b, _g, y.tensor, out);
+}
+
+void Conv3d::computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
+                                 const Box& dy_box) {
+  kernels::conv3dBackwardData(dy.tensor, Weights(_weight->valueAs<5>()), _g, dx.tensor, in_box, dy_box);
+}
+
+void Conv3d::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+  forwardWithOverlap(ctx, *in[0], out);
+}
+
+void Conv3d::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
+                      const Activation& dout, const std::vector<Activation*>& din) {
+  {
+    ScopedTimer t(ctx.timers, name(), Phase::Compute);
+    if (contributesReplicatedGradient(ctx, *in[0])) {
+      const kernels::Conv3dBiasGrad<float, Memory> db =
+          _bias ? kernels::Conv3dBiasGrad<float, Memory>(_bias->gradAs<1>()) : kernels::Conv3dBiasGrad<float, Memory>();
+      kernels::conv3dBackwardFilter(in[0]->tensor, dout.tensor, _g, kernels::Conv3dWeightsGrad<float, Memory>(_weight->gradAs<5>()),
+                                    db, out.owned(), false);
+    } else {
+      Kokkos::deep_copy(_weight->grad(), 0.0f);
+      if (_bias) Kokkos::deep_copy(_bias->grad(), 0.0f);
+    }
+    Kokkos::fence();
+  }
+  if (ctx.reducer) {
+    ctx.reducer->markReady(*_weight);
+    if (_bias) ctx.reducer->markReady(*_bias);
+  }
+  if (din[0]) backwardDataWithOverlap(ctx, dout, *din[0]);
+}
+
+}  // namespace halo3d::nn

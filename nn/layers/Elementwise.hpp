@@ -1,0 +1,40 @@
+#pragma once
+// Element-wise layers on the owned cells: LeakyReLU (ReLU is slope 0) and Dropout. They need no ghosts and
+// run on either distribution.
+
+#include "nn/Layer.hpp"
+
+namespace halo3d::nn {
+
+class LeakyRelu : public Layer {
+ public:
+  // slope 0.01 is PyTorch's default; 0 gives ReLU.
+  LeakyRelu(std::string name, double slope) : Layer(std::move(name)), _slope(slope) {}
+  std::string kind() const override;
+  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override { return inputs.at(0); }
+  void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
+  void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
+                const Activation& dout, const std::vector<Activation*>& din) override;
+
+ private:
+  double _slope;
+};
+
+// Inverted dropout (scaled by 1/(1-p) in training, identity in evaluation). The mask comes from a
+// counter-based generator keyed by (seed, step, layer id, global cell index): it does not depend on the grid.
+class Dropout : public Layer {
+ public:
+  Dropout(std::string name, double p, std::uint32_t layer_id);
+  std::string kind() const override;
+  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override { return inputs.at(0); }
+  void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
+  void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
+                const Activation& dout, const std::vector<Activation*>& din) override;
+
+ private:
+  double _p;
+  std::uint32_t _layer_id;
+  bool _last_training = true;
+};
+
+}  // namespace halo3d::nn

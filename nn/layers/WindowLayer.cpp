@@ -1,0 +1,157 @@
+#include "nn/layers/WindowLayer.hpp"
+
+#include <algorithm>
+
+#include "core/BlockDecomposition.hpp"
+#include "core/Error.hpp"
+#include "nn/layers/Boxes.hpp"
+
+namespace halo3d::nn {
+
+TensorSpec WindowLayer::outputSpec(const std::vector<TensorSpec>& inputs) const {
+  require<ShapeError>(inputs.size() == 1, name(), ": expects one input, got ", inputs.size());
+  const TensorSpec& x = inputs[0];
+  checkInputChannels(x.shape[1]);
+  Extents3 out;
+  try {
+    for (int d = 0; d < 3; ++d) out[d] = outputExtent(d, x.shape[2 + d]);
+  } catch (const ShapeError& e) {
+    throw ShapeError(concat(name(), ": input volume ", x.volume(), ": ", e.what()));
+  }
+  TensorSpec y = x;
+  y.shape = {x.shape[0], outputChannels(x.shape[1]), out[0], out[1], out[2]};
+  return y;
+}
+
+HaloWidths WindowLayer::haloFor(const Extents3& input, const std::array<int, 3>& parts) const {
+  HaloWidths h;
+  for (int d = 0; d < 3; ++d) {
+    const index_t out = outputExtent(d, input[d]);
+    checkDecomposable(dimName(d), input[d], parts[d]);
+    checkDecomposable(dimName(d), out, parts[d]);
+    for (int i = 0; i < parts[d]; ++i) {
+      const index_t i0 = blockOffset(input[d], parts[d], i), i1 = i0 + blockExtent(input[d], parts[d], i);
+      const index_t o0 = blockOffset(out, parts[d], i), o1 = o0 + blockExtent(out, parts[d], i);
+      const auto r = inputRange(d, o0, o1);
+      require<ShapeError>(r[0] < i1 && r[1] > i0, name(), ": outputs [", o0, ", ", o1, ") along ", dimName(d),
+                          " read inputs [", r[0], ", ", r[1], "), disjoint from the block's own [", i0, ", ", i1, ")");
+      h.lo[d] = std::max(h.lo[d], int(std::max<index_t>(0, i0 - r[0])));
+      h.hi[d] = std::max(h.hi[d], int(std::max<index_t>(0, r[1] - i1)));
+    }
+  }
+  return h;
+}
+
+bool WindowLayer::acceptsSpatial(const std::vector<TensorSpec>& inputs, const GridShape& grid) const {
+  const Extents3 in = inputs[0].volume();
+  const std::array<int, 3> parts = grid.spatial();
+  try {
+    const HaloWidths h = haloFor(in, parts);
+    for (int d = 0; d < 3; ++d)
+      if (parts[d] > 1 && in[d] / parts[d] < std::max(h.lo[d], h.hi[d])) return false;
+  } catch (const ShapeError&) {
+    return false;
+  }
+  return true;
+}
+
+HaloWidths WindowLayer::inputHalo(const std::vector<TensorSpec>& inputs, int, const GridShape& grid) const {
+  return haloFor(inputs[0].volume(), grid.spatial());
+}
+
+Box WindowLayer::inputWindow(const Box& out) const {
+  Extents3 lo, hi;
+  for (int d = 0; d < 3; ++d) {
+    const auto r = inputRange(d, out.min(d), out.max(d));
+    lo[d] = r[0];
+    hi[d] = std::max(r[0], r[1]);
+  }
+  return Box(lo, hi);
+}
+
+Box WindowLayer::interiorOutputs(const Box& avail, const Box& out) const {
+  // inputRange is monotone in the output cell: the interior along d is a contiguous run, found by scanning
+  // from both ends (blocks are small compared to the work of one output plane).
+  Extents3 lo, hi;
+  for (int d = 0; d < 3; ++d) {
+    index_t a = out.min(d), b = out.max(d);
+    const auto inside = [&](index_t o) {
+      const auto r = inputRange(d, o, o + 1);
+      return r[0] >= avail.min(d) && r[1] <= avail.max(d);
+    };
+    while (a < b && !inside(a)) ++a;
+    while (b > a && !inside(b - 1)) --b;
+    lo[d] = a;
+    hi[d] = b;
+  }
+  return Box(lo, hi);
+}
+
+void WindowLayer::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation&) {
+  if (in[0]->spec.dist == Distribution::Spatial && grid.shape().spatialSize() > 1)
+    _exchange = std::make_unique<HaloExchange<float>>(grid, in[0]->tensor.block());
+}
+
+void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y) {
+  const Box& out = y.owned();
+  if (!_exchange) {
+    ScopedTimer t(ctx.timers, name(), Phase::Compute);
+    computeForward(x, y, out);
+    return;
+  }
+  if (!ctx.overlap) {
+    {
+      ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
+      _exchange->gather(x.tensor);
+    }
+    ScopedTimer t(ctx.timers, name(), Phase::Compute);
+    computeForward(x, y, out);
+    Kokkos::fence();
+    return;
+  }
+  _exchange->start(x.tensor, HaloDirection::Gather);
+  const Box interior = interiorOutputs(validWithoutExchange(x.tensor.block()), out);
+  {
+    ScopedTimer t(ctx.timers, name(), Phase::Compute);
+    if (!interior.empty()) computeForward(x, y, interior);
+    Kokkos::fence();
+  }
+  {
+    ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
+    _exchange->finish();
+  }
+  ScopedTimer t(ctx.timers, name(), Phase::Compute);
+  for (const Box& slab : shellSlabs(out, interior)) computeForward(x, y, slab);
+  Kokkos::fence();
+}
+
+void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy, const Activation& dx) {
+  const TensorBlock& xb = dx.tensor.block();
+  const Box volume = Box::fromExtents(xb.globalExtents());
+  const Box owned = xb.owned();
+  const Box& dy_box = dy.owned();
+  // Every owned cell is assigned (zero where no output reads it); ghost cells only where owned outputs read.
+  const Box region = hull(owned, intersect(inputWindow(dy_box), volume));
+  if (!_exchange) {
+    ScopedTimer t(ctx.timers, name(), Phase::Compute);
+    computeBackwardData(dy, dx, region, dy_box);
+    Kokkos::fence();
+    return;
+  }
+  {
+    ScopedTimer t(ctx.timers, name(), Phase::Compute);
+    for (const Box& slab : shellSlabs(region, owned)) computeBackwardData(dy, dx, slab, dy_box);
+    if (!ctx.overlap) computeBackwardData(dy, dx, owned, dy_box);
+    Kokkos::fence();
+  }
+  _exchange->start(dx.tensor, HaloDirection::ScatterSum);
+  if (ctx.overlap) {
+    ScopedTimer t(ctx.timers, name(), Phase::Compute);
+    computeBackwardData(dy, dx, owned, dy_box);
+    Kokkos::fence();
+  }
+  ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
+  _exchange->finish();
+}
+
+}  // namespace halo3d::nn

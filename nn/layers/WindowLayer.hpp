@@ -1,0 +1,63 @@
+#pragma once
+// The distributed algorithm shared by sliding-window layers (convolution, transposed convolution, pooling):
+//
+// forward  1. start the halo exchange of x (all 26 neighbours, one round)
+//          2. compute the outputs whose windows need no exchanged ghost (the interior)
+//          3. finish the exchange
+//          4. compute the boundary shell (up to six slabs)
+// backward (data, scatter form) dx is laid out like x. The layer computes dx on the window of its owned
+//          outputs: first the ghost cells (contributions owed to neighbours), then starts the scatter-sum of
+//          those ghosts, computes its owned cells, and finishes the scatter, which adds what the neighbours
+//          owe. The same kernels run on every piece; only the boxes differ.
+//
+// With overlap off (RunContext::overlap = false) the exchange completes before any compute: benchmarks
+// compare the two. Replicated inputs need no exchange at all.
+//
+// A subclass gives the geometry as two monotone maps per dimension: the output extent of an input extent,
+// and the input cells [lo, hi) that a run of outputs [o0, o1) reads. Ghost widths, the split rule, the
+// interior and the backward window all follow from those.
+
+#include <array>
+#include <memory>
+
+#include "comm/HaloExchange.hpp"
+#include "nn/Layer.hpp"
+
+namespace halo3d::nn {
+
+class WindowLayer : public Layer {
+ public:
+  explicit WindowLayer(std::string name) : Layer(std::move(name)) {}
+
+  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override;
+  // A split works while every block, input and output, is non-empty and at least as thick as the ghosts it
+  // feeds its neighbours.
+  bool acceptsSpatial(const std::vector<TensorSpec>& inputs, const GridShape& grid) const override;
+  HaloWidths inputHalo(const std::vector<TensorSpec>& inputs, int i, const GridShape& grid) const override;
+  void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation& out) override;
+
+  // Ghost widths an input volume split into `parts` needs: the most any block's outputs read past it.
+  HaloWidths haloFor(const Extents3& input, const std::array<int, 3>& parts) const;
+  // Input cells read by the outputs in `out` (may reach past the volume).
+  Box inputWindow(const Box& out) const;
+  // The outputs of `out` whose windows lie in `avail`.
+  Box interiorOutputs(const Box& avail, const Box& out) const;
+
+ protected:
+  virtual index_t outputExtent(int dim, index_t input_extent) const = 0;
+  virtual std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const = 0;
+  virtual index_t outputChannels(index_t input_channels) const = 0;
+  virtual void checkInputChannels(index_t channels) const {}
+  // y on global output box `out` (owned by y); x's ghosts are valid where the window reads them.
+  virtual void computeForward(const Activation& x, const Activation& y, const Box& out) = 0;
+  // dx on global input box `in_box` from the outputs in `dy_box`.
+  virtual void computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
+                                   const Box& dy_box) = 0;
+
+  void forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y);
+  void backwardDataWithOverlap(RunContext& ctx, const Activation& dy, const Activation& dx);
+
+  std::unique_ptr<HaloExchange<float>> _exchange;
+};
+
+}  // namespace halo3d::nn
