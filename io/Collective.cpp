@@ -4,7 +4,7 @@
 
 #include "comm/Communicator.hpp"
 #include "core/Error.hpp"
-#include "io/Hdf5.hpp"
+#include "io/IoError.hpp"
 
 namespace halo3d {
 

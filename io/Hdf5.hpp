@@ -17,15 +17,9 @@
 #include "core/Error.hpp"
 #include "core/Types.hpp"
 #include "io/ElementType.hpp"
+#include "io/IoError.hpp"
 
 namespace halo3d {
-
-// A file that is missing, unreadable, corrupt or not in the expected layout. The message names the file and,
-// where one is at fault, the dataset.
-class IoError : public Error {
- public:
-  using Error::Error;
-};
 
 namespace h5 {
 

@@ -21,6 +21,13 @@ SampleDatasets datasetsOf(SampleKind kind) {
 
 namespace {
 
+// "(2, 4)": shapes print as tuples, like numpy's and h5py's.
+std::string tuple(const std::vector<index_t>& s) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+
 // CosmoFlow's original files hold full as (D, H, W, C): a cube followed by a few channels.
 bool looksChannelsLast(const std::vector<index_t>& s) {
   const std::size_t r = s.size();
@@ -32,10 +39,10 @@ void inspectInput(hid_t file, SampleFileLayout& out, const char* name) {
   const std::vector<index_t> s = h5::shapeOf(dset);
   out.input_type = h5::elementTypeOf(dset, out.path, name);
   const std::string where = concat("dataset '", name, "' of file '", out.path, "'");
-  require<IoError>(s.size() == 4 || s.size() == 5, where, " has shape ", s, " (rank ", s.size(),
+  require<IoError>(s.size() == 4 || s.size() == 5, where, " has shape ", tuple(s), " (rank ", s.size(),
                    "); expected (C, D, H, W) or (N, C, D, H, W)");
-  for (index_t e : s) require<IoError>(e > 0, where, " has an empty extent in shape ", s);
-  require<IoError>(out.kind != SampleKind::CosmoFlow || !looksChannelsLast(s), where, " has shape ", s,
+  for (index_t e : s) require<IoError>(e > 0, where, " has an empty extent in shape ", tuple(s));
+  require<IoError>(out.kind != SampleKind::CosmoFlow || !looksChannelsLast(s), where, " has shape ", tuple(s),
                    ", which looks channels-last (D, H, W, C); convert it with "
                    "`halo3d-datagen convert-cosmoflow IN OUT`");
   require<IoError>(out.input_type == ElementType::Float32 || out.input_type == ElementType::Int16, where,
@@ -55,12 +62,12 @@ void inspectTargets(hid_t file, SampleFileLayout& out, const char* name) {
   require<IoError>(out.target_type == ElementType::Float32 || out.target_type == ElementType::Float64, where,
                    " holds ", elementTypeName(out.target_type), "; expected float32 or float64");
   if (out.batched) {
-    require<IoError>(s.size() == 2 && s[0] == out.samples && s[1] > 0, where, " has shape ", s,
+    require<IoError>(s.size() == 2 && s[0] == out.samples && s[1] > 0, where, " has shape ", tuple(s),
                      "; expected (", out.samples, ", T) to match the ", out.samples, " samples of '",
                      datasetsOf(out.kind).input, "'");
     out.target_width = s[1];
   } else {
-    require<IoError>(s.size() == 1 && s[0] > 0, where, " has shape ", s,
+    require<IoError>(s.size() == 1 && s[0] > 0, where, " has shape ", tuple(s),
                      "; expected (T,) for a file of one sample");
     out.target_width = s[0];
   }
@@ -76,7 +83,7 @@ void inspectLabels(hid_t file, SampleFileLayout& out, const char* name) {
   std::vector<index_t> expected;
   if (out.batched) expected.push_back(out.samples);
   expected.insert(expected.end(), out.extents.begin(), out.extents.end());
-  require<IoError>(s == expected, where, " has shape ", s, "; expected ", expected, " to match '",
+  require<IoError>(s == expected, where, " has shape ", tuple(s), "; expected ", tuple(expected), " to match '",
                    datasetsOf(out.kind).input, "'");
 }
 
