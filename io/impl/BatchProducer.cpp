@@ -31,6 +31,24 @@ std::size_t largestTileBytes(const SampleCatalog& c, const GridShape& shape, boo
          std::size_t(c.targetWidth()) * sizeof(float);
 }
 
+// A tensor of `block` from `pool` that nobody else holds (every fill rewrites its owned cells; its ghosts are
+// zeroed again), or a new one added to the pool. Entries of other blocks (a final partial batch) are dropped
+// once free; a few entries cover the batch in use, the one in flight and a spare.
+template <class T>
+HaloTensor<T, Kokkos::HostSpace> acquire(std::vector<HaloTensor<T, Kokkos::HostSpace>>& pool, const char* label,
+                                         const TensorBlock& block) {
+  for (auto it = pool.begin(); it != pool.end();) {
+    const bool free = it->view().use_count() == 1;
+    if (free && it->block() == block) {
+      if (!block.halo().isZero()) zeroGhosts(it->view().data(), block.allocationExtents(), block.localOwned());
+      return *it;
+    }
+    it = (free || pool.size() > 4) ? pool.erase(it) : it + 1;
+  }
+  pool.emplace_back(label, block);
+  return pool.back();
+}
+
 template <class T, class M>
 HostTile<T> tileOf(const HaloTensor<T, M>& t, index_t slot) {
   return {t.view().data(), t.block().allocationExtents(), slot, t.localOwned()};
@@ -101,11 +119,10 @@ std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, in
   hb.global_batch = b;
   hb.sample_ids.assign(p->ids.begin() + std::ptrdiff_t(p->k0), p->ids.begin() + std::ptrdiff_t(p->k1));
   const Shape5 shape = _catalog.batchShape(b);
-  hb.input = HaloTensor<float, Kokkos::HostSpace>("halo3d::batch_input",
-                                                 TensorBlock::forGrid(shape, _shape, _coords, _options.halo));
+  hb.input = acquire(_input_pool, "halo3d::batch_input", TensorBlock::forGrid(shape, _shape, _coords, _options.halo));
   if (_catalog.kind() == SampleKind::UNet)
-    hb.labels = HaloTensor<std::int32_t, Kokkos::HostSpace>(
-        "halo3d::batch_labels", TensorBlock::forGrid({b, 1, shape[2], shape[3], shape[4]}, _shape, _coords, {}));
+    hb.labels = acquire(_label_pool, "halo3d::batch_labels",
+                        TensorBlock::forGrid({b, 1, shape[2], shape[3], shape[4]}, _shape, _coords, {}));
   hb.targets.assign(std::size_t((p->k1 - p->k0) * _catalog.targetWidth()), 0.0f);
   return p;
 }

@@ -79,6 +79,9 @@ class BatchProducer {
   std::vector<index_t> _perm;
   std::unique_ptr<Pending> _inflight;
   bool _failed = false;
+  // Host batch tensors for reuse: fresh allocations would page-fault and zero the whole batch every step.
+  std::vector<HaloTensor<float, Kokkos::HostSpace>> _input_pool;
+  std::vector<HaloTensor<std::int32_t, Kokkos::HostSpace>> _label_pool;
 };
 
 }  // namespace halo3d::impl

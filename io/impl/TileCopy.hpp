@@ -39,4 +39,22 @@ void copyOwnedIn(const T* src, const HostTile<T>& tile) {
   forEachOwnedRow(tile, [&](T* row, index_t r) { std::copy(src + r * w, src + (r + 1) * w, row); });
 }
 
+// Zeroes every ghost cell of a whole host allocation (all samples), keeping the owned cells: a reused batch
+// tensor may hold neighbour values from a halo exchange in its ghosts.
+template <class T>
+void zeroGhosts(T* data, const Shape5& a, const Box& local_owned) {
+  const Box& o = local_owned;
+  for (index_t nc = 0; nc < a[0] * a[1]; ++nc)
+    for (index_t d = 0; d < a[2]; ++d)
+      for (index_t h = 0; h < a[3]; ++h) {
+        T* row = data + ((nc * a[2] + d) * a[3] + h) * a[4];
+        if (d < o.min(0) || d >= o.max(0) || h < o.min(1) || h >= o.max(1)) {
+          std::fill(row, row + a[4], T(0));
+        } else {
+          std::fill(row, row + o.min(2), T(0));
+          std::fill(row + o.max(2), row + a[4], T(0));
+        }
+      }
+}
+
 }  // namespace halo3d::impl

@@ -226,7 +226,7 @@ TEST(DataLoader, UNetLabelsAndPrefetchMatchSynchronous) {
     opt.prefetch = true;
     DataLoader<Memory> fast(grid, fx.catalog, opt);
     opt.prefetch = false;
-    opt.read.mode = IoMode::Independent;
+    opt.read.mode = IoMode::Collective;
     DataLoader<Memory> slow(grid, fx.catalog, opt);
     // Two steps, the second read while the first was in use (prefetched) on one loader and not the other.
     for (index_t s = 0; s < 2; ++s) {
@@ -235,6 +235,27 @@ TEST(DataLoader, UNetLabelsAndPrefetchMatchSynchronous) {
       EXPECT_EQ(a.global_step, b.global_step);
       EXPECT_EQ(checkBatch(a, SampleKind::UNet), 0);
       EXPECT_EQ(checkBatch(b, SampleKind::UNet), 0);
+    }
+  }
+}
+
+TEST(DataLoader, ReusedBuffersNeverTouchHeldBatchesAndComeBackWithZeroGhosts) {
+  Fixture fx(SampleKind::CosmoFlow, 2);
+  const GridShape shape(1, 1, worldSize(), 1);
+  ProcessGrid grid(MPI_COMM_WORLD, shape);
+  DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
+  opt.prefetch = true;
+  DataLoader<Memory> loader(grid, fx.catalog, opt);
+  std::vector<Batch<Memory>> held;
+  for (int s = 0; s < 6; ++s) {
+    Batch<Memory> b = loader.next();
+    EXPECT_EQ(checkBatch(b, SampleKind::CosmoFlow), 0) << "step " << s;
+    // Every batch still held is intact; the one let go had its ghosts (and cells) scribbled over.
+    for (const Batch<Memory>& h : held) EXPECT_EQ(checkBatch(h, SampleKind::CosmoFlow), 0) << "held at step " << s;
+    if (s % 2 == 0) {
+      held.push_back(std::move(b));
+    } else {
+      Kokkos::deep_copy(b.input.view(), 99.0f);
     }
   }
 }

@@ -61,5 +61,23 @@ TEST(TileCopy, OwnedCellsRoundTripThroughAContiguousTile) {
   EXPECT_EQ(alloc[0], -1.0f);
 }
 
+TEST(TileCopy, ZeroGhostsKeepsOwnedCells) {
+  // (1, 2, 4, 3, 5) with owned [1,3) x [1,2) x [1,4): 2 x 1 x 3 owned cells per channel.
+  const Shape5 a{1, 2, 4, 3, 5};
+  const Box owned({1, 1, 1}, {3, 2, 4});
+  std::vector<int> v(std::size_t(2 * 4 * 3 * 5), 7);
+  impl::zeroGhosts(v.data(), a, owned);
+  int sevens = 0;
+  for (index_t c = 0; c < 2; ++c)
+    for (index_t d = 0; d < 4; ++d)
+      for (index_t h = 0; h < 3; ++h)
+        for (index_t w = 0; w < 5; ++w) {
+          const int x = v[std::size_t(((c * 4 + d) * 3 + h) * 5 + w)];
+          EXPECT_EQ(x, owned.contains({d, h, w}) ? 7 : 0);
+          sevens += x == 7;
+        }
+  EXPECT_EQ(sevens, 2 * 6);
+}
+
 }  // namespace
 }  // namespace halo3d
