@@ -10,6 +10,7 @@
 
 #include "comm/ProcessGrid.hpp"
 #include "core/HaloTensor.hpp"
+#include "nn/Real.hpp"
 
 namespace halo3d::nn {
 
@@ -24,7 +25,7 @@ struct TensorSpec {
   Extents3 volume() const { return {shape[2], shape[3], shape[4]}; }
 };
 
-using Tensor = HaloTensor<float>;
+using Tensor = HaloTensor<real>;
 
 // This rank's block of a tensor of `spec` on `grid` with ghost widths `halo`.
 TensorBlock blockFor(const TensorSpec& spec, const ProcessGrid& grid, const HaloWidths& halo);

@@ -1,6 +1,7 @@
 #include "nn/GradientReducer.hpp"
 
 #include "comm/Communicator.hpp"
+#include "comm/MpiTraits.hpp"
 #include "core/Error.hpp"
 
 namespace halo3d::nn {
@@ -21,7 +22,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
   // Backward visits parameters in reverse registration order; fill buckets that way.
   for (std::size_t k = params.size(); k-- > 0;) {
     const Parameter& p = *params[k];
-    if (_buckets.empty() || (_buckets.back().hi - _buckets.back().lo) * sizeof(float) >= bucket_bytes) {
+    if (_buckets.empty() || (_buckets.back().hi - _buckets.back().lo) * sizeof(real) >= bucket_bytes) {
       Bucket b;
       b.lo = b.hi = p.offset() + p.size();
       _buckets.push_back(b);
@@ -33,7 +34,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
   }
   if (!kMpiReadsGradients)
     for (Bucket& b : _buckets)
-      b.staging = Kokkos::View<float*, Kokkos::HostSpace>("halo3d::gradient_staging", b.hi - b.lo);
+      b.staging = Kokkos::View<real*, Kokkos::HostSpace>("halo3d::gradient_staging", b.hi - b.lo);
 }
 
 GradientReducer::~GradientReducer() {
@@ -75,12 +76,12 @@ void GradientReducer::startReady() {
       fenced = true;
     }
     auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
-    float* data = range.data();
+    real* data = range.data();
     if (!kMpiReadsGradients) {
       Kokkos::deep_copy(b.staging, range);
       data = b.staging.data();
     }
-    checkMpi(MPI_Iallreduce(MPI_IN_PLACE, data, int(b.hi - b.lo), MPI_FLOAT, MPI_SUM, _comm, &b.request),
+    checkMpi(MPI_Iallreduce(MPI_IN_PLACE, data, int(b.hi - b.lo), mpiType<real>(), MPI_SUM, _comm, &b.request),
              "gradient MPI_Iallreduce");
     b.started = true;
     ++_next;

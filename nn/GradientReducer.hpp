@@ -43,7 +43,7 @@ class GradientReducer {
     int params = 0, pending = 0;
     bool started = false;
     MPI_Request request = MPI_REQUEST_NULL;
-    Kokkos::View<float*, Kokkos::HostSpace> staging;  // only when MPI cannot read the gradient memory
+    Kokkos::View<real*, Kokkos::HostSpace> staging;  // only when MPI cannot read the gradient memory
   };
   void startReady();
 

@@ -18,11 +18,11 @@ void initializeParameters(ParameterStore& store, std::uint64_t seed) {
   const std::vector<Parameter*> params = store.all();
   for (std::size_t k = 0; k < params.size(); ++k) {
     const Parameter& p = *params[k];
-    float* out = host.data() + p.offset();
+    real* out = host.data() + p.offset();
     const std::string base = stem(p.name());
     const bool batchnorm = store.contains(base + ".running_mean");
     if (batchnorm || endsWith(p.name(), ".running_mean") || endsWith(p.name(), ".running_var")) {
-      const float v = (endsWith(p.name(), ".weight") || endsWith(p.name(), ".running_var")) ? 1.0f : 0.0f;
+      const real v = (endsWith(p.name(), ".weight") || endsWith(p.name(), ".running_var")) ? real(1) : real(0);
       for (std::size_t i = 0; i < p.size(); ++i) out[i] = v;
       continue;
     }
@@ -33,7 +33,7 @@ void initializeParameters(ParameterStore& store, std::uint64_t seed) {
     const double bound = 1.0 / std::sqrt(fan_in);
     const kernels::RandomStream stream{seed, 0u, std::uint32_t(k)};
     for (std::size_t i = 0; i < p.size(); ++i)
-      out[i] = float((2.0 * kernels::uniform01(kernels::randomBits(stream, i)) - 1.0) * bound);
+      out[i] = real((2.0 * kernels::uniform01(kernels::randomBits(stream, i)) - 1.0) * bound);
   }
   Kokkos::deep_copy(store.values(), host);
 }

@@ -28,12 +28,12 @@ Sgd::Sgd(ParameterStore& store, const OptimizerConfig& config)
 
 void Sgd::step(double lr) {
   const FlatView p = _store.values(), g = _store.grads(), buf = _momentum;
-  const float m = float(_config.momentum), lr_f = float(lr), wd = float(_config.weight_decay);
+  const real m = real(_config.momentum), lr_f = real(lr), wd = real(_config.weight_decay);
   const bool first = _steps == 0;
   Kokkos::parallel_for(
       "halo3d::sgd", Kokkos::RangePolicy<>(0, _store.trainableSize()), KOKKOS_LAMBDA(const std::size_t i) {
-        const float grad = g(i) + wd * p(i);
-        const float b = first ? grad : m * buf(i) + grad;
+        const real grad = g(i) + wd * p(i);
+        const real b = first ? grad : m * buf(i) + grad;
         buf(i) = b;
         p(i) -= lr_f * b;
       });
@@ -53,16 +53,16 @@ void Adam::step(double lr) {
   // Scalars in double, as torch computes them in Python.
   const double bias_correction1 = 1.0 - std::pow(_config.beta1, double(_steps));
   const double bias_correction2 = 1.0 - std::pow(_config.beta2, double(_steps));
-  const float step_size = float(lr / bias_correction1);
-  const float bc2_sqrt = float(std::sqrt(bias_correction2));
-  const float b1 = float(_config.beta1), b2 = float(_config.beta2), eps = float(_config.eps);
-  const float wd = float(_config.weight_decay);
+  const real step_size = real(lr / bias_correction1);
+  const real bc2_sqrt = real(std::sqrt(bias_correction2));
+  const real b1 = real(_config.beta1), b2 = real(_config.beta2), eps = real(_config.eps);
+  const real wd = real(_config.weight_decay);
   const FlatView p = _store.values(), g = _store.grads(), m = _exp_avg, v = _exp_avg_sq;
   Kokkos::parallel_for(
       "halo3d::adam", Kokkos::RangePolicy<>(0, _store.trainableSize()), KOKKOS_LAMBDA(const std::size_t i) {
-        const float grad = g(i) + wd * p(i);
-        const float mi = b1 * m(i) + (1.0f - b1) * grad;
-        const float vi = b2 * v(i) + (1.0f - b2) * grad * grad;
+        const real grad = g(i) + wd * p(i);
+        const real mi = b1 * m(i) + (real(1) - b1) * grad;
+        const real vi = b2 * v(i) + (real(1) - b2) * grad * grad;
         m(i) = mi;
         v(i) = vi;
         p(i) -= step_size * mi / (math::sqrt(vi) / bc2_sqrt + eps);

@@ -16,24 +16,25 @@
 #include <vector>
 
 #include "core/Types.hpp"
+#include "nn/Real.hpp"
 
 namespace halo3d::nn {
 
 using Memory = Kokkos::DefaultExecutionSpace::memory_space;
-using FlatView = Kokkos::View<float*, Memory>;
+using FlatView = Kokkos::View<real*, Memory>;
 template <int Rank>
 struct UnmanagedViewOf;
 template <>
 struct UnmanagedViewOf<1> {
-  using type = Kokkos::View<float*, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using type = Kokkos::View<real*, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 };
 template <>
 struct UnmanagedViewOf<2> {
-  using type = Kokkos::View<float**, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using type = Kokkos::View<real**, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 };
 template <>
 struct UnmanagedViewOf<5> {
-  using type = Kokkos::View<float*****, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using type = Kokkos::View<real*****, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 };
 
 class Parameter {

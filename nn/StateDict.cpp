@@ -11,7 +11,7 @@ StateDict exportStateDict(const ParameterStore& store) {
   StateDict dict;
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), store.values());
   for (const Parameter* p : store.all()) {
-    std::vector<float> values(host.data() + p->offset(), host.data() + p->offset() + p->size());
+    std::vector<real> values(host.data() + p->offset(), host.data() + p->offset() + p->size());
     dict[p->name()] = HostArray(p->shape(), std::move(values));
   }
   for (const auto& [name, value] : store.counters()) dict[name] = HostArray({}, std::vector<std::int64_t>{value});
@@ -36,10 +36,10 @@ void importStateDict(ParameterStore& store, const StateDict& dict, const std::st
       ++bad;
       continue;
     }
-    float* out = host.data() + p->offset();
+    real* out = host.data() + p->offset();
     std::visit(
         [&](const auto& v) {
-          for (std::size_t i = 0; i < v.size(); ++i) out[i] = float(v[i]);
+          for (std::size_t i = 0; i < v.size(); ++i) out[i] = real(v[i]);
         },
         a.values);
   }

@@ -7,8 +7,8 @@
 namespace halo3d::nn {
 
 namespace {
-using Vec = Kokkos::View<float*, Kokkos::LayoutRight, Memory>;
-using ConstVec = Kokkos::View<const float*, Kokkos::LayoutRight, Memory>;
+using Vec = Kokkos::View<real*, Kokkos::LayoutRight, Memory>;
+using ConstVec = Kokkos::View<const real*, Kokkos::LayoutRight, Memory>;
 }  // namespace
 
 BatchNorm3d::BatchNorm3d(std::string name, index_t channels, StatsGroup group, double eps, double momentum)
@@ -37,8 +37,8 @@ void BatchNorm3d::addParameters(ParameterStore& store) {
 void BatchNorm3d::setup(const ProcessGrid&, const std::vector<const Activation*>&, const Activation&) {
   _stats = Kokkos::View<double*, Memory>(name() + ".stats", kernels::batchNormStatsSize(_channels));
   _sums = Kokkos::View<double*, Memory>(name() + ".sums", kernels::batchNormBackwardSumsSize(_channels));
-  _mean = Kokkos::View<float*, Memory>(name() + ".mean", _channels);
-  _var = Kokkos::View<float*, Memory>(name() + ".var", _channels);
+  _mean = Kokkos::View<real*, Memory>(name() + ".mean", _channels);
+  _var = Kokkos::View<real*, Memory>(name() + ".var", _channels);
 }
 
 MPI_Comm BatchNorm3d::reduceComm(const RunContext& ctx, const Activation& x) const {
@@ -64,15 +64,15 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
       ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
       allreduceSum(_stats, comm);
     }
-    kernels::batchNormMoments<float>(_stats, _mean, _var);
-    kernels::batchNormUpdateRunningStats<float>(_mean, _var, groupCount(ctx, x), _momentum,
+    kernels::batchNormMoments<real>(_stats, _mean, _var);
+    kernels::batchNormUpdateRunningStats<real>(_mean, _var, groupCount(ctx, x), _momentum,
                                                 Vec(_running_mean->valueAs<1>()), Vec(_running_var->valueAs<1>()));
     ++*_batches_tracked;
   } else {
     Kokkos::deep_copy(_mean, _running_mean->value());
     Kokkos::deep_copy(_var, _running_var->value());
   }
-  kernels::batchNormForward<float>(x.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()),
+  kernels::batchNormForward<real>(x.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()),
                                    ConstVec(_bias->valueAs<1>()), _eps, out.tensor, out.owned());
   Kokkos::fence();
 }
@@ -82,13 +82,13 @@ void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>
   const Activation& x = *in[0];
   require(_used_batch_stats, name(), ": backward after an evaluation-mode forward");
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  kernels::batchNormBackwardSums<float>(x.tensor, dout.tensor, _mean, _var, _eps, _sums, x.owned(), false);
+  kernels::batchNormBackwardSums<real>(x.tensor, dout.tensor, _mean, _var, _eps, _sums, x.owned(), false);
   // gamma/beta gradients from this rank's partial sums: the GradientReducer adds the ranks up.
   if (contributesReplicatedGradient(ctx, x)) {
-    kernels::batchNormParameterGradients<float>(_sums, Vec(_weight->gradAs<1>()), Vec(_bias->gradAs<1>()), false);
+    kernels::batchNormParameterGradients<real>(_sums, Vec(_weight->gradAs<1>()), Vec(_bias->gradAs<1>()), false);
   } else {
-    Kokkos::deep_copy(_weight->grad(), 0.0f);
-    Kokkos::deep_copy(_bias->grad(), 0.0f);
+    Kokkos::deep_copy(_weight->grad(), real(0));
+    Kokkos::deep_copy(_bias->grad(), real(0));
   }
   Kokkos::fence();
   if (ctx.reducer) {
@@ -100,7 +100,7 @@ void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>
     ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
     allreduceSum(_sums, comm);
   }
-  kernels::batchNormBackward<float>(x.tensor, dout.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()), _eps, _sums,
+  kernels::batchNormBackward<real>(x.tensor, dout.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()), _eps, _sums,
                                     groupCount(ctx, x), din[0]->tensor, x.owned());
   Kokkos::fence();
 }

@@ -36,7 +36,7 @@ class BatchNorm3d : public Layer {
   Parameter *_weight = nullptr, *_bias = nullptr, *_running_mean = nullptr, *_running_var = nullptr;
   std::int64_t* _batches_tracked = nullptr;
   Kokkos::View<double*, Memory> _stats, _sums;
-  Kokkos::View<float*, Memory> _mean, _var;
+  Kokkos::View<real*, Memory> _mean, _var;
   bool _used_batch_stats = true;
 };
 

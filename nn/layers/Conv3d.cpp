@@ -6,8 +6,8 @@
 namespace halo3d::nn {
 
 namespace {
-using Weights = kernels::Conv3dWeights<float, Memory>;
-using Bias = kernels::Conv3dBias<float, Memory>;
+using Weights = kernels::Conv3dWeights<real, Memory>;
+using Bias = kernels::Conv3dBias<real, Memory>;
 }
 
 Conv3d::Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g, bool bias)
@@ -50,13 +50,13 @@ void Conv3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     if (contributesReplicatedGradient(ctx, *in[0])) {
-      const kernels::Conv3dBiasGrad<float, Memory> db =
-          _bias ? kernels::Conv3dBiasGrad<float, Memory>(_bias->gradAs<1>()) : kernels::Conv3dBiasGrad<float, Memory>();
-      kernels::conv3dBackwardFilter(in[0]->tensor, dout.tensor, _g, kernels::Conv3dWeightsGrad<float, Memory>(_weight->gradAs<5>()),
+      const kernels::Conv3dBiasGrad<real, Memory> db =
+          _bias ? kernels::Conv3dBiasGrad<real, Memory>(_bias->gradAs<1>()) : kernels::Conv3dBiasGrad<real, Memory>();
+      kernels::conv3dBackwardFilter(in[0]->tensor, dout.tensor, _g, kernels::Conv3dWeightsGrad<real, Memory>(_weight->gradAs<5>()),
                                     db, out.owned(), false);
     } else {
-      Kokkos::deep_copy(_weight->grad(), 0.0f);
-      if (_bias) Kokkos::deep_copy(_bias->grad(), 0.0f);
+      Kokkos::deep_copy(_weight->grad(), real(0));
+      if (_bias) Kokkos::deep_copy(_bias->grad(), real(0));
     }
     Kokkos::fence();
   }

@@ -5,7 +5,7 @@
 namespace halo3d::nn {
 
 namespace {
-using Views = kernels::ConvTranspose3dViews<float, Memory>;
+using Views = kernels::ConvTranspose3dViews<real, Memory>;
 using Exec = Kokkos::DefaultExecutionSpace;
 }  // namespace
 
@@ -55,8 +55,8 @@ void ConvTranspose3d::backward(RunContext& ctx, const std::vector<const Activati
       kernels::convTranspose3dBackwardFilter(Exec(), in[0]->tensor, dout.tensor, _g,
                                              Views::weights_grad_type(_weight->gradAs<5>()), db, out.owned(), false);
     } else {
-      Kokkos::deep_copy(_weight->grad(), 0.0f);
-      if (_bias) Kokkos::deep_copy(_bias->grad(), 0.0f);
+      Kokkos::deep_copy(_weight->grad(), real(0));
+      if (_bias) Kokkos::deep_copy(_bias->grad(), real(0));
     }
     Kokkos::fence();
   }

@@ -6,9 +6,9 @@
 namespace halo3d::nn {
 
 namespace {
-using Matrix = Kokkos::View<float**, Kokkos::LayoutRight, Memory>;
-using ConstMatrix = Kokkos::View<const float**, Kokkos::LayoutRight, Memory>;
-using Vec = Kokkos::View<float*, Kokkos::LayoutRight, Memory>;
+using Matrix = Kokkos::View<real**, Kokkos::LayoutRight, Memory>;
+using ConstMatrix = Kokkos::View<const real**, Kokkos::LayoutRight, Memory>;
+using Vec = Kokkos::View<real*, Kokkos::LayoutRight, Memory>;
 
 // The (N, F, 1, 1, 1) activation as an (N, F) matrix over the same memory (no ghosts: halo 0).
 Matrix asMatrix(const Tensor& t) {
@@ -44,8 +44,8 @@ void Dense::addParameters(ParameterStore& store) {
 
 void Dense::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  kernels::denseForward<float>(asMatrix(in[0]->tensor), ConstMatrix(_weight->valueAs<2>()),
-                               Kokkos::View<const float*, Kokkos::LayoutRight, Memory>(_bias->valueAs<1>()),
+  kernels::denseForward<real>(asMatrix(in[0]->tensor), ConstMatrix(_weight->valueAs<2>()),
+                               Kokkos::View<const real*, Kokkos::LayoutRight, Memory>(_bias->valueAs<1>()),
                                asMatrix(out.tensor));
   Kokkos::fence();
 }
@@ -55,12 +55,12 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     if (contributesReplicatedGradient(ctx, *in[0])) {
-      kernels::denseBackwardWeights<float>(asMatrix(in[0]->tensor), asMatrix(dout.tensor),
+      kernels::denseBackwardWeights<real>(asMatrix(in[0]->tensor), asMatrix(dout.tensor),
                                            Matrix(_weight->gradAs<2>()), false);
-      kernels::denseBackwardBias<float>(asMatrix(dout.tensor), Vec(_bias->gradAs<1>()), false);
+      kernels::denseBackwardBias<real>(asMatrix(dout.tensor), Vec(_bias->gradAs<1>()), false);
     } else {
-      Kokkos::deep_copy(_weight->grad(), 0.0f);
-      Kokkos::deep_copy(_bias->grad(), 0.0f);
+      Kokkos::deep_copy(_weight->grad(), real(0));
+      Kokkos::deep_copy(_bias->grad(), real(0));
     }
     Kokkos::fence();
   }
@@ -69,7 +69,7 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
     ctx.reducer->markReady(*_bias);
   }
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  if (din[0]) kernels::denseBackwardData<float>(asMatrix(dout.tensor), ConstMatrix(_weight->valueAs<2>()),
+  if (din[0]) kernels::denseBackwardData<real>(asMatrix(dout.tensor), ConstMatrix(_weight->valueAs<2>()),
                                                  asMatrix(din[0]->tensor));
   Kokkos::fence();
 }

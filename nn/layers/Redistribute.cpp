@@ -1,6 +1,7 @@
 #include "nn/layers/Redistribute.hpp"
 
 #include "comm/Communicator.hpp"
+#include "comm/MpiTraits.hpp"
 #include "core/Error.hpp"
 
 namespace halo3d::nn {
@@ -15,8 +16,8 @@ auto boxView(const Tensor& t, const Box& box) {
                          Kokkos::make_pair(lo[2], lo[2] + box.extent(2)));
 }
 
-using HostDense = Kokkos::View<float*****, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using Dense = Kokkos::View<float*****, Kokkos::LayoutRight, Memory>;
+using HostDense = Kokkos::View<real*****, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using Dense = Kokkos::View<real*****, Kokkos::LayoutRight, Memory>;
 
 }  // namespace
 
@@ -65,9 +66,9 @@ void Redistribute::forward(RunContext& ctx, const std::vector<const Activation*>
               mine.extent(0), mine.extent(1), mine.extent(2));
   Kokkos::deep_copy(local, boxView(x, mine));
   auto local_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), local);
-  std::vector<float> all(std::size_t(_displs.back() + _counts.back()));
-  checkMpi(MPI_Allgatherv(local_host.data(), _counts[std::size_t(me)], MPI_FLOAT, all.data(), _counts.data(),
-                          _displs.data(), MPI_FLOAT, ctx.grid->spatialComm()),
+  std::vector<real> all(std::size_t(_displs.back() + _counts.back()));
+  checkMpi(MPI_Allgatherv(local_host.data(), _counts[std::size_t(me)], mpiType<real>(), all.data(), _counts.data(),
+                          _displs.data(), mpiType<real>(), ctx.grid->spatialComm()),
            "Redistribute MPI_Allgatherv");
   for (std::size_t r = 0; r < _boxes.size(); ++r) {
     const Box& b = _boxes[r];

@@ -89,7 +89,7 @@ Box WindowLayer::interiorOutputs(const Box& avail, const Box& out) const {
 
 void WindowLayer::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation&) {
   if (in[0]->spec.dist == Distribution::Spatial && grid.shape().spatialSize() > 1)
-    _exchange = std::make_unique<HaloExchange<float>>(grid, in[0]->tensor.block());
+    _exchange = std::make_unique<HaloExchange<real>>(grid, in[0]->tensor.block());
 }
 
 void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y) {

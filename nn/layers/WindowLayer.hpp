@@ -57,7 +57,7 @@ class WindowLayer : public Layer {
   void forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y);
   void backwardDataWithOverlap(RunContext& ctx, const Activation& dy, const Activation& dx);
 
-  std::unique_ptr<HaloExchange<float>> _exchange;
+  std::unique_ptr<HaloExchange<real>> _exchange;
 };
 
 }  // namespace halo3d::nn

@@ -1,0 +1,78 @@
+#pragma once
+// Running a model of the reference files (tests/reference/README.md) on a grid: load the initial weights and
+// the batch, run steps, and compare tensors with the PyTorch values.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "comm/Distribute.hpp"
+#include "nn/GradientReducer.hpp"
+#include "nn/Model.hpp"
+#include "nn/StateDict.hpp"
+#include "support/ReferenceData.hpp"
+
+namespace halo3d::nn::testing {
+
+// max |ours - ref| / max |ref|: the error relative to the tensor's scale.
+inline double relativeError(const std::vector<double>& ours, const std::vector<double>& ref) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    diff = std::max(diff, std::abs(ours[i] - ref[i]));
+    scale = std::max(scale, std::abs(ref[i]));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+// The global batch tensor of a reference file, on the root only (empty elsewhere), as T.
+template <class T = real>
+GlobalHostTensor<T> readGlobal(const halo3d::testing::H5File& f, const std::string& name, bool root) {
+  if (!root) return {};
+  const halo3d::testing::Array a = f.read(name);
+  std::vector<index_t> s = a.shape;
+  while (s.size() < 5) s.insert(s.begin() + 1, 1);  // (N, D, H, W) labels -> (N, 1, D, H, W)
+  GlobalHostTensor<T> g("reference", s[0], s[1], s[2], s[3], s[4]);
+  for (std::size_t i = 0; i < a.data.size(); ++i) g.data()[i] = T(a.data[i]);
+  return g;
+}
+
+// Values of a parameter (or, with `grads`, its gradient) on the host.
+inline std::vector<double> hostValues(const Parameter& p, bool grads) {
+  auto v = grads ? p.grad() : p.value();
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<double>(h.data(), h.data() + h.size());
+}
+
+// The owned cells of an activation on the host, in (n, c, d, h, w) order.
+inline std::vector<double> ownedValues(const Activation& a) {
+  auto o = a.tensor.owned();
+  auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), o);
+  Kokkos::deep_copy(h, o);
+  std::vector<double> out;
+  for (std::size_t n = 0; n < h.extent(0); ++n)
+    for (std::size_t c = 0; c < h.extent(1); ++c)
+      for (std::size_t d = 0; d < h.extent(2); ++d)
+        for (std::size_t y = 0; y < h.extent(3); ++y)
+          for (std::size_t x = 0; x < h.extent(4); ++x) out.push_back(h(n, c, d, y, x));
+  return out;
+}
+
+// The part of a global reference array (N, ...) holding samples [n0, n1) and, for spatial tensors, the box.
+inline std::vector<double> referenceBlock(const halo3d::testing::Array& a, const TensorBlock& b) {
+  std::vector<index_t> s = a.shape;
+  while (s.size() < 5) s.push_back(1);
+  std::vector<double> out;
+  const Box& o = b.owned();
+  for (index_t n = b.sampleBegin(); n < b.sampleEnd(); ++n)
+    for (index_t c = 0; c < s[1]; ++c)
+      for (index_t d = o.min(0); d < o.max(0); ++d)
+        for (index_t y = o.min(1); y < o.max(1); ++y)
+          for (index_t x = o.min(2); x < o.max(2); ++x)
+            out.push_back(a.data[std::size_t((((n * s[1] + c) * s[2] + d) * s[3] + y) * s[4] + x)]);
+  return out;
+}
+
+}  // namespace halo3d::nn::testing
