@@ -1,0 +1,21 @@
+# C++ checkpoint -> checkpoint_to_torch.py to-torch --full -> from-torch -> the same state, read by C++;
+# plus a model-only round trip that takes the other sections from the original (--like).
+# Variables: TOOL, PYTHON, SCRIPT, DIR.
+file(REMOVE_RECURSE ${DIR})
+file(MAKE_DIRECTORY ${DIR})
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "${ARGN}\n${out}${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}")
+  endif()
+endfunction()
+run(${TOOL} write ${DIR}/a.h5)
+run(${PYTHON} ${SCRIPT} verify ${DIR}/a.h5)
+run(${PYTHON} ${SCRIPT} to-torch ${DIR}/a.h5 ${DIR}/full.pt --full)
+run(${PYTHON} ${SCRIPT} from-torch ${DIR}/full.pt ${DIR}/b.h5)
+run(${TOOL} compare ${DIR}/a.h5 ${DIR}/b.h5)
+run(${PYTHON} ${SCRIPT} to-torch ${DIR}/a.h5 ${DIR}/model.pt)
+run(${PYTHON} ${SCRIPT} from-torch ${DIR}/model.pt ${DIR}/c.h5 --like ${DIR}/a.h5)
+run(${TOOL} compare ${DIR}/a.h5 ${DIR}/c.h5)
+file(REMOVE_RECURSE ${DIR})
