@@ -39,61 +39,105 @@ class BackwardDataTiler {
         _dy_row(index_t(dy.stride_3())),
         _dx_plane(index_t(dx.stride_2())),
         _dx_row(index_t(dx.stride_3())),
-        _dy_box(dy_box) {}
+        _dy_box(dy_box) {
+    // With unit strides, dx cells q whose every tap reads inside dy_box: q + p - (k - 1) dil >= lo
+    // and q + p < hi. Their tiles read dy affinely at c = q + p - k dil.
+    _unit_stride = ix.stride[0] == 1 && ix.stride[1] == 1 && ix.stride[2] == 1;
+    for (int d = 0; d < 3; ++d) {
+      _inner_lo[d] = dy_box.min(d) - ix.padding[d] + index_t(ix.kernel[d] - 1) * ix.dilation[d];
+      _inner_hi[d] = dy_box.max(d) - ix.padding[d];
+    }
+    for (int kd = 0; kd < ix.kernel[0]; ++kd)
+      for (int kh = 0; kh < ix.kernel[1]; ++kh)
+        for (int kw = 0; kw < ix.kernel[2]; ++kw)
+          _tap_offset.push_back(-(index_t(kd) * ix.dilation[0] * _dy_plane +
+                                  index_t(kh) * ix.dilation[1] * _dy_row +
+                                  index_t(kw) * ix.dilation[2]));
+  }
 
-  void tile(index_t d, const index_t* h, const index_t* w, const int* lanes, int positions,
+  void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int positions,
             TileTaps<T>& taps, TileOut<T>& out) const {
-    constexpr auto full = fullMask<T>();
+    // Unit strides and every position inside the D/H interior: all taps read dy rows inside dy_box,
+    // only W lanes can leave it, which one mask per (kw, position) covers (Affine mode).
+    bool inner = _unit_stride;
     for (int r = 0; r < positions; ++r) {
-      out.offset[r] = (d + _ix.in_shift[0]) * _dx_plane + (h[r] + _ix.in_shift[1]) * _dx_row +
+      out.offset[r] = (d[r] + _ix.in_shift[0]) * _dx_plane + (h[r] + _ix.in_shift[1]) * _dx_row +
                       w[r] + _ix.in_shift[2];
       out.mask[r] = laneRange<T>(0, lanes[r]);
+      inner = inner && d[r] >= _inner_lo[0] && d[r] < _inner_hi[0] && h[r] >= _inner_lo[1] &&
+              h[r] < _inner_hi[1];
     }
-    bool all_full = true;
+    if (inner) {
+      bool full = true;
+      for (int r = 0; r < positions; ++r)
+        out.base[r] = (d[r] + _ix.padding[0] + _ix.out_shift[0]) * _dy_plane +
+                      (h[r] + _ix.padding[1] + _ix.out_shift[1]) * _dy_row + w[r] + _ix.padding[2] +
+                      _ix.out_shift[2];
+      for (int kw = 0; kw < _ix.kernel[2]; ++kw)
+        for (int r = 0; r < positions; ++r) {
+          const auto m = wLanes(w[r], kw, lanes[r]);
+          taps.mask[std::size_t(kw) * kMaxTilePositions + std::size_t(r)] = m;
+          full = full && m == fullMask<T>();
+        }
+      out.mode = TapMode::Affine;
+      out.load = full ? SimdLoad::Full : SimdLoad::Masked;
+      out.tap_offset = _tap_offset.data();
+      out.mask_rows = _ix.kernel[2];
+      return;
+    }
+    out.mode = TapMode::Table;
     int count = 0;
-    index_t ch[kMaxTilePositions];
-    bool row_ok[kMaxTilePositions];
+    index_t cd[kMaxTilePositions] = {}, ch[kMaxTilePositions] = {};
+    bool plane_ok[kMaxTilePositions], row_ok[kMaxTilePositions];
     for (int kd = 0; kd < _ix.kernel[0]; ++kd) {
-      index_t cd;
-      if (!outputOf(_ix, 0, d, kd, _dy_box.min(0), _dy_box.max(0), cd)) continue;
-      const index_t plane = (cd + _ix.out_shift[0]) * _dy_plane;
+      bool any_plane = false;
+      for (int r = 0; r < positions; ++r) {
+        plane_ok[r] = outputOf(_ix, 0, d[r], kd, _dy_box.min(0), _dy_box.max(0), cd[r]);
+        any_plane = any_plane || plane_ok[r];
+      }
+      if (!any_plane) continue;
       for (int kh = 0; kh < _ix.kernel[1]; ++kh) {
         bool any_row = false;
         for (int r = 0; r < positions; ++r) {
-          row_ok[r] = outputOf(_ix, 1, h[r], kh, _dy_box.min(1), _dy_box.max(1), ch[r]);
+          row_ok[r] =
+              plane_ok[r] && outputOf(_ix, 1, h[r], kh, _dy_box.min(1), _dy_box.max(1), ch[r]);
           any_row = any_row || row_ok[r];
         }
         if (!any_row) continue;
         for (int kw = 0; kw < _ix.kernel[2]; ++kw) {
           const std::size_t slot = std::size_t(count) * kMaxTilePositions;
-          bool any = false, tap_full = true;
+          bool any = false;
           for (int r = 0; r < positions; ++r) {
-            // dy cell of lane 0; lane l reads cw0 + l (W stride 1).
             const index_t cw0 = w[r] + _ix.padding[2] - index_t(kw) * _ix.dilation[2];
-            const auto m = row_ok[r]
-                               ? laneRange<T>(_dy_box.min(2) - cw0,
-                                              std::min<index_t>(lanes[r], _dy_box.max(2) - cw0))
-                               : typename Simd<T>::mask(0);
+            const auto m = row_ok[r] ? wLanes(w[r], kw, lanes[r]) : typename Simd<T>::mask(0);
             taps.mask[slot + std::size_t(r)] = m;
-            taps.offset[slot + std::size_t(r)] =
-                m ? plane + (ch[r] + _ix.out_shift[1]) * _dy_row + cw0 + _ix.out_shift[2] : 0;
+            taps.offset[slot + std::size_t(r)] = m ? (cd[r] + _ix.out_shift[0]) * _dy_plane +
+                                                         (ch[r] + _ix.out_shift[1]) * _dy_row +
+                                                         cw0 + _ix.out_shift[2]
+                                                   : 0;
             any = any || m != 0;
-            tap_full = tap_full && m == full;
           }
-          if (!any) continue;
-          taps.tap[std::size_t(count++)] = (kd * _ix.kernel[1] + kh) * _ix.kernel[2] + kw;
-          all_full = all_full && tap_full;
+          if (any) taps.tap[std::size_t(count++)] = (kd * _ix.kernel[1] + kh) * _ix.kernel[2] + kw;
         }
       }
     }
     taps.count = count;
-    out.load = all_full ? SimdLoad::Full : SimdLoad::Masked;
   }
 
  private:
+  // Lanes of the vector of dx cells [w, w + lanes) whose tap kw reads inside dy_box along W: lane l
+  // reads dy cell cw0 + l (W stride 1).
+  typename Simd<T>::mask wLanes(index_t w, int kw, int lanes) const {
+    const index_t cw0 = w + _ix.padding[2] - index_t(kw) * _ix.dilation[2];
+    return laneRange<T>(_dy_box.min(2) - cw0, std::min<index_t>(lanes, _dy_box.max(2) - cw0));
+  }
+
   Conv3dIndexing _ix;
   index_t _dy_plane, _dy_row, _dx_plane, _dx_row;
   Box _dy_box;
+  bool _unit_stride;
+  index_t _inner_lo[3], _inner_hi[3];
+  std::vector<index_t> _tap_offset;
 };
 
 // See conv3dBackwardData in kernels/Conv3d.hpp; requires hostBackwardDataApplies(g) and
@@ -120,8 +164,12 @@ void conv3dBackwardDataHost(const ExecSpace& exec,
   p.out_channel = index_t(dxv.stride_1());
   p.bias = nullptr;
   p.taps = ix.taps();
+  // dy read per dx row: every channel and kernel plane.
+  const index_t row_bytes =
+      p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));
   runDirect(exec, "halo3d::conv3dBackwardData(host simd)", p, packWeights<T>(w, 1),
-            dx.block().channels(), samples, dx_box, BackwardDataTiler<T>(ix, dyv, dxv, dy_box));
+            dx.block().channels(), samples, dx_box, row_bytes,
+            BackwardDataTiler<T>(ix, dyv, dxv, dy_box));
 }
 
 #endif

@@ -64,8 +64,8 @@ struct DirectConv {
   int taps;
 };
 
-// The taps a tile reads (taps whose every lane is masked off are left out) with, per position, the
-// input offset of lane 0 and the lanes to load.
+// The taps of a tile in table form: the taps it reads (taps whose every lane is masked off are left
+// out) with, per position, the input offset of lane 0 and the lanes to load.
 template <class T>
 struct TileTaps {
   int count = 0;
@@ -79,16 +79,45 @@ struct TileTaps {
         mask(offset.size()) {}
 };
 
-// A tile's output positions (offset of lane 0 and lanes to store) and how it loads its input.
+// How a tile finds its input. Affine: every tap is read, tap t of position r starts at
+// base[r] + tap_offset[t], and its lanes are TileTaps::mask[(t % mask_rows) * kMaxTilePositions +
+// r] (one row of masks for all taps, or one per kw tap), so there is no table to build per tap.
+// Table: TileTaps lists the taps and their offsets and masks.
+enum class TapMode { Affine, Table };
+
+// A tile's output positions (offset of lane 0 and lanes to store) and how it reads its input.
 template <class T>
 struct TileOut {
   index_t offset[kMaxTilePositions];
   typename Simd<T>::mask mask[kMaxTilePositions];
+  TapMode mode = TapMode::Affine;
   SimdLoad load = SimdLoad::Full;
+  index_t base[kMaxTilePositions];
+  const index_t* tap_offset = nullptr;
+  int mask_rows = 1;
   typename Simd<T>::index stride_index;
 };
 
+// One (tap, input channel) step of a tile: R input vectors, OB broadcasts, OB x R FMAs.
 template <class T, int OB, int R, SimdLoad L>
+inline void directStep(typename Simd<T>::vec (&acc)[OB][R], const T* const (&src)[R],
+                       const typename Simd<T>::mask (&m)[R], const T* wv,
+                       typename Simd<T>::index stride_index) {
+  using S = Simd<T>;
+  typename S::vec xv[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+    xv[r] = loadInput<L>(src[r], m[r], stride_index);
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o) {
+    const typename S::vec b = S::broadcast(wv[o]);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[o][r] = S::fma(b, xv[r], acc[o][r]);
+  }
+}
+
+template <class T, int OB, int R, TapMode M, SimdLoad L>
 void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, const TileTaps<T>& taps,
                 const TileOut<T>& out) {
   using S = Simd<T>;
@@ -100,29 +129,30 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
       acc[o][r] = S::zero();
   const T* in_n = p.in + n * p.in_sample;
   const T* w_block = p.packed + blk.first * p.in_channels * p.taps;
-  for (int j = 0; j < taps.count; ++j) {
-    const T* w_tap = w_block + index_t(taps.tap[j]) * p.in_channels * OB;
+  const int count = M == TapMode::Affine ? p.taps : taps.count;
+  typename S::mask m[R] = {};
+  int mask_row = 0;
+  for (int j = 0; j < count; ++j) {
+    const int t = M == TapMode::Affine ? j : taps.tap[std::size_t(j)];
+    const T* w_tap = w_block + index_t(t) * p.in_channels * OB;
     const T* src[R];
-    typename S::mask m[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
-      src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
-      m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
+      if constexpr (M == TapMode::Affine) {
+        src[r] = in_n + out.base[r] + out.tap_offset[t];
+        if constexpr (L != SimdLoad::Full)
+          m[r] = taps.mask[std::size_t(mask_row) * kMaxTilePositions + r];
+      } else {
+        src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
+        m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
+      }
     }
+    mask_row = mask_row + 1 == out.mask_rows ? 0 : mask_row + 1;
     for (index_t ic = 0; ic < p.in_channels; ++ic) {
-      const index_t c_off = ic * p.in_channel;
-      typename S::vec xv[R];
+      directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r)
-        xv[r] = loadInput<L>(src[r] + c_off, m[r], out.stride_index);
-      const T* wv = w_tap + ic * OB;
-#pragma GCC unroll 8
-      for (int o = 0; o < OB; ++o) {
-        const typename S::vec b = S::broadcast(wv[o]);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          acc[o][r] = S::fma(b, xv[r], acc[o][r]);
-      }
+        src[r] += p.in_channel;
     }
   }
   T* out_n = p.out + n * p.out_sample;
@@ -141,75 +171,105 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
   }
 }
 
-// The output plane d of `box` (global output cells) for one channel block and sample: its rows' W
-// vectors, R at a time (the last tile repeats its last position, which stores the same values
-// twice). The Tiler maps a tile's positions to taps and output offsets:
-//   void tile(index_t d, const index_t* h, const index_t* w, const int* lanes, int R, TileTaps<T>&,
-//   TileOut<T>&)
+// Where the W vectors ("positions") of an output box lie: position q of a sample is W vector
+// q % vectors of row (q / vectors) in (D, H) order.
+struct PositionGrid {
+  Box box;
+  index_t vectors, rows;
+
+  PositionGrid(const Box& b, int lanes)
+      : box(b), vectors((b.extent(2) + lanes - 1) / lanes), rows(b.extent(0) * b.extent(1)) {}
+  index_t positions() const { return rows * vectors; }
+};
+
+// Positions [begin, end) of one sample for one channel block, R at a time; the last tile repeats
+// its last position, which stores the same values twice. Tiles run across rows and planes, so
+// narrow volumes waste nothing but the very last tile. The Tiler maps a tile's positions (global
+// cells d, h, w of lane 0 and lane counts) to its input and output:
+//   void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int R,
+//             TileTaps<T>&, TileOut<T>&) const
 template <class T, int OB, class Tiler>
-void directPlane(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, index_t d,
-                 const Box& box, const Tiler& tiler, TileTaps<T>& taps, TileOut<T>& out) {
+void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
+                 const PositionGrid& grid, index_t begin, index_t end, const Tiler& tiler,
+                 TileTaps<T>& taps, TileOut<T>& out) {
   constexpr int R = kTilePositions<OB>;
   constexpr int V = Simd<T>::lanes;
-  const index_t vectors = (box.extent(2) + V - 1) / V;
-  const index_t positions = box.extent(1) * vectors;
-  index_t h[R], w[R];
+  const Box& box = grid.box;
+  index_t d[R], h[R], w[R];
   int lanes[R];
-  for (index_t p0 = 0; p0 < positions; p0 += R) {
+  for (index_t p0 = begin; p0 < end; p0 += R) {
     for (int r = 0; r < R; ++r) {
-      const index_t q = std::min(p0 + r, positions - 1);
-      h[r] = box.min(1) + q / vectors;
-      w[r] = box.min(2) + (q % vectors) * V;
+      const index_t q = std::min(p0 + r, end - 1), row = q / grid.vectors;
+      d[r] = box.min(0) + row / box.extent(1);
+      h[r] = box.min(1) + row % box.extent(1);
+      w[r] = box.min(2) + (q % grid.vectors) * V;
       lanes[r] = int(std::min<index_t>(V, box.max(2) - w[r]));
     }
     tiler.tile(d, h, w, lanes, R, taps, out);
+    if (out.mode == TapMode::Table) {
+      directTile<T, OB, R, TapMode::Table, SimdLoad::Masked>(p, blk, n, taps, out);
+      continue;
+    }
     switch (out.load) {
       case SimdLoad::Full:
-        directTile<T, OB, R, SimdLoad::Full>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Full>(p, blk, n, taps, out);
         break;
       case SimdLoad::Masked:
-        directTile<T, OB, R, SimdLoad::Masked>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Masked>(p, blk, n, taps, out);
         break;
       case SimdLoad::Gather:
-        directTile<T, OB, R, SimdLoad::Gather>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Gather>(p, blk, n, taps, out);
         break;
     }
   }
 }
 
-// Runs the pass over every sample and output cell of `box`, in parallel over (sample, plane,
-// channel block), blocks fastest so that consecutive items of a thread reuse the same input planes
-// from cache. `packed` (from packWeights) is captured, so it lives as long as the kernel.
+// L2 bytes a work item's input rows may take (of 2 MiB per core), next to the weights and outputs.
+inline constexpr index_t kInputChunkBytes = 768 * 1024;
+
+// Runs the pass over every sample and output cell of `box`, in parallel over (sample, chunk of
+// positions, channel block), blocks fastest so that consecutive items of a thread reuse the input
+// rows of one chunk from L2. `row_bytes` is what one output row reads of the input (all channels
+// and kernel planes); a chunk holds as many rows as fit kInputChunkBytes, rounded to a multiple of
+// every R so that only a sample's last chunk has a partial tile. `packed` (from packWeights) is
+// captured, so it lives as long as the kernel.
 template <class ExecSpace, class T, class Tiler>
 void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
-               index_t samples, const Box& box, const Tiler& tiler) {
+               index_t samples, const Box& box, index_t row_bytes, const Tiler& tiler) {
   if (box.empty() || samples == 0) return;
   p.packed = packed.data();
   const std::vector<ChannelBlock> blocks = channelBlocks(out_channels);
-  const index_t nb = index_t(blocks.size()), planes = box.extent(0);
+  const PositionGrid grid(box, Simd<T>::lanes);
+  constexpr index_t kAllR = 24;  // a multiple of every kTilePositions
+  const index_t rows = std::max<index_t>(1, kInputChunkBytes / std::max<index_t>(row_bytes, 1));
+  const index_t chunk =
+      (std::max<index_t>(rows * grid.vectors, 2 * kAllR) + kAllR - 1) / kAllR * kAllR;
+  const index_t chunks = (grid.positions() + chunk - 1) / chunk;
+  const index_t nb = index_t(blocks.size());
   Kokkos::parallel_for(
       label,
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, samples * planes * nb),
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, samples * chunks * nb),
       [=](index_t item) {
         (void)packed;  // captured: the packed weights live as long as the kernel
         const ChannelBlock& blk = blocks[std::size_t(item % nb)];
-        const index_t d = box.min(0) + (item / nb) % planes;
-        const index_t n = item / (nb * planes);
+        const index_t begin = (item / nb) % chunks * chunk;
+        const index_t end = std::min(begin + chunk, grid.positions());
+        const index_t n = item / (nb * chunks);
         TileTaps<T> taps(p.taps);
         TileOut<T> out;
         switch (blk.size) {
           case 8:
-            directPlane<T, 8>(p, blk, n, d, box, tiler, taps, out);
+            directRange<T, 8>(p, blk, n, grid, begin, end, tiler, taps, out);
             break;
           case 4:
-            directPlane<T, 4>(p, blk, n, d, box, tiler, taps, out);
+            directRange<T, 4>(p, blk, n, grid, begin, end, tiler, taps, out);
             break;
           case 2:
-            directPlane<T, 2>(p, blk, n, d, box, tiler, taps, out);
+            directRange<T, 2>(p, blk, n, grid, begin, end, tiler, taps, out);
             break;
           default:
-            directPlane<T, 1>(p, blk, n, d, box, tiler, taps, out);
+            directRange<T, 1>(p, blk, n, grid, begin, end, tiler, taps, out);
             break;
         }
       });

@@ -40,26 +40,22 @@ class ForwardTiler {
                                 index_t(kw) * ix.dilation[2]);
   }
 
-  void tile(index_t d, const index_t* h, const index_t* w, const int* lanes, int positions,
+  void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int positions,
             TileTaps<T>& taps, TileOut<T>& out) const {
-    const index_t xd = _ix.inputOf(0, d, 0) + _ix.in_shift[0];
-    const index_t yd = d + _ix.out_shift[0];
     bool full = true;
     for (int r = 0; r < positions; ++r) {
-      out.offset[r] = yd * _y_plane + (h[r] + _ix.out_shift[1]) * _y_row + w[r] + _ix.out_shift[2];
+      out.offset[r] = (d[r] + _ix.out_shift[0]) * _y_plane + (h[r] + _ix.out_shift[1]) * _y_row +
+                      w[r] + _ix.out_shift[2];
       out.mask[r] = laneRange<T>(0, lanes[r]);
+      out.base[r] = (_ix.inputOf(0, d[r], 0) + _ix.in_shift[0]) * _x_plane +
+                    (_ix.inputOf(1, h[r], 0) + _ix.in_shift[1]) * _x_row + _ix.inputOf(2, w[r], 0) +
+                    _ix.in_shift[2];
+      taps.mask[std::size_t(r)] = out.mask[r];
       full = full && lanes[r] == Simd<T>::lanes;
     }
-    taps.count = int(_tap_offset.size());
-    for (int j = 0; j < taps.count; ++j) {
-      taps.tap[std::size_t(j)] = j;
-      for (int r = 0; r < positions; ++r) {
-        const std::size_t e = std::size_t(j) * kMaxTilePositions + std::size_t(r);
-        taps.offset[e] = xd * _x_plane + (_ix.inputOf(1, h[r], 0) + _ix.in_shift[1]) * _x_row +
-                         _ix.inputOf(2, w[r], 0) + _ix.in_shift[2] + _tap_offset[std::size_t(j)];
-        taps.mask[e] = out.mask[r];
-      }
-    }
+    out.mode = TapMode::Affine;
+    out.tap_offset = _tap_offset.data();
+    out.mask_rows = 1;
     out.load = _gather ? SimdLoad::Gather : (full ? SimdLoad::Full : SimdLoad::Masked);
     out.stride_index = _stride_index;
   }
@@ -96,8 +92,11 @@ void conv3dForwardHost(const ExecSpace& exec,
   p.out_channel = index_t(yv.stride_1());
   p.bias = b.extent(0) ? b.data() : nullptr;
   p.taps = ix.taps();
+  // Input read per output row: every channel, kernel plane and the rows the H stride advances by.
+  const index_t row_bytes =
+      p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));
   runDirect(exec, "halo3d::conv3dForward(host simd)", p, packWeights<T>(w, 0), y.block().channels(),
-            samples, out_box, ForwardTiler<T>(ix, xv, yv));
+            samples, out_box, row_bytes, ForwardTiler<T>(ix, xv, yv));
 }
 
 #endif

@@ -52,7 +52,7 @@ std::vector<ConvCase> sweep() {
   for (index_t w : {1, 7, 16, 17, 33, 64})
     for (const WindowGeometry& g : geometries) {
       const auto ch = channels[k % channels.size()];
-      ConvCase c{1 + index_t(k % 2), ch[0], ch[1], {3, 4, w}, g, k % 3 != 0};
+      ConvCase c{1 + index_t(k % 2), ch[0], ch[1], {5, 6, w}, g, k % 3 != 0};
       ++k;
       // Kernels wider than the volume need padding to fit; skip the combinations that do not.
       bool fits = true;
@@ -154,13 +154,21 @@ void run(Path path, const ConvCase& c) {
 
 class Conv3dPaths : public ::testing::TestWithParam<Path> {};
 
+// Two threads per team only every third case: the team barriers are the same in every case, and on
+// a busy machine each one can cost a time slice.
+bool runsCase(Path path, std::size_t k) {
+  return path != Path::Team2 || k % 3 == 0;
+}
+
 TEST_P(Conv3dPaths, MatchReferenceFloat) {
-  for (const ConvCase& c : sweep())
-    run<float>(GetParam(), c);
+  const std::vector<ConvCase> cases = sweep();
+  for (std::size_t k = 0; k < cases.size(); ++k)
+    if (runsCase(GetParam(), k)) run<float>(GetParam(), cases[k]);
 }
 TEST_P(Conv3dPaths, MatchReferenceDouble) {
-  for (const ConvCase& c : sweep())
-    run<double>(GetParam(), c);
+  const std::vector<ConvCase> cases = sweep();
+  for (std::size_t k = 0; k < cases.size(); ++k)
+    if (runsCase(GetParam(), k)) run<double>(GetParam(), cases[k]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Implementations, Conv3dPaths,
