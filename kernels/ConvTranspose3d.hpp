@@ -12,19 +12,19 @@
 //   y  (N, O, D', H', W')      output, D' = outputExtent(D) and so on
 //
 // Which cells each kernel reads (all in global coordinates, per dimension):
-// - Forward, output cells [o0, o1): input cells inputWindow(o0, o1) = [ceil((o0 + p - dil (k-1)) /
-// s),
-//   floor((o1 - 1 + p) / s) + 1), clipped to the input volume. Cells past the volume contribute
-//   zero and are never read, so a block only needs ghosts toward its neighbours
-//   (convTranspose3dHaloWidths*).
+// - Forward, output cells [o0, o1): input cells inputWindow(o0, o1) =
+//   [ceil((o0 + p - dil (k - 1)) / s), floor((o1 - 1 + p) / s) + 1), clipped to the input volume.
+//   Cells past the volume contribute zero and are never read, so a block only needs ghosts toward
+//   its neighbours (convTranspose3dHaloWidths*).
 // - Backward-data, input cells [i0, i1): output cells outputWindow(i0, i1) = [i0 s - p,
 //   (i1 - 1) s - p + dil (k - 1) + 1) that also lie in dy_box. dx(i) is the sum over exactly those
 //   dy cells o = i s - p + k dil in dy_box, so a dx cell whose window leaves dy_box gets only part
 //   of its gradient; the caller sums the parts (HaloExchange::scatter) or exchanges dy halos and
 //   widens dy_box.
 // - Backward-filter, output cells out_box: the same x cells as forward. The box is one of *output*
-// cells, as
-//   in forward, so the partials over the owned outputs of every block sum to the global gradient.
+//   cells, as in forward, so the partials over the owned outputs of every block sum to the global
+//   gradient.
+// The geometry type and the ghost-width helpers live in impl/ConvTranspose3dGeometry.hpp.
 //
 // Worked example, the U-Net upsampling k = 2, s = 2, p = 0: output cells [2a, 2b) read input cells
 // [a, b), each output cell exactly one input cell per dimension, and a block split evenly needs no
@@ -78,8 +78,9 @@ void convTranspose3dBackwardData(
     const Box& dy_box);
 
 // Backward-filter: the partial gradients over the *output* cells of `out_box`, all samples:
-//   dw(i, o, k) (+)= sum_{n, q in out_box} x(n, i, (q + p - k dil) / s) dy(n, o, q)   (exact taps
-//   in the volume) db(o)       (+)= sum_{n, q in out_box} dy(n, o, q) (skipped if db is empty)
+//   dw(i, o, k) (+)= sum_{n, q in out_box} x(n, i, (q + p - k dil) / s) dy(n, o, q)
+//                    (over the exact taps that land in the input volume)
+//   db(o) (+)= sum_{n, q in out_box} dy(n, o, q)   (skipped if db is empty)
 // `accumulate` adds to dw and db; otherwise they are overwritten. Requires out_box inside dy's
 // owned cells and the input cells it reads inside x's allocation, as forward. ShapeError otherwise.
 template <class ExecSpace, class T, class MemorySpace>
@@ -91,7 +92,7 @@ void convTranspose3dBackwardFilter(
     bool accumulate);
 
 // Overloads on the default instance of the tensors' execution space; backward-data also defaults
-// dy_box.
+// dy_box to dy's owned cells.
 template <class T, class MemorySpace>
 void convTranspose3dForward(const HaloTensor<T, MemorySpace>& x,
                             const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,

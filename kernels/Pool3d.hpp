@@ -4,11 +4,10 @@
 // dilation (`WindowGeometry`).
 //
 // Along one dimension, output cell o pools input cells o s - p + k dil, k < kernel. Tensors:
-//   x, dx  (N, C, D, H, W)      read within the allocation (owned + ghosts)
-//   y, dy  (N, C, D', H', W')   D' = g.outputExtent(0, D) = floor((D + 2p - dil (k - 1) - 1) / s) +
-//   1, ... argmax (N, C, D', H', W')   index_t: the *global* linear spatial index (d H + h) W + w
-//   of the input cell
-//                               that won, so that it means the same on every block
+//   x, dx   (N, C, D, H, W)     read within the allocation (owned + ghosts)
+//   y, dy   (N, C, D', H', W')  D' = g.outputExtent(0, D) = (D + 2p - dil (k - 1) - 1) / s + 1
+//   argmax  (N, C, D', H', W')  index_t: the *global* linear spatial index (d H + h) W + w of the
+//                               input cell that won, so that it means the same on every block
 //
 // Padding: PyTorch pads max pooling with -inf and average pooling with zeros that count in the
 // divisor. So max pooling compares only the cells inside the *global* volume (decided from global
@@ -19,8 +18,9 @@
 // output cells [o0, o1) are g.inputWindow(o0, o1) clipped to the volume.
 //
 // Backward in pull form: for every input cell i of dx_box,
-//   dx(i) = sum over output cells o in dy_box whose window holds i of dy(o) * (avg: 1 / (kD kH kW);
-//                                                                          max: [argmax(o) == i]),
+//   dx(i) = sum over the output cells o in dy_box whose window holds i of
+//           dy(o) / (kD kH kW)        (average)
+//           dy(o) [argmax(o) == i]    (max),
 // that is, dx(i) reads the cells o of dy_box with o s - p <= i <= o s - p + dil (k - 1) (per
 // dimension).
 

@@ -2,15 +2,14 @@
 // Backward-filter of the transposed convolution: partial sums over a box of output cells q,
 //   dw(i, o, k) = sum_{n, q} x(n, i, source(q, k)) dy(n, o, q),   db(o) = sum_{n, q} dy(n, o, q),
 // with the forward tap map (ConvTranspose3dTaps.hpp). Two paths:
-// - portable: one team per weight (and per bias entry), its threads reducing over the cells of the
-// box;
+// - portable: one team per weight (and per bias entry), its threads reducing over the input cells
+//   that the weight's tap reaches from the box;
 // - host: the rows (n, d, h) of the box are cut into a fixed number of chunks, each summing into
-// its own copy
-//   of the gradient, then the copies are added in chunk order. The chunk count depends on the
-//   problem only, never on the thread count, so results are reproducible. Inside a row and tap, the
-//   cells that read through that tap form a small matrix product (R x cells) * (cells x Q): dy's
-//   row is transposed once into a (cell, q) buffer so that the innermost loop is a contiguous run
-//   of q, as in the gather kernel.
+//   its own copy of the gradient, then the copies are added in chunk order. The chunk count depends
+//   on the problem only, never on the thread count, so results are reproducible. Inside a row and a
+//   tap, the cells that read through that tap form a small matrix product (R x cells) (cells x Q):
+//   dy's row is transposed once into a (cell, q) buffer so that the innermost loop is a contiguous
+//   run of q, as in the gather kernel.
 
 #include <Kokkos_Core.hpp>
 
@@ -58,20 +57,26 @@ void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>&
         const int kw = int(t % KW), kh = int((t / KW) % KH), kd = int((t / (KW * KH)) % KD);
         t /= index_t(KD) * KH * KW;
         const index_t q = t % Q, r = t / Q;
+        // Walk the source cells of this tap (dense for any stride), not the output cells (1 in s^3
+        // reads).
+        index_t sd0, sd1, sh0, sh1, sw0, sw1;
+        ax[0].sources(d0, d0 + ed, kd, sd0, sd1);
+        ax[1].sources(h0, h0 + eh, kh, sh0, sh1);
+        ax[2].sources(w0, w0 + ew, kw, sw0, sw1);
+        const index_t nd = sd1 - sd0, nh = sh1 - sh0, nw = sw1 - sw0;
         T sum = T(0);
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, cells),
+            Kokkos::TeamThreadRange(team, N * nd * nh * nw),
             [&](const index_t e, T& part) {
               index_t u = e;
-              const index_t cw = w0 + u % ew;
-              u /= ew;
-              const index_t ch = h0 + u % eh;
-              u /= eh;
-              const index_t cd = d0 + u % ed, n = u / ed;
-              index_t id, ih, iw;
-              if (ax[0].source(cd, kd, id) && ax[1].source(ch, kh, ih) && ax[2].source(cw, kw, iw))
-                part += x(n, r, id + xs[0], ih + xs[1], iw + xs[2]) *
-                        dy(n, q, cd + ys[0], ch + ys[1], cw + ys[2]);
+              const index_t iw = sw0 + u % nw;
+              u /= nw;
+              const index_t ih = sh0 + u % nh;
+              u /= nh;
+              const index_t id = sd0 + u % nd, n = u / nd;
+              part += x(n, r, id + xs[0], ih + xs[1], iw + xs[2]) *
+                      dy(n, q, ax[0].destination(id, kd) + ys[0], ax[1].destination(ih, kh) + ys[1],
+                         ax[2].destination(iw, kw) + ys[2]);
             },
             sum);
         Kokkos::single(Kokkos::PerTeam(team), [&]() {

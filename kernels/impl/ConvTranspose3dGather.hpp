@@ -1,6 +1,5 @@
 #pragma once
-// The gather kernel behind transposed-convolution forward and backward-data (see
-// ConvTranspose3dTaps.hpp):
+// The gather kernel behind transposed-convolution forward and backward-data (ConvTranspose3dTaps):
 //   dst(n, q, c) = bias(q) + sum_{taps k, channels r} src(n, r, source(c, k)) * weight(r, q, k)
 // where weight(r, q, k) = w(r, q, k) for forward (r = input channel) and w(q, r, k) for
 // backward-data.
@@ -8,10 +7,9 @@
 // Two paths, same arithmetic order per cell (taps kd, kh, kw, then channels r):
 // - portable: one destination element per work item; what a GPU runs, and testable on the host;
 // - host: one (sample, d, h) row and one block of output channels per work item. Weights are first
-// packed to
-//   (tap, r, q) with q padded to a cache line, so the innermost loop is a contiguous run of q;
-//   cells of one phase share every weight load, and their accumulators stay in registers over taps
-//   and channels.
+//   packed to (tap, r, q) with q padded to a cache line, so the innermost loop is a contiguous run
+//   of q; cells of one phase share every weight load, and their accumulators stay in registers
+//   over taps and channels.
 
 #include <Kokkos_Core.hpp>
 

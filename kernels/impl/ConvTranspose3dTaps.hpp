@@ -3,9 +3,10 @@
 // gathers: destination cell c and tap k read source cell (c * scale + offset + k * step) / divisor
 // when the division is exact and the source cell lies in [lo, hi). With the geometry (k, s, p, dil)
 // of one dimension:
-//   forward        (dst = output, src = input)   scale 1, offset p,  step -dil, divisor s, [lo, hi)
-//   = volume backward-data  (dst = input,  src = output)  scale s, offset -p, step dil,  divisor 1,
-//   [lo, hi) = dy_box
+//   forward (dst = output, src = input):        scale 1, offset p, step -dil, divisor s,
+//                                                [lo, hi) = the input volume
+//   backward-data (dst = input, src = output):  scale s, offset -p, step dil, divisor 1,
+//                                                [lo, hi) = dy_box
 // Destination cells `divisor` apart read the same taps from source cells `scale` apart (a "phase"),
 // which the host kernels use to block cells that share their weights.
 
@@ -35,6 +36,20 @@ struct TapAxis {
     if (num % divisor != 0) return false;
     src = num / divisor;
     return src >= lo && src < hi;
+  }
+  // Forward axes only (scale 1): the source cells [s0, s1) that destination cells [c0, c1) read
+  // through tap k, and the destination cell that source cell `src` feeds through tap k.
+  KOKKOS_INLINE_FUNCTION void sources(index_t c0, index_t c1, int k, index_t& s0,
+                                      index_t& s1) const {
+    const index_t shift = offset + k * step;
+    const index_t first = ceilDiv(c0 + shift, divisor),
+                  last = floorDiv(c1 - 1 + shift, divisor) + 1;
+    s0 = first > lo ? first : lo;
+    s1 = last < hi ? last : hi;
+    if (s1 < s0) s1 = s0;
+  }
+  KOKKOS_INLINE_FUNCTION index_t destination(index_t src, int k) const {
+    return src * divisor - offset - k * step;
   }
 };
 
