@@ -46,7 +46,8 @@ index_t stepOf(const std::string& file, const std::string& prefix) {
       file.compare(file.size() - tail.size(), tail.size(), tail) != 0)
     return -1;
   const std::string digits = file.substr(head.size(), file.size() - head.size() - tail.size());
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (digits.empty() ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return -1;
   return std::stoll(digits);
 }
@@ -67,7 +68,8 @@ void removeStaleTemporaries(const std::string& dir, const std::string& prefix) {
 void prune(const std::string& dir, const std::string& prefix, int keep_last) {
   auto files = listCheckpoints(dir, prefix);
   std::error_code ec;
-  for (std::size_t i = 0; i + std::size_t(keep_last) < files.size(); ++i) fs::remove(files[i].second, ec);
+  for (std::size_t i = 0; i + std::size_t(keep_last) < files.size(); ++i)
+    fs::remove(files[i].second, ec);
   removeStaleTemporaries(dir, prefix);
 }
 
@@ -79,7 +81,8 @@ std::string readBytes(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::pair<index_t, std::string>> listCheckpoints(const std::string& dir, const std::string& prefix) {
+std::vector<std::pair<index_t, std::string>> listCheckpoints(const std::string& dir,
+                                                             const std::string& prefix) {
   std::vector<std::pair<index_t, std::string>> out;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
@@ -90,17 +93,20 @@ std::vector<std::pair<index_t, std::string>> listCheckpoints(const std::string& 
   return out;
 }
 
-std::string saveCheckpointLocal(const CheckpointState& state, index_t step, const CheckpointPolicy& policy) {
-  require<InputError>(policy.keep_last >= 1, "checkpoint keep_last ", policy.keep_last, " must be >= 1");
+std::string saveCheckpointLocal(const CheckpointState& state, index_t step,
+                                const CheckpointPolicy& policy) {
+  require<InputError>(policy.keep_last >= 1, "checkpoint keep_last ", policy.keep_last,
+                      " must be >= 1");
   require<InputError>(step >= 0, "checkpoint step ", step, " must be >= 0");
   require<InputError>(!policy.dir.empty(), "checkpoint directory is empty");
   std::error_code ec;
   fs::create_directories(policy.dir, ec);
-  require<IoError>(fs::is_directory(policy.dir), "cannot create checkpoint directory '", policy.dir, "': ",
-                   ec.message());
+  require<IoError>(fs::is_directory(policy.dir), "cannot create checkpoint directory '", policy.dir,
+                   "': ", ec.message());
   const std::string name = finalName(policy.prefix, step);
   const std::string path = (fs::path(policy.dir) / name).string();
-  const std::string tmp = (fs::path(policy.dir) / ("." + name + ".tmp-" + std::to_string(::getpid()))).string();
+  const std::string tmp =
+      (fs::path(policy.dir) / ("." + name + ".tmp-" + std::to_string(::getpid()))).string();
   try {
     writeCheckpointFile(tmp, state);
     syncPath(tmp, false);
@@ -108,7 +114,8 @@ std::string saveCheckpointLocal(const CheckpointState& state, index_t step, cons
     syncPath(policy.dir, true);
   } catch (const fs::filesystem_error& e) {
     fs::remove(tmp, ec);
-    throw IoError(concat("cannot rename checkpoint '", tmp, "' to '", path, "': ", e.code().message()));
+    throw IoError(
+        concat("cannot rename checkpoint '", tmp, "' to '", path, "': ", e.code().message()));
   } catch (...) {
     fs::remove(tmp, ec);
     throw;
@@ -117,8 +124,8 @@ std::string saveCheckpointLocal(const CheckpointState& state, index_t step, cons
   return path;
 }
 
-std::string saveCheckpoint(const CheckpointState& state, index_t step, const CheckpointPolicy& policy,
-                           MPI_Comm comm, int root) {
+std::string saveCheckpoint(const CheckpointState& state, index_t step,
+                           const CheckpointPolicy& policy, MPI_Comm comm, int root) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::string path;
@@ -145,7 +152,8 @@ std::optional<LoadedCheckpoint> loadLatest(const std::string& dir, MPI_Comm comm
                                            const std::string& prefix) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  // Root picks the newest file that validates and ships its bytes; every rank then parses the same bytes.
+  // Root picks the newest file that validates and ships its bytes; every rank then parses the same
+  // bytes.
   std::string bytes, path;
   index_t step = -1;
   if (rank == root) {

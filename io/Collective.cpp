@@ -30,10 +30,14 @@ std::pair<int, std::string> describe(std::exception_ptr failure) {
 
 [[noreturn]] void throwAs(int kind, const std::string& message) {
   switch (kind) {
-    case kShape: throw ShapeError(message);
-    case kInput: throw InputError(message);
-    case kIo: throw IoError(message);
-    default: throw Error(message);
+    case kShape:
+      throw ShapeError(message);
+    case kInput:
+      throw InputError(message);
+    case kIo:
+      throw IoError(message);
+    default:
+      throw Error(message);
   }
 }
 
@@ -67,11 +71,13 @@ std::vector<std::string> allgatherStrings(const std::string& mine, MPI_Comm comm
     total += lens[std::size_t(r)];
   }
   std::string all(std::size_t(total), '\0');
-  checkMpi(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm),
+  checkMpi(MPI_Allgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(),
+                          MPI_CHAR, comm),
            "MPI_Allgatherv");
   std::vector<std::string> out;
   for (int r = 0; r < size; ++r)
-    out.push_back(all.substr(std::size_t(displs[std::size_t(r)]), std::size_t(lens[std::size_t(r)])));
+    out.push_back(
+        all.substr(std::size_t(displs[std::size_t(r)]), std::size_t(lens[std::size_t(r)])));
   return out;
 }
 

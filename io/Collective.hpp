@@ -1,6 +1,6 @@
 #pragma once
-// Agreeing on errors and sharing small strings over a communicator, so that a problem seen by one rank makes
-// every rank throw together instead of leaving the others waiting in a collective.
+// Agreeing on errors and sharing small strings over a communicator, so that a problem seen by one
+// rank makes every rank throw together instead of leaving the others waiting in a collective.
 
 #include <mpi.h>
 
@@ -10,9 +10,9 @@
 
 namespace halo3d {
 
-// Collective over `comm`. If any rank passes a failure, every rank throws the failure of the lowest such rank:
-// its message, and its type where it is a halo3d ShapeError, InputError or IoError (halo3d::Error otherwise).
-// Returns normally on every rank if none failed.
+// Collective over `comm`. If any rank passes a failure, every rank throws the failure of the lowest
+// such rank: its message, and its type where it is a halo3d ShapeError, InputError or IoError
+// (halo3d::Error otherwise). Returns normally on every rank if none failed.
 void agreeOnError(std::exception_ptr local_failure, MPI_Comm comm);
 
 // Collective over `comm`: runs f() on every rank and agrees on its failure (see agreeOnError).

@@ -1,19 +1,22 @@
 #pragma once
 // The training loop's view of the data:
 //
-//   DataLoaderOptions opt;  opt.batch_size = 8;  opt.halo = first_layer_halo;  opt.store_budget_bytes = 1 << 30;
-//   DataLoader<> loader(grid, listSampleFiles("data/train"), opt);
-//   for (index_t s = 0; s < steps; ++s) { Batch<> b = loader.next(); ... b.input, b.targets ... }
+//   DataLoaderOptions opt;  opt.batch_size = 8;  opt.halo = first_layer_halo;
+//   opt.store_budget_bytes = 1 << 30; DataLoader<> loader(grid, listSampleFiles("data/train"),
+//   opt); for (index_t s = 0; s < steps; ++s) { Batch<> b = loader.next(); ... b.input, b.targets
+//   ... }
 //
-// Each next() is collective over the grid and returns this rank's part of the next global mini-batch (see
-// EpochSchedule for the order and the final partial batch): the input block grid.blockOf({B, C, D, H, W},
-// halo) with zero ghosts (filled by the first layer's halo exchange), read as hyperslabs from the files or
-// served by the data store (StorePlan); the targets or labels of its samples. With prefetch on, the next
-// batch is read on a background thread while the caller computes.
+// Each next() is collective over the grid and returns this rank's part of the next global
+// mini-batch (see EpochSchedule for the order and the final partial batch): the input block
+// grid.blockOf({B, C, D, H, W}, halo) with zero ghosts (filled by the first layer's halo exchange),
+// read as hyperslabs from the files or served by the data store (StorePlan); the targets or labels
+// of its samples. With prefetch on, the next batch is read on a background thread while the caller
+// computes.
 //
 // Threads: the loader's thread uses its own communicators. HDF5 is not thread-safe here, so while a
-// prefetch may be in flight the caller must not run *collective* HDF5 work on the same ranks (a SampleReader,
-// another loader); call finishPrefetch() first. Writing a checkpoint (one rank, non-collective) is fine.
+// prefetch may be in flight the caller must not run *collective* HDF5 work on the same ranks (a
+// SampleReader, another loader); call finishPrefetch() first. Writing a checkpoint (one rank,
+// non-collective) is fine.
 
 #include <Kokkos_Core.hpp>
 
@@ -33,7 +36,8 @@ template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 struct Batch {
   // (B_local, C, D, H, W) block of the global batch with the requested ghosts; ghosts are zero.
   HaloTensor<float, MemorySpace> input;
-  // U-Net: (B_local, 1, D, H, W) class ids over the same owned block, without ghosts. Unallocated otherwise.
+  // U-Net: (B_local, 1, D, H, W) class ids over the same owned block, without ghosts. Unallocated
+  // otherwise.
   HaloTensor<std::int32_t, MemorySpace> labels;
   // CosmoFlow: B_local x T regression targets, row-major (T = 4). Empty otherwise.
   std::vector<float> targets;
@@ -47,16 +51,20 @@ struct Batch {
 template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class DataLoader {
  public:
-  // Collective over grid.comm(): opens and checks the files (SampleCatalog::open) with options.kind.
-  DataLoader(const ProcessGrid& grid, const std::vector<std::string>& files, const DataLoaderOptions& options)
+  // Collective over grid.comm(): opens and checks the files (SampleCatalog::open) with
+  // options.kind.
+  DataLoader(const ProcessGrid& grid, const std::vector<std::string>& files,
+             const DataLoaderOptions& options)
       : DataLoader(grid, SampleCatalog::open(files, options.kind, grid.comm()), options) {}
-  // Collective over grid.comm(). Throws InputError (every rank) for a batch smaller than Pn, a volume the grid
-  // cannot split, or a halo wider than a block.
-  DataLoader(const ProcessGrid& grid, const SampleCatalog& catalog, const DataLoaderOptions& options)
+  // Collective over grid.comm(). Throws InputError (every rank) for a batch smaller than Pn, a
+  // volume the grid cannot split, or a halo wider than a block.
+  DataLoader(const ProcessGrid& grid, const SampleCatalog& catalog,
+             const DataLoaderOptions& options)
       : _producer(std::make_unique<impl::BatchProducer>(grid, catalog, options)) {}
 
-  // Collective over grid.comm(): the next step's batch. A bad sample (labels out of range, a read error)
-  // throws IoError on every rank, naming the file and dataset; the loader cannot continue after that.
+  // Collective over grid.comm(): the next step's batch. A bad sample (labels out of range, a read
+  // error) throws IoError on every rank, naming the file and dataset; the loader cannot continue
+  // after that.
   Batch<MemorySpace> next() {
     impl::HostBatch h = _producer->next();
     Batch<MemorySpace> b;
@@ -83,7 +91,8 @@ class DataLoader {
   // This rank's file reads so far (waits for a prefetch in flight).
   ReadStats readStats() { return _producer->readStats(); }
   void resetReadStats() { _producer->resetReadStats(); }
-  // This rank's data store: samples kept, bytes, and the capacity in samples (the same on every rank).
+  // This rank's data store: samples kept, bytes, and the capacity in samples (the same on every
+  // rank).
   std::size_t storeSize() { return _producer->storeSize(); }
   std::size_t storeBytes() { return _producer->storeBytes(); }
   index_t storeCapacity() const { return _producer->storeCapacity(); }

@@ -1,7 +1,7 @@
 #pragma once
-// The in-memory data store of one rank: its owned tiles of the samples it keeps (see StorePlan for which),
-// after the input transform, with the sample's targets or label tile. Host memory, no Kokkos, so that the
-// loader's background thread can fill and read it.
+// The in-memory data store of one rank: its owned tiles of the samples it keeps (see StorePlan for
+// which), after the input transform, with the sample's targets or label tile. Host memory, no
+// Kokkos, so that the loader's background thread can fill and read it.
 
 #include <cstdint>
 #include <unordered_map>
@@ -17,7 +17,8 @@ struct StoredTile {
   std::vector<float> targets;        // regression targets for CosmoFlow, empty otherwise
 
   std::size_t bytes() const {
-    return input.size() * sizeof(float) + labels.size() * sizeof(std::int32_t) + targets.size() * sizeof(float);
+    return input.size() * sizeof(float) + labels.size() * sizeof(std::int32_t) +
+           targets.size() * sizeof(float);
   }
 };
 

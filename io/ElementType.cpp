@@ -4,16 +4,26 @@ namespace halo3d {
 
 const char* elementTypeName(ElementType t) {
   switch (t) {
-    case ElementType::Int8: return "int8";
-    case ElementType::UInt8: return "uint8";
-    case ElementType::Int16: return "int16";
-    case ElementType::UInt16: return "uint16";
-    case ElementType::Int32: return "int32";
-    case ElementType::UInt32: return "uint32";
-    case ElementType::Int64: return "int64";
-    case ElementType::UInt64: return "uint64";
-    case ElementType::Float32: return "float32";
-    case ElementType::Float64: return "float64";
+    case ElementType::Int8:
+      return "int8";
+    case ElementType::UInt8:
+      return "uint8";
+    case ElementType::Int16:
+      return "int16";
+    case ElementType::UInt16:
+      return "uint16";
+    case ElementType::Int32:
+      return "int32";
+    case ElementType::UInt32:
+      return "uint32";
+    case ElementType::Int64:
+      return "int64";
+    case ElementType::UInt64:
+      return "uint64";
+    case ElementType::Float32:
+      return "float32";
+    case ElementType::Float64:
+      return "float64";
   }
   return "?";
 }
@@ -21,27 +31,34 @@ const char* elementTypeName(ElementType t) {
 std::size_t elementSize(ElementType t) {
   switch (t) {
     case ElementType::Int8:
-    case ElementType::UInt8: return 1;
+    case ElementType::UInt8:
+      return 1;
     case ElementType::Int16:
-    case ElementType::UInt16: return 2;
+    case ElementType::UInt16:
+      return 2;
     case ElementType::Int32:
     case ElementType::UInt32:
-    case ElementType::Float32: return 4;
+    case ElementType::Float32:
+      return 4;
     case ElementType::Int64:
     case ElementType::UInt64:
-    case ElementType::Float64: return 8;
+    case ElementType::Float64:
+      return 8;
   }
   return 0;
 }
 
-bool isInteger(ElementType t) { return t != ElementType::Float32 && t != ElementType::Float64; }
+bool isInteger(ElementType t) {
+  return t != ElementType::Float32 && t != ElementType::Float64;
+}
 
 namespace {
 
 template <class From, class T>
 void convertRun(const void* in, T* out, std::size_t count) {
   const From* src = static_cast<const From*>(in);
-  for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<T>(src[i]);
+  for (std::size_t i = 0; i < count; ++i)
+    out[i] = static_cast<T>(src[i]);
 }
 
 }  // namespace
@@ -49,16 +66,26 @@ void convertRun(const void* in, T* out, std::size_t count) {
 template <class T>
 void convertElements(ElementType from, const void* in, T* out, std::size_t count) {
   switch (from) {
-    case ElementType::Int8: return convertRun<std::int8_t>(in, out, count);
-    case ElementType::UInt8: return convertRun<std::uint8_t>(in, out, count);
-    case ElementType::Int16: return convertRun<std::int16_t>(in, out, count);
-    case ElementType::UInt16: return convertRun<std::uint16_t>(in, out, count);
-    case ElementType::Int32: return convertRun<std::int32_t>(in, out, count);
-    case ElementType::UInt32: return convertRun<std::uint32_t>(in, out, count);
-    case ElementType::Int64: return convertRun<std::int64_t>(in, out, count);
-    case ElementType::UInt64: return convertRun<std::uint64_t>(in, out, count);
-    case ElementType::Float32: return convertRun<float>(in, out, count);
-    case ElementType::Float64: return convertRun<double>(in, out, count);
+    case ElementType::Int8:
+      return convertRun<std::int8_t>(in, out, count);
+    case ElementType::UInt8:
+      return convertRun<std::uint8_t>(in, out, count);
+    case ElementType::Int16:
+      return convertRun<std::int16_t>(in, out, count);
+    case ElementType::UInt16:
+      return convertRun<std::uint16_t>(in, out, count);
+    case ElementType::Int32:
+      return convertRun<std::int32_t>(in, out, count);
+    case ElementType::UInt32:
+      return convertRun<std::uint32_t>(in, out, count);
+    case ElementType::Int64:
+      return convertRun<std::int64_t>(in, out, count);
+    case ElementType::UInt64:
+      return convertRun<std::uint64_t>(in, out, count);
+    case ElementType::Float32:
+      return convertRun<float>(in, out, count);
+    case ElementType::Float64:
+      return convertRun<double>(in, out, count);
   }
 }
 

@@ -8,22 +8,25 @@
 
 namespace halo3d {
 
-EpochSchedule::EpochSchedule(index_t samples, index_t batch_size, int groups, std::uint64_t seed, bool shuffle,
-                             bool drop_last)
+EpochSchedule::EpochSchedule(index_t samples, index_t batch_size, int groups, std::uint64_t seed,
+                             bool shuffle, bool drop_last)
     : _samples(samples), _batch(batch_size), _groups(groups), _seed(seed), _shuffle(shuffle) {
   require<InputError>(samples >= 1, "the data set holds no samples");
   require<InputError>(groups >= 1, "sample groups ", groups, " must be >= 1");
-  require<InputError>(batch_size >= groups, "global batch size ", batch_size, " is smaller than the ", groups,
+  require<InputError>(batch_size >= groups, "global batch size ", batch_size,
+                      " is smaller than the ", groups,
                       " sample groups (Pn) of the grid: every group needs at least one sample");
   const index_t left = samples % batch_size;
   _remainder = (!drop_last && left >= groups) ? left : 0;
   _steps = samples / batch_size + (_remainder > 0 ? 1 : 0);
-  require<InputError>(_steps >= 1, "the data set's ", samples, " samples make no batch of ", batch_size,
-                      (drop_last ? " (drop_last is on)" : ""), " for ", groups, " sample groups");
+  require<InputError>(_steps >= 1, "the data set's ", samples, " samples make no batch of ",
+                      batch_size, (drop_last ? " (drop_last is on)" : ""), " for ", groups,
+                      " sample groups");
 }
 
 index_t EpochSchedule::batchSizeOf(index_t step) const {
-  require<InputError>(step >= 0 && step < _steps, "step ", step, " outside the ", _steps, " steps of an epoch");
+  require<InputError>(step >= 0 && step < _steps, "step ", step, " outside the ", _steps,
+                      " steps of an epoch");
   return (_remainder > 0 && step == _steps - 1) ? _remainder : _batch;
 }
 
@@ -37,7 +40,8 @@ std::vector<index_t> EpochSchedule::permutation(index_t epoch) const {
   return order;
 }
 
-std::vector<index_t> EpochSchedule::batch(const std::vector<index_t>& permutation, index_t step) const {
+std::vector<index_t> EpochSchedule::batch(const std::vector<index_t>& permutation,
+                                          index_t step) const {
   const index_t n = batchSizeOf(step);
   const auto first = permutation.begin() + std::ptrdiff_t(step * _batch);
   return std::vector<index_t>(first, first + std::ptrdiff_t(n));

@@ -1,18 +1,18 @@
 #pragma once
-// Which samples make up each mini-batch: pure functions of (sample count, global batch size, sample groups,
-// seed), no MPI, the same on every rank and independent of the spatial split.
+// Which samples make up each mini-batch: pure functions of (sample count, global batch size, sample
+// groups, seed), no MPI, the same on every rank and independent of the spatial split.
 //
-// Epoch e visits the samples in the order of permutation(e) (Fisher-Yates keyed by (seed, e); the identity
-// when shuffling is off). Step s of the epoch takes positions [s B, s B + B) of that order: the *global*
-// mini-batch. Its N axis is split over the Pn sample groups exactly as TensorBlock::forGrid splits N
-// (BlockDecomposition: the first B mod Pn groups get one more sample), so a training step sees the same
-// global batch on every grid.
+// Epoch e visits the samples in the order of permutation(e) (Fisher-Yates keyed by (seed, e); the
+// identity when shuffling is off). Step s of the epoch takes positions [s B, s B + B) of that
+// order: the *global* mini-batch. Its N axis is split over the Pn sample groups exactly as
+// TensorBlock::forGrid splits N (BlockDecomposition: the first B mod Pn groups get one more
+// sample), so a training step sees the same global batch on every grid.
 //
-// The final partial batch. With S samples, S mod B are left over. They form one more, smaller step if
-// there are at least Pn of them (every group needs a sample) and drop_last is off; otherwise they are
-// skipped this epoch (they come back in other positions in later epochs when shuffling).
-//   Worked example: S = 10, B = 4, Pn = 2: steps take 4, 4, 2 samples. With Pn = 4 the 2 left over are
-//   fewer than the 4 groups, so an epoch is 2 steps of 4.
+// The final partial batch. With S samples, S mod B are left over. They form one more, smaller step
+// if there are at least Pn of them (every group needs a sample) and drop_last is off; otherwise
+// they are skipped this epoch (they come back in other positions in later epochs when shuffling).
+//   Worked example: S = 10, B = 4, Pn = 2: steps take 4, 4, 2 samples. With Pn = 4 the 2 left over
+//   are fewer than the 4 groups, so an epoch is 2 steps of 4.
 
 #include <cstdint>
 #include <utility>
@@ -24,9 +24,10 @@ namespace halo3d {
 
 class EpochSchedule {
  public:
-  // Throws InputError unless samples >= 1, 1 <= groups <= batch_size, and an epoch holds at least one step.
-  EpochSchedule(index_t samples, index_t batch_size, int groups, std::uint64_t seed, bool shuffle = true,
-                bool drop_last = false);
+  // Throws InputError unless samples >= 1, 1 <= groups <= batch_size, and an epoch holds at least
+  // one step.
+  EpochSchedule(index_t samples, index_t batch_size, int groups, std::uint64_t seed,
+                bool shuffle = true, bool drop_last = false);
 
   index_t samples() const { return _samples; }
   index_t batchSize() const { return _batch; }

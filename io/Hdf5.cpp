@@ -24,14 +24,30 @@ bool Id::close() noexcept {
   const auto guard = lock();
   herr_t status = 0;
   switch (H5Iget_type(_id)) {
-    case H5I_FILE: status = H5Fclose(_id); break;
-    case H5I_GROUP: status = H5Gclose(_id); break;
-    case H5I_DATASET: status = H5Dclose(_id); break;
-    case H5I_DATASPACE: status = H5Sclose(_id); break;
-    case H5I_DATATYPE: status = H5Tclose(_id); break;
-    case H5I_ATTR: status = H5Aclose(_id); break;
-    case H5I_GENPROP_LST: status = H5Pclose(_id); break;
-    default: status = H5Idec_ref(_id) < 0 ? -1 : 0; break;
+    case H5I_FILE:
+      status = H5Fclose(_id);
+      break;
+    case H5I_GROUP:
+      status = H5Gclose(_id);
+      break;
+    case H5I_DATASET:
+      status = H5Dclose(_id);
+      break;
+    case H5I_DATASPACE:
+      status = H5Sclose(_id);
+      break;
+    case H5I_DATATYPE:
+      status = H5Tclose(_id);
+      break;
+    case H5I_ATTR:
+      status = H5Aclose(_id);
+      break;
+    case H5I_GENPROP_LST:
+      status = H5Pclose(_id);
+      break;
+    default:
+      status = H5Idec_ref(_id) < 0 ? -1 : 0;
+      break;
   }
   _id = H5I_INVALID_HID;
   return status >= 0;
@@ -42,7 +58,9 @@ QuietErrors::QuietErrors() {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
-QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, _func, _data); }
+QuietErrors::~QuietErrors() {
+  H5Eset_auto2(H5E_DEFAULT, _func, _data);
+}
 
 namespace {
 
@@ -69,7 +87,8 @@ namespace {
 void requireRegularFile(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (!std::filesystem::exists(status)) throw IoError(concat("cannot open '", path, "': no such file"));
+  if (!std::filesystem::exists(status))
+    throw IoError(concat("cannot open '", path, "': no such file"));
   if (!std::filesystem::is_regular_file(status))
     throw IoError(concat("cannot open '", path, "': not a regular file"));
 }
@@ -109,8 +128,8 @@ Id openDataset(hid_t file, const std::string& path, const std::string& name) {
   if (!isDataset(file, name))
     throw IoError(concat("file '", path, "' has no dataset '", name, "'"));
   QuietErrors quiet;
-  return check(H5Dopen2(file, name.c_str(), H5P_DEFAULT), "cannot open dataset '", name, "' of file '",
-               path, "'");
+  return check(H5Dopen2(file, name.c_str(), H5P_DEFAULT), "cannot open dataset '", name,
+               "' of file '", path, "'");
 }
 
 std::vector<index_t> shapeOf(hid_t dataset) {
@@ -134,29 +153,45 @@ ElementType elementTypeOf(hid_t dataset, const std::string& path, const std::str
   } else if (cls == H5T_INTEGER) {
     const bool is_signed = H5Tget_sign(type) == H5T_SGN_2;
     switch (size) {
-      case 1: return is_signed ? ElementType::Int8 : ElementType::UInt8;
-      case 2: return is_signed ? ElementType::Int16 : ElementType::UInt16;
-      case 4: return is_signed ? ElementType::Int32 : ElementType::UInt32;
-      case 8: return is_signed ? ElementType::Int64 : ElementType::UInt64;
-      default: break;
+      case 1:
+        return is_signed ? ElementType::Int8 : ElementType::UInt8;
+      case 2:
+        return is_signed ? ElementType::Int16 : ElementType::UInt16;
+      case 4:
+        return is_signed ? ElementType::Int32 : ElementType::UInt32;
+      case 8:
+        return is_signed ? ElementType::Int64 : ElementType::UInt64;
+      default:
+        break;
     }
   }
-  throw IoError(concat("dataset '", name, "' of file '", path, "' has a non-numeric element type (class ",
-                       int(cls), ", ", size, " bytes)"));
+  throw IoError(concat("dataset '", name, "' of file '", path,
+                       "' has a non-numeric element type (class ", int(cls), ", ", size,
+                       " bytes)"));
 }
 
 hid_t nativeType(ElementType t) {
   switch (t) {
-    case ElementType::Int8: return H5T_NATIVE_INT8;
-    case ElementType::UInt8: return H5T_NATIVE_UINT8;
-    case ElementType::Int16: return H5T_NATIVE_INT16;
-    case ElementType::UInt16: return H5T_NATIVE_UINT16;
-    case ElementType::Int32: return H5T_NATIVE_INT32;
-    case ElementType::UInt32: return H5T_NATIVE_UINT32;
-    case ElementType::Int64: return H5T_NATIVE_INT64;
-    case ElementType::UInt64: return H5T_NATIVE_UINT64;
-    case ElementType::Float32: return H5T_NATIVE_FLOAT;
-    case ElementType::Float64: return H5T_NATIVE_DOUBLE;
+    case ElementType::Int8:
+      return H5T_NATIVE_INT8;
+    case ElementType::UInt8:
+      return H5T_NATIVE_UINT8;
+    case ElementType::Int16:
+      return H5T_NATIVE_INT16;
+    case ElementType::UInt16:
+      return H5T_NATIVE_UINT16;
+    case ElementType::Int32:
+      return H5T_NATIVE_INT32;
+    case ElementType::UInt32:
+      return H5T_NATIVE_UINT32;
+    case ElementType::Int64:
+      return H5T_NATIVE_INT64;
+    case ElementType::UInt64:
+      return H5T_NATIVE_UINT64;
+    case ElementType::Float32:
+      return H5T_NATIVE_FLOAT;
+    case ElementType::Float64:
+      return H5T_NATIVE_DOUBLE;
   }
   return H5I_INVALID_HID;
 }

@@ -1,11 +1,12 @@
 #pragma once
-// A thin RAII layer over the HDF5 C API for io/: owned identifiers, one process-wide lock, and errors that
-// name the file and dataset together with HDF5's own reason.
+// A thin RAII layer over the HDF5 C API for io/: owned identifiers, one process-wide lock, and
+// errors that name the file and dataset together with HDF5's own reason.
 //
-// The lock: Debian's parallel HDF5 is not thread-safe, and the data loader reads on a background thread while
-// the main thread may write a checkpoint. Every io/ function that calls HDF5 holds h5::lock() for the call.
-// Two threads of one rank must never both run *collective* HDF5 operations (they could each wait for the
-// other's peers while holding the lock): io/ runs every MPI-IO operation on one thread, impl::IoExecutor.
+// The lock: Debian's parallel HDF5 is not thread-safe, and the data loader reads on a background
+// thread while the main thread may write a checkpoint. Every io/ function that calls HDF5 holds
+// h5::lock() for the call. Two threads of one rank must never both run *collective* HDF5 operations
+// (they could each wait for the other's peers while holding the lock): io/ runs every MPI-IO
+// operation on one thread, impl::IoExecutor.
 
 #include <hdf5.h>
 #include <mpi.h>
@@ -24,10 +25,12 @@ namespace halo3d {
 namespace h5 {
 
 std::recursive_mutex& mutex();
-inline std::unique_lock<std::recursive_mutex> lock() { return std::unique_lock<std::recursive_mutex>(mutex()); }
+inline std::unique_lock<std::recursive_mutex> lock() {
+  return std::unique_lock<std::recursive_mutex>(mutex());
+}
 
-// Owns one HDF5 identifier (file, group, dataset, dataspace, datatype, property list or attribute) and closes
-// it with the matching H5?close. Move-only.
+// Owns one HDF5 identifier (file, group, dataset, dataspace, datatype, property list or attribute)
+// and closes it with the matching H5?close. Move-only.
 class Id {
  public:
   Id() = default;
@@ -48,8 +51,8 @@ class Id {
   hid_t _id = H5I_INVALID_HID;
 };
 
-// Silences HDF5's automatic error printing for its lifetime (io/ reports errors itself) and restores the
-// previous handler afterwards.
+// Silences HDF5's automatic error printing for its lifetime (io/ reports errors itself) and
+// restores the previous handler afterwards.
 class QuietErrors {
  public:
   QuietErrors();
@@ -65,7 +68,8 @@ class QuietErrors {
 // HDF5's explanation of the last failure on this thread ("file signature not found", ...), or "".
 std::string lastError();
 
-// Throws IoError(concat(args..., ": ", lastError())) if `id` is negative; returns it owned otherwise.
+// Throws IoError(concat(args..., ": ", lastError())) if `id` is negative; returns it owned
+// otherwise.
 template <class... Args>
 Id check(hid_t id, const Args&... args) {
   if (id < 0) {
@@ -82,8 +86,8 @@ void checkStatus(herr_t status, const Args&... args) {
   }
 }
 
-// Opens `path` read-only with the default (POSIX) driver. Throws IoError naming the file if it is missing or
-// not a readable HDF5 file.
+// Opens `path` read-only with the default (POSIX) driver. Throws IoError naming the file if it is
+// missing or not a readable HDF5 file.
 Id openFileSerial(const std::string& path);
 // Opens `path` read-only through MPI-IO; collective over `comm`.
 Id openFileParallel(const std::string& path, MPI_Comm comm);

@@ -4,16 +4,19 @@
 
 namespace halo3d {
 
-HyperslabReader::HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm, const ReadOptions& options)
+HyperslabReader::HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm,
+                                 const ReadOptions& options)
     : _catalog(catalog), _comm(comm), _options(options) {
   _options.transform.validate(catalog.channels());
-  require<InputError>(options.num_classes >= 1, "number of classes ", options.num_classes, " must be >= 1");
+  require<InputError>(options.num_classes >= 1, "number of classes ", options.num_classes,
+                      " must be >= 1");
   require<InputError>(options.open_files >= 1, "open_files ", options.open_files, " must be >= 1");
   const auto guard = h5::lock();
   _transfer = h5::check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate");
-  h5::checkStatus(H5Pset_dxpl_mpio(_transfer, options.mode == IoMode::Collective ? H5FD_MPIO_COLLECTIVE
-                                                                                  : H5FD_MPIO_INDEPENDENT),
-                  "H5Pset_dxpl_mpio");
+  h5::checkStatus(
+      H5Pset_dxpl_mpio(_transfer, options.mode == IoMode::Collective ? H5FD_MPIO_COLLECTIVE
+                                                                     : H5FD_MPIO_INDEPENDENT),
+      "H5Pset_dxpl_mpio");
 }
 
 HyperslabReader::~HyperslabReader() {
@@ -32,8 +35,8 @@ HyperslabReader::OpenFile& HyperslabReader::openFile(int file) {
     }
     return _open.front();
   }
-  // Every rank of the group reads the same samples in the same order, so opens and closes (collective
-  // under MPI-IO) match across the group.
+  // Every rank of the group reads the same samples in the same order, so opens and closes
+  // (collective under MPI-IO) match across the group.
   if (int(_open.size()) >= _options.open_files) _open.pop_back();
   const SampleFileLayout& layout = _catalog.file(file);
   const SampleDatasets names = datasetsOf(_catalog.kind());
@@ -67,25 +70,29 @@ h5::Id HyperslabReader::fileSelection(const SampleFileLayout& layout, hid_t data
 }
 
 template <class T>
-void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned, const HostTile<T>& tile) {
+void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
+                                const HostTile<T>& tile) {
   const auto guard = h5::lock();
   h5::QuietErrors quiet;
   const SampleLocation loc = _catalog.locate(id);
   const SampleFileLayout& layout = _catalog.file(loc.file);
-  const char* name = labels ? datasetsOf(_catalog.kind()).target : datasetsOf(_catalog.kind()).input;
+  const char* name =
+      labels ? datasetsOf(_catalog.kind()).target : datasetsOf(_catalog.kind()).input;
   const index_t channels = labels ? 1 : layout.channels;
   const Shape5& a = tile.allocation;
   require<ShapeError>(a[1] == channels && tile.slot >= 0 && tile.slot < a[0] &&
                           tile.local_owned.extents() == owned.extents() &&
                           Box::fromExtents({a[2], a[3], a[4]}).contains(tile.local_owned),
-                      "reading '", name, "': destination allocation ", a, " slot ", tile.slot, " owned ",
-                      tile.local_owned, " does not fit ", channels, " channels over the box ", owned);
-  require<ShapeError>(Box::fromExtents(layout.extents).contains(owned), "reading '", name, "': box ", owned,
-                      " outside the sample volume ", layout.extents);
+                      "reading '", name, "': destination allocation ", a, " slot ", tile.slot,
+                      " owned ", tile.local_owned, " does not fit ", channels,
+                      " channels over the box ", owned);
+  require<ShapeError>(Box::fromExtents(layout.extents).contains(owned), "reading '", name,
+                      "': box ", owned, " outside the sample volume ", layout.extents);
   OpenFile& f = openFile(loc.file);
   const hid_t dataset = labels ? f.target.get() : f.input.get();
   const ElementType type = labels ? layout.target_type : layout.input_type;
-  const Box read_box = _options.method == ReadMethod::WholeSample ? Box::fromExtents(layout.extents) : owned;
+  const Box read_box =
+      _options.method == ReadMethod::WholeSample ? Box::fromExtents(layout.extents) : owned;
   h5::Id file_space = fileSelection(layout, dataset, loc.index, labels ? 0 : channels, read_box);
   const std::size_t count = std::size_t(channels * read_box.size());
   const Box& lo = tile.local_owned;
@@ -103,8 +110,9 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned, const
     memory_space = h5::makeSpace({index_t(count)});
     destination = _staging.data();
   }
-  h5::checkStatus(H5Dread(dataset, h5::nativeType(type), memory_space, file_space, _transfer, destination),
-                  "cannot read sample ", loc.index, " of dataset '", name, "' of file '", layout.path, "'");
+  h5::checkStatus(
+      H5Dread(dataset, h5::nativeType(type), memory_space, file_space, _transfer, destination),
+      "cannot read sample ", loc.index, " of dataset '", name, "' of file '", layout.path, "'");
   _stats.bytes += count * elementSize(type);
   _stats.hyperslabs += 1;
   if (!labels) _stats.samples += 1;
@@ -117,12 +125,16 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned, const
   for (index_t c = 0; c < channels; ++c)
     for (index_t d = 0; d < owned.extent(0); ++d)
       for (index_t h = 0; h < owned.extent(1); ++h) {
-        T* row = tile.data + ((((tile.slot * a[1] + c) * a[2] + lo.min(0) + d) * a[3] + lo.min(1) + h) * a[4] +
-                              lo.min(2));
+        T* row = tile.data +
+                 ((((tile.slot * a[1] + c) * a[2] + lo.min(0) + d) * a[3] + lo.min(1) + h) * a[4] +
+                  lo.min(2));
         if (!direct) {
-          const index_t src = ((c * read_box.extent(0) + d + off[0]) * read_box.extent(1) + h + off[1]) *
-                                  read_box.extent(2) + off[2];
-          convertElements<T>(type, _staging.data() + std::size_t(src) * elementSize(type), row, std::size_t(w));
+          const index_t src =
+              ((c * read_box.extent(0) + d + off[0]) * read_box.extent(1) + h + off[1]) *
+                  read_box.extent(2) +
+              off[2];
+          convertElements<T>(type, _staging.data() + std::size_t(src) * elementSize(type), row,
+                             std::size_t(w));
         }
         if constexpr (std::is_same<T, float>::value) {
           if (!_options.transform.isIdentity()) _options.transform.apply(c, row, std::size_t(w));
@@ -130,11 +142,11 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned, const
           if (_problem) continue;
           for (index_t x = 0; x < w; ++x) {
             if (row[x] >= 0 && row[x] < _options.num_classes) continue;
-            _problem = std::make_exception_ptr(IoError(
-                concat("dataset '", name, "' of file '", layout.path, "' (sample ", loc.index,
-                       " of the file) holds class ", row[x], " at voxel (", owned.min(0) + d, ", ",
-                       owned.min(1) + h, ", ", owned.min(2) + x, "); classes must lie in [0, ",
-                       _options.num_classes, ")")));
+            _problem = std::make_exception_ptr(
+                IoError(concat("dataset '", name, "' of file '", layout.path, "' (sample ",
+                               loc.index, " of the file) holds class ", row[x], " at voxel (",
+                               owned.min(0) + d, ", ", owned.min(1) + h, ", ", owned.min(2) + x,
+                               "); classes must lie in [0, ", _options.num_classes, ")")));
             break;
           }
         }
@@ -146,14 +158,16 @@ void HyperslabReader::readInput(index_t id, const Box& owned, const HostTile<flo
 }
 
 void HyperslabReader::readLabels(index_t id, const Box& owned, const HostTile<std::int32_t>& tile) {
-  require<InputError>(_catalog.kind() == SampleKind::UNet, "readLabels: ", sampleKindName(_catalog.kind()),
+  require<InputError>(_catalog.kind() == SampleKind::UNet,
+                      "readLabels: ", sampleKindName(_catalog.kind()),
                       " samples have no voxel labels");
   readBlock(id, true, owned, tile);
 }
 
 void HyperslabReader::readTargets(index_t id, float* out) {
-  require<InputError>(_catalog.kind() == SampleKind::CosmoFlow, "readTargets: ",
-                      sampleKindName(_catalog.kind()), " samples have no regression targets");
+  require<InputError>(_catalog.kind() == SampleKind::CosmoFlow,
+                      "readTargets: ", sampleKindName(_catalog.kind()),
+                      " samples have no regression targets");
   const auto guard = h5::lock();
   h5::QuietErrors quiet;
   const SampleLocation loc = _catalog.locate(id);
@@ -171,8 +185,8 @@ void HyperslabReader::readTargets(index_t id, float* out) {
   h5::selectBox(file_space, start, count);
   h5::Id memory_space = h5::makeSpace({width});
   h5::checkStatus(H5Dread(f.target, H5T_NATIVE_FLOAT, memory_space, file_space, _transfer, out),
-                  "cannot read sample ", loc.index, " of dataset '", datasetsOf(_catalog.kind()).target,
-                  "' of file '", layout.path, "'");
+                  "cannot read sample ", loc.index, " of dataset '",
+                  datasetsOf(_catalog.kind()).target, "' of file '", layout.path, "'");
   _stats.bytes += std::uint64_t(width) * elementSize(layout.target_type);
 }
 

@@ -1,11 +1,11 @@
 #pragma once
-// Reads the part of a sample that one rank owns: the hyperslab (C, owned D x H x W box) of the sample's input,
-// straight from the file through parallel HDF5 (MPI-IO on the spatial group's communicator), into the owned
-// cells of a host allocation laid out like a HaloTensor. Labels are read the same way; regression targets are
-// small and read whole by every rank.
+// Reads the part of a sample that one rank owns: the hyperslab (C, owned D x H x W box) of the
+// sample's input, straight from the file through parallel HDF5 (MPI-IO on the spatial group's
+// communicator), into the owned cells of a host allocation laid out like a HaloTensor. Labels are
+// read the same way; regression targets are small and read whole by every rank.
 //
-// The reader works on raw host memory and never calls Kokkos, so that it can run on the loader's background
-// thread; io/DataLoader.hpp and io/SampleReader.hpp wrap it for HaloTensors.
+// The reader works on raw host memory and never calls Kokkos, so that it can run on the loader's
+// background thread; io/DataLoader.hpp and io/SampleReader.hpp wrap it for HaloTensors.
 
 #include <mpi.h>
 
@@ -21,14 +21,14 @@
 
 namespace halo3d {
 
-// Independent: each rank issues its own MPI-IO reads. Collective: the ranks of the spatial group read
-// together (two-phase I/O): fewer, larger requests, which parallel file systems may prefer when blocks are
-// thin strided pieces (W split finely). On one node with the file in the page cache, independent reads were
-// 4-6x faster at 2-4 ranks (bench_hdf5_read), hence the default.
+// Independent: each rank issues its own MPI-IO reads. Collective: the ranks of the spatial group
+// read together (two-phase I/O): fewer, larger requests, which parallel file systems may prefer
+// when blocks are thin strided pieces (W split finely). On one node with the file in the page
+// cache, independent reads were 4-6x faster at 2-4 ranks (bench_hdf5_read), hence the default.
 enum class IoMode { Independent, Collective };
-// Hyperslab: each rank reads only its owned block. WholeSample: each rank reads the whole sample and keeps its
-// block (the baseline the benchmark compares with, and a fallback for file systems that handle small strided
-// reads badly).
+// Hyperslab: each rank reads only its owned block. WholeSample: each rank reads the whole sample
+// and keeps its block (the baseline the benchmark compares with, and a fallback for file systems
+// that handle small strided reads badly).
 enum class ReadMethod { Hyperslab, WholeSample };
 
 struct ReadOptions {
@@ -40,7 +40,8 @@ struct ReadOptions {
   int open_files = 4;              // sample files kept open between reads
 };
 
-// One hyperslab read from a file: sample id, input or labels, channels [0, channels), global spatial box.
+// One hyperslab read from a file: sample id, input or labels, channels [0, channels), global
+// spatial box.
 struct HyperslabRecord {
   index_t sample = 0;
   bool labels = false;
@@ -56,8 +57,8 @@ struct ReadStats {
   std::vector<HyperslabRecord> records;
 };
 
-// Where one sample's tile goes: a host allocation (samples, C, D, H, W), LayoutRight, the sample slot in it,
-// and the owned cells in local indices (HaloTensor::localOwned()).
+// Where one sample's tile goes: a host allocation (samples, C, D, H, W), LayoutRight, the sample
+// slot in it, and the owned cells in local indices (HaloTensor::localOwned()).
 template <class T>
 struct HostTile {
   T* data = nullptr;
@@ -68,24 +69,27 @@ struct HostTile {
 
 class HyperslabReader {
  public:
-  // `comm` is the spatial group's communicator: every read is collective over it (all its ranks read the same
-  // sample, each its own box, in the same order). Throws InputError on invalid options.
+  // `comm` is the spatial group's communicator: every read is collective over it (all its ranks
+  // read the same sample, each its own box, in the same order). Throws InputError on invalid
+  // options.
   HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm, const ReadOptions& options);
   // Closes the open files: collective over `comm`.
   ~HyperslabReader();
   HyperslabReader(const HyperslabReader&) = delete;
   HyperslabReader& operator=(const HyperslabReader&) = delete;
 
-  // Reads sample `id`'s input over the global spatial box `owned` (all C channels) into `tile`, converting
-  // int16 to float and applying the input transform. Collective over comm.
+  // Reads sample `id`'s input over the global spatial box `owned` (all C channels) into `tile`,
+  // converting int16 to float and applying the input transform. Collective over comm.
   void readInput(index_t id, const Box& owned, const HostTile<float>& tile);
-  // Reads sample `id`'s labels over `owned` into `tile` (C = 1). Labels outside [0, num_classes) are not
-  // thrown here (that would leave the other ranks in a collective) but kept for takeProblem(). Collective.
+  // Reads sample `id`'s labels over `owned` into `tile` (C = 1). Labels outside [0, num_classes)
+  // are not thrown here (that would leave the other ranks in a collective) but kept for
+  // takeProblem(). Collective.
   void readLabels(index_t id, const Box& owned, const HostTile<std::int32_t>& tile);
   // Reads sample `id`'s targetWidth() regression targets into `out`. Collective over comm.
   void readTargets(index_t id, float* out);
 
-  // The first problem found in the data since the last call (or null); the caller agrees on it collectively.
+  // The first problem found in the data since the last call (or null); the caller agrees on it
+  // collectively.
   std::exception_ptr takeProblem();
   const ReadStats& stats() const { return _stats; }
   void resetStats() { _stats = ReadStats(); }
@@ -98,9 +102,10 @@ class HyperslabReader {
     h5::Id handle, input, target;
   };
   OpenFile& openFile(int file);
-  // File selection of sample `loc` over `box` with `channels` leading channels (0: no channel axis).
-  h5::Id fileSelection(const SampleFileLayout& layout, hid_t dataset, index_t index, index_t channels,
-                       const Box& box) const;
+  // File selection of sample `loc` over `box` with `channels` leading channels (0: no channel
+  // axis).
+  h5::Id fileSelection(const SampleFileLayout& layout, hid_t dataset, index_t index,
+                       index_t channels, const Box& box) const;
   template <class T>
   void readBlock(index_t id, bool labels, const Box& owned, const HostTile<T>& tile);
 

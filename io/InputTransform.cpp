@@ -13,8 +13,9 @@ void InputTransform::validate(index_t channels) const {
                         " must be finite and non-zero");
   if (scaling != Scaling::MeanStd) return;
   auto fits = [&](std::size_t n) { return n == 1 || index_t(n) == channels; };
-  require<InputError>(fits(mean.size()) && fits(std.size()), "input scaling has ", mean.size(), " means and ",
-                      std.size(), " standard deviations; expected 1 or ", channels, " (one per channel)");
+  require<InputError>(fits(mean.size()) && fits(std.size()), "input scaling has ", mean.size(),
+                      " means and ", std.size(), " standard deviations; expected 1 or ", channels,
+                      " (one per channel)");
   for (float s : std)
     require<InputError>(std::isfinite(s) && s > 0.0f, "input scaling standard deviation ", s,
                         " must be positive");
@@ -22,13 +23,16 @@ void InputTransform::validate(index_t channels) const {
 
 void InputTransform::apply(index_t c, float* values, std::size_t count) const {
   if (log1p)
-    for (std::size_t i = 0; i < count; ++i) values[i] = std::log1p(values[i]);
+    for (std::size_t i = 0; i < count; ++i)
+      values[i] = std::log1p(values[i]);
   if (scaling == Scaling::Constant) {
-    for (std::size_t i = 0; i < count; ++i) values[i] *= factor;
+    for (std::size_t i = 0; i < count; ++i)
+      values[i] *= factor;
   } else if (scaling == Scaling::MeanStd) {
     const float m = mean.size() == 1 ? mean[0] : mean[std::size_t(c)];
     const float inv = 1.0f / (std.size() == 1 ? std[0] : std[std::size_t(c)]);
-    for (std::size_t i = 0; i < count; ++i) values[i] = (values[i] - m) * inv;
+    for (std::size_t i = 0; i < count; ++i)
+      values[i] = (values[i] - m) * inv;
   }
 }
 
@@ -80,8 +84,9 @@ InputTransform InputTransform::parse(const std::string& text) {
     t.std = parseList(lists.substr(colon + 1), text);
     return t;
   }
-  throw InputError(concat("unknown input transform '", text,
-                          "' (expected none, log1p, constant:F, meanstd:M1,...:S1,... or log1p+...)"));
+  throw InputError(
+      concat("unknown input transform '", text,
+             "' (expected none, log1p, constant:F, meanstd:M1,...:S1,... or log1p+...)"));
 }
 
 }  // namespace halo3d

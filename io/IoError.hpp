@@ -1,6 +1,6 @@
 #pragma once
-// The error of io/: a file that is missing, unreadable, corrupt or not in the expected layout. The message
-// names the file and, where one is at fault, the dataset.
+// The error of io/: a file that is missing, unreadable, corrupt or not in the expected layout. The
+// message names the file and, where one is at fault, the dataset.
 
 #include "core/Error.hpp"
 

@@ -1,8 +1,9 @@
 #pragma once
-// Counter-based random numbers for io/: the n-th draw of stream (seed, stream) is a pure function of
-// (seed, stream, n), so shuffles and synthetic samples never depend on the rank count or on the order in
-// which ranks produce them. The distributions are written out here (not std::*_distribution, whose
-// algorithms differ between standard libraries) so that a seed gives the same data everywhere.
+// Counter-based random numbers for io/: the n-th draw of stream (seed, stream) is a pure function
+// of (seed, stream, n), so shuffles and synthetic samples never depend on the rank count or on the
+// order in which ranks produce them. The distributions are written out here (not
+// std::*_distribution, whose algorithms differ between standard libraries) so that a seed gives the
+// same data everywhere.
 
 #include <cmath>
 #include <cstdint>
@@ -31,7 +32,8 @@ class CounterRng {
   std::uint64_t below(std::uint64_t n) {
     const std::uint64_t limit = ~std::uint64_t(0) - (~std::uint64_t(0) % n);
     std::uint64_t x = next();
-    while (x >= limit) x = next();
+    while (x >= limit)
+      x = next();
     return x % n;
   }
   // Standard normal (Box-Muller; the second value of each pair is kept for the next call).
@@ -46,7 +48,8 @@ class CounterRng {
     _has_spare = true;
     return r * std::cos(t);
   }
-  // Poisson with mean `lambda` >= 0: multiplication for small means, Hoermann's PTRS (as numpy) otherwise.
+  // Poisson with mean `lambda` >= 0: multiplication for small means, Hoermann's PTRS (as numpy)
+  // otherwise.
   std::int64_t poisson(double lambda) {
     if (lambda <= 0) return 0;
     if (lambda < 10) {

@@ -1,6 +1,7 @@
 #pragma once
-// The samples of a data set: an ordered list of sample files, each holding one or more samples, checked on
-// open and numbered 0 .. size()-1 in file order. Every sample has the same (C, D, H, W) and target width.
+// The samples of a data set: an ordered list of sample files, each holding one or more samples,
+// checked on open and numbered 0 .. size()-1 in file order. Every sample has the same (C, D, H, W)
+// and target width.
 
 #include <mpi.h>
 
@@ -21,9 +22,10 @@ class SampleCatalog {
  public:
   SampleCatalog() = default;
 
-  // Collective over `comm`: the files are inspected in parallel (rank r checks files r, r + P, ...), the
-  // layouts shared, and every rank checks that the samples agree. Any problem (see inspectSampleFile, plus
-  // samples of different sizes, an empty list) throws IoError on every rank, naming the first file at fault.
+  // Collective over `comm`: the files are inspected in parallel (rank r checks files r, r + P,
+  // ...), the layouts shared, and every rank checks that the samples agree. Any problem (see
+  // inspectSampleFile, plus samples of different sizes, an empty list) throws IoError on every
+  // rank, naming the first file at fault.
   static SampleCatalog open(const std::vector<std::string>& files, SampleKind kind, MPI_Comm comm);
   // The same on one process, without MPI.
   static SampleCatalog openLocal(const std::vector<std::string>& files, SampleKind kind);
@@ -52,8 +54,8 @@ class SampleCatalog {
   index_t _total = 0;
 };
 
-// The *.h5 and *.hdf5 files directly inside `dir`, sorted by name; a path that is a file is returned alone.
-// Throws IoError naming the path if it does not exist or holds no such file.
+// The *.h5 and *.hdf5 files directly inside `dir`, sorted by name; a path that is a file is
+// returned alone. Throws IoError naming the path if it does not exist or holds no such file.
 std::vector<std::string> listSampleFiles(const std::string& path);
 
 }  // namespace halo3d

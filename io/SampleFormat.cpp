@@ -9,10 +9,13 @@ namespace halo3d {
 SampleKind parseSampleKind(std::string_view text) {
   if (text == "cosmoflow") return SampleKind::CosmoFlow;
   if (text == "unet") return SampleKind::UNet;
-  throw InputError(concat("unknown sample kind '", std::string(text), "' (expected cosmoflow or unet)"));
+  throw InputError(
+      concat("unknown sample kind '", std::string(text), "' (expected cosmoflow or unet)"));
 }
 
-const char* sampleKindName(SampleKind kind) { return kind == SampleKind::CosmoFlow ? "cosmoflow" : "unet"; }
+const char* sampleKindName(SampleKind kind) {
+  return kind == SampleKind::CosmoFlow ? "cosmoflow" : "unet";
+}
 
 SampleDatasets datasetsOf(SampleKind kind) {
   if (kind == SampleKind::CosmoFlow) return {"full", "unitPar"};
@@ -24,7 +27,8 @@ namespace {
 // "(2, 4)": shapes print as tuples, like numpy's and h5py's.
 std::string tuple(const std::vector<index_t>& s) {
   std::string out = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  for (std::size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(s[i]);
   return out + (s.size() == 1 ? ",)" : ")");
 }
 
@@ -39,14 +43,17 @@ void inspectInput(hid_t file, SampleFileLayout& out, const char* name) {
   const std::vector<index_t> s = h5::shapeOf(dset);
   out.input_type = h5::elementTypeOf(dset, out.path, name);
   const std::string where = concat("dataset '", name, "' of file '", out.path, "'");
-  require<IoError>(s.size() == 4 || s.size() == 5, where, " has shape ", tuple(s), " (rank ", s.size(),
-                   "); expected (C, D, H, W) or (N, C, D, H, W)");
-  for (index_t e : s) require<IoError>(e > 0, where, " has an empty extent in shape ", tuple(s));
-  require<IoError>(out.kind != SampleKind::CosmoFlow || !looksChannelsLast(s), where, " has shape ", tuple(s),
+  require<IoError>(s.size() == 4 || s.size() == 5, where, " has shape ", tuple(s), " (rank ",
+                   s.size(), "); expected (C, D, H, W) or (N, C, D, H, W)");
+  for (index_t e : s)
+    require<IoError>(e > 0, where, " has an empty extent in shape ", tuple(s));
+  require<IoError>(out.kind != SampleKind::CosmoFlow || !looksChannelsLast(s), where, " has shape ",
+                   tuple(s),
                    ", which looks channels-last (D, H, W, C); convert it with "
                    "`halo3d-datagen convert-cosmoflow IN OUT`");
-  require<IoError>(out.input_type == ElementType::Float32 || out.input_type == ElementType::Int16, where,
-                   " holds ", elementTypeName(out.input_type), "; expected float32 or int16");
+  require<IoError>(out.input_type == ElementType::Float32 || out.input_type == ElementType::Int16,
+                   where, " holds ", elementTypeName(out.input_type),
+                   "; expected float32 or int16");
   out.batched = s.size() == 5;
   const std::size_t o = out.batched ? 1 : 0;
   out.samples = out.batched ? s[0] : 1;
@@ -59,12 +66,13 @@ void inspectTargets(hid_t file, SampleFileLayout& out, const char* name) {
   const std::vector<index_t> s = h5::shapeOf(dset);
   out.target_type = h5::elementTypeOf(dset, out.path, name);
   const std::string where = concat("dataset '", name, "' of file '", out.path, "'");
-  require<IoError>(out.target_type == ElementType::Float32 || out.target_type == ElementType::Float64, where,
-                   " holds ", elementTypeName(out.target_type), "; expected float32 or float64");
+  require<IoError>(
+      out.target_type == ElementType::Float32 || out.target_type == ElementType::Float64, where,
+      " holds ", elementTypeName(out.target_type), "; expected float32 or float64");
   if (out.batched) {
-    require<IoError>(s.size() == 2 && s[0] == out.samples && s[1] > 0, where, " has shape ", tuple(s),
-                     "; expected (", out.samples, ", T) to match the ", out.samples, " samples of '",
-                     datasetsOf(out.kind).input, "'");
+    require<IoError>(s.size() == 2 && s[0] == out.samples && s[1] > 0, where, " has shape ",
+                     tuple(s), "; expected (", out.samples, ", T) to match the ", out.samples,
+                     " samples of '", datasetsOf(out.kind).input, "'");
     out.target_width = s[1];
   } else {
     require<IoError>(s.size() == 1 && s[0] > 0, where, " has shape ", tuple(s),
@@ -83,8 +91,8 @@ void inspectLabels(hid_t file, SampleFileLayout& out, const char* name) {
   std::vector<index_t> expected;
   if (out.batched) expected.push_back(out.samples);
   expected.insert(expected.end(), out.extents.begin(), out.extents.end());
-  require<IoError>(s == expected, where, " has shape ", tuple(s), "; expected ", tuple(expected), " to match '",
-                   datasetsOf(out.kind).input, "'");
+  require<IoError>(s == expected, where, " has shape ", tuple(s), "; expected ", tuple(expected),
+                   " to match '", datasetsOf(out.kind).input, "'");
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 #pragma once
-// Reading single samples, for evaluation and prediction: each sample group reads one sample of its own
-// choosing, spread over its spatial ranks as the block of a batch of one,
+// Reading single samples, for evaluation and prediction: each sample group reads one sample of its
+// own choosing, spread over its spatial ranks as the block of a batch of one,
 //   TensorBlock::forGrid({1, C, D, H, W}, (1, Pd, Ph, Pw), this rank's spatial coordinates, halo).
 //
 //   SampleReader<> reader(grid, catalog, ReadOptions{}, halo);
 //   Sample<> s = reader.read(id);   // s.input, s.targets / s.labels
 //
-// Reads run on the process's I/O thread (impl::IoExecutor), in order with any DataLoader's prefetches, so
-// that a validation reader and a prefetching training loader can share the ranks.
+// Reads run on the process's I/O thread (impl::IoExecutor), in order with any DataLoader's
+// prefetches, so that a validation reader and a prefetching training loader can share the ranks.
 
 #include <Kokkos_Core.hpp>
 
@@ -40,8 +40,8 @@ class SampleReader {
                const HaloWidths& halo = {})
       : _world(Communicator::duplicate(grid.comm())),
         _spatial(Communicator::duplicate(grid.spatialComm())),
-        _block(TensorBlock::forGrid(catalog.batchShape(1), spatialOnly(grid.shape()), spatialOnly(grid.coords()),
-                                    halo)),
+        _block(TensorBlock::forGrid(catalog.batchShape(1), spatialOnly(grid.shape()),
+                                    spatialOnly(grid.coords()), halo)),
         _reader(std::make_unique<HyperslabReader>(catalog, _spatial.get(), options)) {}
   // Closes the reader's files on the I/O thread (collective over the spatial group).
   ~SampleReader() {
@@ -51,8 +51,9 @@ class SampleReader {
   SampleReader(const SampleReader&) = delete;
   SampleReader& operator=(const SampleReader&) = delete;
 
-  // Collective over grid.comm(); `id` must be the same on the ranks of a sample group. Throws on every rank
-  // (IoError naming the file and dataset, InputError for an id out of range) if any rank failed.
+  // Collective over grid.comm(); `id` must be the same on the ranks of a sample group. Throws on
+  // every rank (IoError naming the file and dataset, InputError for an id out of range) if any rank
+  // failed.
   Sample<MemorySpace> read(index_t id) {
     const SampleCatalog& c = _reader->catalog();
     runCollectively(_world.get(), [&] { c.locate(id); });
@@ -64,16 +65,19 @@ class SampleReader {
     if (c.kind() == SampleKind::UNet) {
       const Shape5 g = _block.globalShape();
       labels = HaloTensor<std::int32_t, Kokkos::HostSpace>(
-          "halo3d::sample_labels", TensorBlock(Shape5{1, 1, g[2], g[3], g[4]}, 0, 1, _block.owned(), {}));
+          "halo3d::sample_labels",
+          TensorBlock(Shape5{1, 1, g[2], g[3], g[4]}, 0, 1, _block.owned(), {}));
     }
     impl::IoExecutor::instance().run([&] {
       std::exception_ptr failure;
       try {
         const Box owned = _block.owned();
-        _reader->readInput(id, owned, {input.view().data(), _block.allocationExtents(), 0, _block.localOwned()});
+        _reader->readInput(
+            id, owned, {input.view().data(), _block.allocationExtents(), 0, _block.localOwned()});
         if (c.kind() == SampleKind::UNet)
-          _reader->readLabels(id, owned, {labels.view().data(), labels.block().allocationExtents(), 0,
-                                          labels.localOwned()});
+          _reader->readLabels(
+              id, owned,
+              {labels.view().data(), labels.block().allocationExtents(), 0, labels.localOwned()});
         else
           _reader->readTargets(id, s.targets.data());
       } catch (...) {

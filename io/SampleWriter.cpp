@@ -15,14 +15,15 @@ namespace {
 
 h5::Id createFile(const std::string& path) {
   h5::Id fcpl = h5::check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate");
-  return h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), "cannot create '", path, "'");
+  return h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), "cannot create '",
+                   path, "'");
 }
 
-void writeDataset(hid_t file, const std::string& path, const std::string& name, const std::vector<index_t>& shape,
-                  ElementType type, const void* data) {
+void writeDataset(hid_t file, const std::string& path, const std::string& name,
+                  const std::vector<index_t>& shape, ElementType type, const void* data) {
   h5::Id space = h5::makeSpace(shape);
-  h5::Id dset = h5::check(H5Dcreate2(file, name.c_str(), h5::nativeType(type), space, H5P_DEFAULT, H5P_DEFAULT,
-                                     H5P_DEFAULT),
+  h5::Id dset = h5::check(H5Dcreate2(file, name.c_str(), h5::nativeType(type), space, H5P_DEFAULT,
+                                     H5P_DEFAULT, H5P_DEFAULT),
                           "cannot create dataset '", name, "' in '", path, "'");
   h5::checkStatus(H5Dwrite(dset, h5::nativeType(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
                   "cannot write dataset '", name, "' of '", path, "'");
@@ -55,14 +56,15 @@ void writeAtomically(const std::string& path, F&& write) {
 
 }  // namespace
 
-void writeSampleFile(const std::string& path, SampleKind kind, const std::vector<HostSample>& samples,
-                     const SampleFileOptions& options) {
+void writeSampleFile(const std::string& path, SampleKind kind,
+                     const std::vector<HostSample>& samples, const SampleFileOptions& options) {
   require<InputError>(!samples.empty(), "writeSampleFile '", path, "': no samples");
-  require<InputError>(options.batched || samples.size() == 1, "writeSampleFile '", path, "': ", samples.size(),
-                      " samples need the batched layout");
-  require<InputError>(options.input_type == ElementType::Float32 || options.input_type == ElementType::Int16,
-                      "writeSampleFile '", path, "': input type ", elementTypeName(options.input_type),
-                      " (expected float32 or int16)");
+  require<InputError>(options.batched || samples.size() == 1, "writeSampleFile '", path,
+                      "': ", samples.size(), " samples need the batched layout");
+  require<InputError>(
+      options.input_type == ElementType::Float32 || options.input_type == ElementType::Int16,
+      "writeSampleFile '", path, "': input type ", elementTypeName(options.input_type),
+      " (expected float32 or int16)");
   const HostSample& first = samples.front();
   const Extents3 e = first.extents;
   const index_t cells = e[0] * e[1] * e[2];
@@ -72,9 +74,10 @@ void writeSampleFile(const std::string& path, SampleKind kind, const std::vector
   for (const HostSample& s : samples) {
     require<InputError>(s.channels == first.channels && s.extents == e &&
                             index_t(s.input.size()) == s.channels * cells,
-                        "writeSampleFile '", path, "': samples differ in shape or hold the wrong element count");
-    require<InputError>(!cosmo || (s.targets.size() == width && width > 0), "writeSampleFile '", path,
-                        "': CosmoFlow samples need the same number (> 0) of targets");
+                        "writeSampleFile '", path,
+                        "': samples differ in shape or hold the wrong element count");
+    require<InputError>(!cosmo || (s.targets.size() == width && width > 0), "writeSampleFile '",
+                        path, "': CosmoFlow samples need the same number (> 0) of targets");
     require<InputError>(cosmo || index_t(s.labels.size()) == cells, "writeSampleFile '", path,
                         "': U-Net samples need one label per voxel");
   }
@@ -85,27 +88,30 @@ void writeSampleFile(const std::string& path, SampleKind kind, const std::vector
     input.insert(input.end(), s.input.begin(), s.input.end());
     targets.insert(targets.end(), s.targets.begin(), s.targets.end());
     for (std::int32_t l : s.labels) {
-      require<InputError>(l >= 0 && l <= 255, "writeSampleFile '", path, "': label ", l, " does not fit uint8");
+      require<InputError>(l >= 0 && l <= 255, "writeSampleFile '", path, "': label ", l,
+                          " does not fit uint8");
       labels.push_back(std::uint8_t(l));
     }
   }
   std::vector<std::int16_t> input16;
   if (options.input_type == ElementType::Int16)
-    for (float v : input) input16.push_back(std::int16_t(std::clamp(std::lround(v), -32768L, 32767L)));
+    for (float v : input)
+      input16.push_back(std::int16_t(std::clamp(std::lround(v), -32768L, 32767L)));
 
   const auto guard = h5::lock();
   h5::QuietErrors quiet;
   const SampleDatasets names = datasetsOf(kind);
   writeAtomically(path, [&](hid_t file, const std::string& where) {
     const void* in = input16.empty() ? static_cast<const void*>(input.data()) : input16.data();
-    writeDataset(file, where, names.input, withN(options.batched, n, {first.channels, e[0], e[1], e[2]}),
-                 options.input_type, in);
+    writeDataset(file, where, names.input,
+                 withN(options.batched, n, {first.channels, e[0], e[1], e[2]}), options.input_type,
+                 in);
     if (cosmo)
-      writeDataset(file, where, names.target, withN(options.batched, n, {index_t(width)}), ElementType::Float32,
-                   targets.data());
+      writeDataset(file, where, names.target, withN(options.batched, n, {index_t(width)}),
+                   ElementType::Float32, targets.data());
     else
-      writeDataset(file, where, names.target, withN(options.batched, n, {e[0], e[1], e[2]}), ElementType::UInt8,
-                   labels.data());
+      writeDataset(file, where, names.target, withN(options.batched, n, {e[0], e[1], e[2]}),
+                   ElementType::UInt8, labels.data());
   });
 }
 
@@ -116,8 +122,9 @@ void convertCosmoFlowFile(const std::string& in, const std::string& out) {
   h5::Id full = h5::openDataset(file, in, "full");
   const std::vector<index_t> s = h5::shapeOf(full);
   const ElementType type = h5::elementTypeOf(full, in, "full");
-  require<IoError>((s.size() == 4 || s.size() == 5) && s.back() <= 64, "dataset 'full' of file '", in,
-                   "' has shape ", s, "; expected channels-last (D, H, W, C) or (N, D, H, W, C)");
+  require<IoError>((s.size() == 4 || s.size() == 5) && s.back() <= 64, "dataset 'full' of file '",
+                   in, "' has shape ", s,
+                   "; expected channels-last (D, H, W, C) or (N, D, H, W, C)");
   const bool batched = s.size() == 5;
   const std::size_t o = batched ? 1 : 0;
   const index_t n = batched ? s[0] : 1, d = s[o], h = s[o + 1], w = s[o + 2], c = s[o + 3];
@@ -130,15 +137,18 @@ void convertCosmoFlowFile(const std::string& in, const std::string& out) {
   for (index_t k = 0; k < n; ++k)
     for (std::size_t x = 0; x < cells; ++x)
       for (index_t ch = 0; ch < c; ++ch) {
-        const std::size_t from = ((std::size_t(k) * cells + x) * std::size_t(c) + std::size_t(ch)) * esize;
-        const std::size_t to = ((std::size_t(k) * std::size_t(c) + std::size_t(ch)) * cells + x) * esize;
+        const std::size_t from =
+            ((std::size_t(k) * cells + x) * std::size_t(c) + std::size_t(ch)) * esize;
+        const std::size_t to =
+            ((std::size_t(k) * std::size_t(c) + std::size_t(ch)) * cells + x) * esize;
         std::copy(src.begin() + std::ptrdiff_t(from), src.begin() + std::ptrdiff_t(from + esize),
                   dst.begin() + std::ptrdiff_t(to));
       }
   h5::Id par = h5::openDataset(file, in, "unitPar");
   const std::vector<index_t> ps = h5::shapeOf(par);
   index_t target_count = 1;
-  for (index_t x : ps) target_count *= x;
+  for (index_t x : ps)
+    target_count *= x;
   std::vector<float> targets(static_cast<std::size_t>(target_count));
   h5::checkStatus(H5Dread(par, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, targets.data()),
                   "cannot read dataset 'unitPar' of file '", in, "'");

@@ -15,8 +15,8 @@ index_t StorePlan::capacityFor(std::size_t budget_bytes, std::size_t tile_bytes)
 
 std::vector<StorePlan::Source> StorePlan::plan(const std::vector<index_t>& ids,
                                                const std::vector<int>& reader_group) {
-  require<InputError>(ids.size() == reader_group.size(), "StorePlan::plan: ", ids.size(), " ids but ",
-                      reader_group.size(), " groups");
+  require<InputError>(ids.size() == reader_group.size(), "StorePlan::plan: ", ids.size(),
+                      " ids but ", reader_group.size(), " groups");
   std::vector<Source> out(ids.size());
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const std::size_t id = std::size_t(ids[k]);

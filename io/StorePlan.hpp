@@ -1,18 +1,20 @@
 #pragma once
-// Where each sample's tiles come from once the data store is on: pure bookkeeping, no MPI, run identically
-// on every rank so that senders, receivers and file readers agree without asking each other.
+// Where each sample's tiles come from once the data store is on: pure bookkeeping, no MPI, run
+// identically on every rank so that senders, receivers and file readers agree without asking each
+// other.
 //
-// Policy: first come, first kept. A sample read from file by sample group g is kept by every rank of g (each
-// its own tile) if g still has room; nothing is ever evicted. From then on that group serves the sample: to
-// itself from memory, to another group through the data communicator (the ranks holding the same block of
-// other samples, so a tile goes to exactly the rank that needs it). Why not LRU: every epoch visits every
-// sample once in a fresh random order, so under a budget smaller than the data set LRU evicts exactly the
-// tiles the next epoch will want and its hit rate tends to zero; first-come keeps a fixed fraction
-// (budget / data set) and costs no bookkeeping on the hot path.
+// Policy: first come, first kept. A sample read from file by sample group g is kept by every rank
+// of g (each its own tile) if g still has room; nothing is ever evicted. From then on that group
+// serves the sample: to itself from memory, to another group through the data communicator (the
+// ranks holding the same block of other samples, so a tile goes to exactly the rank that needs it).
+// Why not LRU: every epoch visits every sample once in a fresh random order, so under a budget
+// smaller than the data set LRU evicts exactly the tiles the next epoch will want and its hit rate
+// tends to zero; first-come keeps a fixed fraction (budget / data set) and costs no bookkeeping on
+// the hot path.
 //
-// Capacity is counted in samples and is the same on every rank: the budget divided by the largest tile of
-// any rank (the first block of an uneven split), so the ranks of a group, whose tiles differ in size, make the
-// same decisions.
+// Capacity is counted in samples and is the same on every rank: the budget divided by the largest
+// tile of any rank (the first block of an uneven split), so the ranks of a group, whose tiles
+// differ in size, make the same decisions.
 
 #include <cstddef>
 #include <vector>
@@ -33,8 +35,8 @@ class StorePlan {
   // Samples a budget of `budget_bytes` holds at `tile_bytes` per sample.
   static index_t capacityFor(std::size_t budget_bytes, std::size_t tile_bytes);
 
-  // Plans one step: the global batch's sample ids and, per position, the group that needs it. Records the
-  // samples this step inserts, so the next call sees them.
+  // Plans one step: the global batch's sample ids and, per position, the group that needs it.
+  // Records the samples this step inserts, so the next call sees them.
   std::vector<Source> plan(const std::vector<index_t>& ids, const std::vector<int>& reader_group);
 
   index_t capacity() const { return _capacity; }

@@ -1,13 +1,14 @@
-// Reading (4, E, E, E) float32 CosmoFlow samples through the data loader, one sample per step, on a grid
-// 1xPx1x1 (the P ranks of one spatial group share each sample):
+// Reading (4, E, E, E) float32 CosmoFlow samples through the data loader, one sample per step, on a
+// grid 1xPx1x1 (the P ranks of one spatial group share each sample):
 //   whole_sample    every rank reads the whole sample and keeps its block (ReadMethod::WholeSample)
 //   hyperslab/coll  every rank reads only its block, collective MPI-IO
 //   hyperslab/indep every rank reads only its block, independent MPI-IO
 //   data_store      after a first epoch has filled the in-memory store, no file reads at all
-// Rates: bytes_per_second counts one whole sample per step (what the group receives); the time is the
-// slowest rank's. Counters: read_MiB_per_rank (file bytes one rank reads per step, max over ranks) and
-// read_fraction (that over the sample's size: 1 for whole_sample, about 1/P for hyperslabs, 0 from the
-// store). Files are written once per size under $TMPDIR and are in the page cache when timed.
+// Rates: bytes_per_second counts one whole sample per step (what the group receives); the time is
+// the slowest rank's. Counters: read_MiB_per_rank (file bytes one rank reads per step, max over
+// ranks) and read_fraction (that over the sample's size: 1 for whole_sample, about 1/P for
+// hyperslabs, 0 from the store). Files are written once per size under $TMPDIR and are in the page
+// cache when timed.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
@@ -53,7 +54,8 @@ class Datasets {
       sample.channels = kChannels;
       sample.extents = {e, e, e};
       sample.input.resize(std::size_t(kChannels * e * e * e));
-      for (std::size_t i = 0; i < sample.input.size(); ++i) sample.input[i] = float((i * 7 + std::size_t(s)) % 251);
+      for (std::size_t i = 0; i < sample.input.size(); ++i)
+        sample.input[i] = float((i * 7 + std::size_t(s)) % 251);
       sample.targets = {0.1f, 0.2f, 0.3f, 0.4f};
       writeSampleFile(paths.back(), SampleKind::CosmoFlow, {sample});
     }
@@ -83,7 +85,12 @@ Datasets& datasets() {
   return d;
 }
 
-enum Variant : int { kWholeSample = 0, kHyperslabCollective = 1, kHyperslabIndependent = 2, kDataStore = 3 };
+enum Variant : int {
+  kWholeSample = 0,
+  kHyperslabCollective = 1,
+  kHyperslabIndependent = 2,
+  kDataStore = 3
+};
 
 void readSamples(benchmark::State& state, Variant variant) {
   const index_t e = state.range(0);
@@ -98,7 +105,8 @@ void readSamples(benchmark::State& state, Variant variant) {
   if (variant == kDataStore) opt.store_budget_bytes = 2 * kSamples * sample_bytes;
   DataLoader<Memory> loader(grid, datasets().files(e), opt);
   // Warm-up: one epoch (fills the store, and the page cache for every variant).
-  for (index_t s = 0; s < loader.stepsPerEpoch(); ++s) loader.next();
+  for (index_t s = 0; s < loader.stepsPerEpoch(); ++s)
+    loader.next();
   const std::uint64_t bytes0 = loader.readStats().bytes;
   for (auto _ : state) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -119,14 +127,26 @@ void configure(benchmark::internal::Benchmark* b, index_t e) {
   b->ArgName("E")->Arg(e)->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-BENCHMARK_CAPTURE(readSamples, whole_sample, kWholeSample)->Apply([](auto* b) { configure(b, 128); });
-BENCHMARK_CAPTURE(readSamples, hyperslab_collective, kHyperslabCollective)->Apply([](auto* b) { configure(b, 128); });
-BENCHMARK_CAPTURE(readSamples, hyperslab_independent, kHyperslabIndependent)->Apply([](auto* b) { configure(b, 128); });
+BENCHMARK_CAPTURE(readSamples, whole_sample, kWholeSample)->Apply([](auto* b) {
+  configure(b, 128);
+});
+BENCHMARK_CAPTURE(readSamples, hyperslab_collective, kHyperslabCollective)->Apply([](auto* b) {
+  configure(b, 128);
+});
+BENCHMARK_CAPTURE(readSamples, hyperslab_independent, kHyperslabIndependent)->Apply([](auto* b) {
+  configure(b, 128);
+});
 BENCHMARK_CAPTURE(readSamples, data_store, kDataStore)->Apply([](auto* b) { configure(b, 128); });
 // The CTest smoke configuration: 16^3 samples.
-BENCHMARK_CAPTURE(readSamples, smoke_whole_sample, kWholeSample)->Apply([](auto* b) { configure(b, 16); });
-BENCHMARK_CAPTURE(readSamples, smoke_hyperslab, kHyperslabCollective)->Apply([](auto* b) { configure(b, 16); });
-BENCHMARK_CAPTURE(readSamples, smoke_data_store, kDataStore)->Apply([](auto* b) { configure(b, 16); });
+BENCHMARK_CAPTURE(readSamples, smoke_whole_sample, kWholeSample)->Apply([](auto* b) {
+  configure(b, 16);
+});
+BENCHMARK_CAPTURE(readSamples, smoke_hyperslab, kHyperslabCollective)->Apply([](auto* b) {
+  configure(b, 16);
+});
+BENCHMARK_CAPTURE(readSamples, smoke_data_store, kDataStore)->Apply([](auto* b) {
+  configure(b, 16);
+});
 
 }  // namespace
 }  // namespace halo3d::bench

@@ -11,36 +11,40 @@ namespace halo3d::impl {
 
 struct BatchProducer::Pending {
   HostBatch batch;
-  std::vector<index_t> ids;              // the global batch
-  std::vector<int> groups;               // the sample group of each position
+  std::vector<index_t> ids;  // the global batch
+  std::vector<int> groups;   // the sample group of each position
   std::vector<StorePlan::Source> sources;
-  index_t k0 = 0, k1 = 0;                // this group's positions
+  index_t k0 = 0, k1 = 0;  // this group's positions
   std::future<void> done;
 };
 
 namespace {
 
-// Largest owned block of any rank: the first block of every split dimension (BlockDecomposition gives the
-// first parts the extra cell).
+// Largest owned block of any rank: the first block of every split dimension (BlockDecomposition
+// gives the first parts the extra cell).
 std::size_t largestTileBytes(const SampleCatalog& c, const GridShape& shape, bool labels) {
   const Extents3 e = c.extents();
   const auto parts = shape.spatial();
   index_t cells = 1;
-  for (int d = 0; d < 3; ++d) cells *= blockExtent(e[d], parts[d], 0);
-  return std::size_t(cells) * (std::size_t(c.channels()) * sizeof(float) + (labels ? sizeof(std::int32_t) : 0)) +
+  for (int d = 0; d < 3; ++d)
+    cells *= blockExtent(e[d], parts[d], 0);
+  return std::size_t(cells) *
+             (std::size_t(c.channels()) * sizeof(float) + (labels ? sizeof(std::int32_t) : 0)) +
          std::size_t(c.targetWidth()) * sizeof(float);
 }
 
-// A tensor of `block` from `pool` that nobody else holds (every fill rewrites its owned cells; its ghosts are
-// zeroed again), or a new one added to the pool. Entries of other blocks (a final partial batch) are dropped
-// once free; a few entries cover the batch in use, the one in flight and a spare.
+// A tensor of `block` from `pool` that nobody else holds (every fill rewrites its owned cells; its
+// ghosts are zeroed again), or a new one added to the pool. Entries of other blocks (a final
+// partial batch) are dropped once free; a few entries cover the batch in use, the one in flight and
+// a spare.
 template <class T>
-HaloTensor<T, Kokkos::HostSpace> acquire(std::vector<HaloTensor<T, Kokkos::HostSpace>>& pool, const char* label,
-                                         const TensorBlock& block) {
+HaloTensor<T, Kokkos::HostSpace> acquire(std::vector<HaloTensor<T, Kokkos::HostSpace>>& pool,
+                                         const char* label, const TensorBlock& block) {
   for (auto it = pool.begin(); it != pool.end();) {
     const bool free = it->view().use_count() == 1;
     if (free && it->block() == block) {
-      if (!block.halo().isZero()) zeroGhosts(it->view().data(), block.allocationExtents(), block.localOwned());
+      if (!block.halo().isZero())
+        zeroGhosts(it->view().data(), block.allocationExtents(), block.localOwned());
       return *it;
     }
     it = (free || pool.size() > 4) ? pool.erase(it) : it + 1;
@@ -65,19 +69,22 @@ BatchProducer::BatchProducer(const ProcessGrid& grid, const SampleCatalog& catal
       _schedule(catalog.size(), options.batch_size, grid.shape().n(), options.seed, options.shuffle,
                 options.drop_last),
       _plan(catalog.size(), grid.shape().n(),
-            StorePlan::capacityFor(options.store_budget_bytes,
-                                   largestTileBytes(catalog, grid.shape(), catalog.kind() == SampleKind::UNet))),
+            StorePlan::capacityFor(
+                options.store_budget_bytes,
+                largestTileBytes(catalog, grid.shape(), catalog.kind() == SampleKind::UNet))),
       _world(Communicator::duplicate(grid.comm())),
       _spatial(Communicator::duplicate(grid.spatialComm())),
       _data(Communicator::duplicate(grid.dataComm())),
       _epoch(options.first_epoch),
       _step(options.first_step) {
-  require<InputError>(options.kind == catalog.kind(), "data loader for ", sampleKindName(options.kind),
-                      " samples given a catalog of ", sampleKindName(catalog.kind()), " samples");
-  require<InputError>(_epoch >= 0 && _step >= 0 && _step < _schedule.stepsPerEpoch(), "start position epoch ",
-                      _epoch, " step ", _step, " outside the ", _schedule.stepsPerEpoch(), " steps of an epoch");
-  // The block must suit the grid (a volume too small to split, a halo wider than a block): checked here,
-  // the same on every rank, rather than at the first step.
+  require<InputError>(options.kind == catalog.kind(), "data loader for ",
+                      sampleKindName(options.kind), " samples given a catalog of ",
+                      sampleKindName(catalog.kind()), " samples");
+  require<InputError>(_epoch >= 0 && _step >= 0 && _step < _schedule.stepsPerEpoch(),
+                      "start position epoch ", _epoch, " step ", _step, " outside the ",
+                      _schedule.stepsPerEpoch(), " steps of an epoch");
+  // The block must suit the grid (a volume too small to split, a halo wider than a block): checked
+  // here, the same on every rank, rather than at the first step.
   TensorBlock::forGrid(_catalog.batchShape(_schedule.batchSize()), _shape, _coords, _options.halo);
   _reader = std::make_unique<HyperslabReader>(_catalog, _spatial.get(), _options.read);
   _prefetch = options.prefetch && IoExecutor::instance().threaded();
@@ -108,7 +115,8 @@ std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, in
   auto p = std::make_unique<Pending>();
   p->ids = _schedule.batch(_perm, step);
   const index_t b = index_t(p->ids.size());
-  for (index_t k = 0; k < b; ++k) p->groups.push_back(blockOwner(b, _shape.n(), k));
+  for (index_t k = 0; k < b; ++k)
+    p->groups.push_back(blockOwner(b, _shape.n(), k));
   p->sources = _plan.plan(p->ids, p->groups);
   std::tie(p->k0, p->k1) = _schedule.groupRange(b, _coords.n);
 
@@ -117,12 +125,15 @@ std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, in
   hb.step = step;
   hb.global_step = epoch * _schedule.stepsPerEpoch() + step;
   hb.global_batch = b;
-  hb.sample_ids.assign(p->ids.begin() + std::ptrdiff_t(p->k0), p->ids.begin() + std::ptrdiff_t(p->k1));
+  hb.sample_ids.assign(p->ids.begin() + std::ptrdiff_t(p->k0),
+                       p->ids.begin() + std::ptrdiff_t(p->k1));
   const Shape5 shape = _catalog.batchShape(b);
-  hb.input = acquire(_input_pool, "halo3d::batch_input", TensorBlock::forGrid(shape, _shape, _coords, _options.halo));
+  hb.input = acquire(_input_pool, "halo3d::batch_input",
+                     TensorBlock::forGrid(shape, _shape, _coords, _options.halo));
   if (_catalog.kind() == SampleKind::UNet)
-    hb.labels = acquire(_label_pool, "halo3d::batch_labels",
-                        TensorBlock::forGrid({b, 1, shape[2], shape[3], shape[4]}, _shape, _coords, {}));
+    hb.labels =
+        acquire(_label_pool, "halo3d::batch_labels",
+                TensorBlock::forGrid({b, 1, shape[2], shape[3], shape[4]}, _shape, _coords, {}));
   hb.targets.assign(std::size_t((p->k1 - p->k0) * _catalog.targetWidth()), 0.0f);
   return p;
 }
@@ -151,7 +162,8 @@ void BatchProducer::fillLocal(Pending& p) {
     auto post = [&](const void* data, std::size_t count, MPI_Datatype type, index_t tag) {
       if (count == 0) return;
       requests.emplace_back();
-      checkMpi(MPI_Isend(data, int(count), type, peer, int(tag), _data, &requests.back()), "data store MPI_Isend");
+      checkMpi(MPI_Isend(data, int(count), type, peer, int(tag), _data, &requests.back()),
+               "data store MPI_Isend");
     };
     post(t.input.data(), t.input.size(), MPI_FLOAT, 3 * k);
     post(t.labels.data(), t.labels.size(), MPI_INT32_T, 3 * k + 1);
@@ -161,7 +173,8 @@ void BatchProducer::fillLocal(Pending& p) {
     auto post = [&](void* data, std::size_t count, MPI_Datatype type, index_t tag) {
       if (count == 0) return;
       requests.emplace_back();
-      checkMpi(MPI_Irecv(data, int(count), type, peer, int(tag), _data, &requests.back()), "data store MPI_Irecv");
+      checkMpi(MPI_Irecv(data, int(count), type, peer, int(tag), _data, &requests.back()),
+               "data store MPI_Irecv");
     };
     post(t.input.data(), t.input.size(), MPI_FLOAT, 3 * k);
     post(t.labels.data(), t.labels.size(), MPI_INT32_T, 3 * k + 1);
@@ -195,7 +208,8 @@ void BatchProducer::fillLocal(Pending& p) {
   } catch (...) {
     failure = std::current_exception();
   }
-  checkMpi(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "data store MPI_Waitall");
+  checkMpi(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+           "data store MPI_Waitall");
   if (failure) std::rethrow_exception(failure);
   for (auto& [slot, t] : incoming) {
     copyOwnedIn(t.input.data(), tileOf(hb.input, slot));
@@ -276,8 +290,9 @@ void BatchProducer::finishPrefetch() {
 }
 
 void BatchProducer::seek(index_t epoch, index_t step) {
-  require<InputError>(epoch >= 0 && step >= 0 && step < _schedule.stepsPerEpoch(), "seek to epoch ", epoch,
-                      " step ", step, ": outside the ", _schedule.stepsPerEpoch(), " steps of an epoch");
+  require<InputError>(epoch >= 0 && step >= 0 && step < _schedule.stepsPerEpoch(), "seek to epoch ",
+                      epoch, " step ", step, ": outside the ", _schedule.stepsPerEpoch(),
+                      " steps of an epoch");
   if (_inflight) {
     try {
       _inflight->done.get();

@@ -1,9 +1,9 @@
 #pragma once
-// The engine behind DataLoader: plans each step (schedule, data store), allocates the host batch on the
-// calling thread (Kokkos allocations stay on the main thread), and fills it through the hyperslab reader and
-// the data store on the process's I/O thread (IoExecutor): ahead of time when prefetching, waited for at
-// once otherwise. Not a template: DataLoader<MemorySpace> only moves the finished host batch to its memory
-// space.
+// The engine behind DataLoader: plans each step (schedule, data store), allocates the host batch on
+// the calling thread (Kokkos allocations stay on the main thread), and fills it through the
+// hyperslab reader and the data store on the process's I/O thread (IoExecutor): ahead of time when
+// prefetching, waited for at once otherwise. Not a template: DataLoader<MemorySpace> only moves the
+// finished host batch to its memory space.
 //
 // Communicators: the filling side uses its own duplicates of the grid's world, spatial and data
 // communicators, so that its collectives never match the main thread's.
@@ -35,13 +35,15 @@ struct HostBatch {
 class BatchProducer {
  public:
   // Collective over grid.comm(). Keeps no reference to `grid`.
-  BatchProducer(const ProcessGrid& grid, const SampleCatalog& catalog, const DataLoaderOptions& options);
+  BatchProducer(const ProcessGrid& grid, const SampleCatalog& catalog,
+                const DataLoaderOptions& options);
   // Waits for the batch in flight; closes files (collective over the spatial group).
   ~BatchProducer();
 
   // Collective over grid.comm(): the next step's batch. Throws on every rank if any rank failed.
   HostBatch next();
-  // Makes the next call of next() return (epoch, step); a batch in flight is finished and discarded.
+  // Makes the next call of next() return (epoch, step); a batch in flight is finished and
+  // discarded.
   void seek(index_t epoch, index_t step);
   // Waits until no read is in flight (the prefetched batch is kept).
   void finishPrefetch();
@@ -79,7 +81,8 @@ class BatchProducer {
   std::vector<index_t> _perm;
   std::unique_ptr<Pending> _inflight;
   bool _failed = false;
-  // Host batch tensors for reuse: fresh allocations would page-fault and zero the whole batch every step.
+  // Host batch tensors for reuse: fresh allocations would page-fault and zero the whole batch every
+  // step.
   std::vector<HaloTensor<float, Kokkos::HostSpace>> _input_pool;
   std::vector<HaloTensor<std::int32_t, Kokkos::HostSpace>> _label_pool;
 };

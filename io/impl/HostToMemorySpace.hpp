@@ -1,6 +1,7 @@
 #pragma once
-// Moves a host HaloTensor into another memory space: free for HostSpace, one deep_copy otherwise (the
-// allocation, ghosts included, is contiguous in both). Main thread only: it may launch Kokkos work.
+// Moves a host HaloTensor into another memory space: free for HostSpace, one deep_copy otherwise
+// (the allocation, ghosts included, is contiguous in both). Main thread only: it may launch Kokkos
+// work.
 
 #include <Kokkos_Core.hpp>
 

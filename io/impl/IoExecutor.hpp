@@ -1,15 +1,15 @@
 #pragma once
 // The one thread of a process that runs collective (MPI-IO) HDF5 work, in submission order.
 //
-// Why one FIFO thread: HDF5 here is not thread-safe, so every call holds one lock. If two threads of a rank
-// could each run a collective read (a training loader prefetching while a validation loader reads, or while
-// a reader closes its files), rank A's thread could hold the lock waiting in collective X for rank B, while
-// rank B's other thread holds the lock waiting in collective Y for rank A: a deadlock. With a single queue,
-// every rank runs its collectives in the order the (SPMD) program submitted them, which is the same order
-// on every rank.
+// Why one FIFO thread: HDF5 here is not thread-safe, so every call holds one lock. If two threads
+// of a rank could each run a collective read (a training loader prefetching while a validation
+// loader reads, or while a reader closes its files), rank A's thread could hold the lock waiting in
+// collective X for rank B, while rank B's other thread holds the lock waiting in collective Y for
+// rank A: a deadlock. With a single queue, every rank runs its collectives in the order the (SPMD)
+// program submitted them, which is the same order on every rank.
 //
-// Without MPI_THREAD_MULTIPLE there is no thread: work runs inline on the caller, in program order, and the
-// data loader does not prefetch.
+// Without MPI_THREAD_MULTIPLE there is no thread: work runs inline on the caller, in program order,
+// and the data loader does not prefetch.
 
 #include <condition_variable>
 #include <deque>
@@ -26,8 +26,8 @@ class IoExecutor {
   static IoExecutor& instance();
   ~IoExecutor();
 
-  // Runs `work` after everything submitted before it (on the I/O thread, or inline); the future carries its
-  // exception.
+  // Runs `work` after everything submitted before it (on the I/O thread, or inline); the future
+  // carries its exception.
   std::future<void> submit(std::function<void()> work);
   // submit(work).get().
   void run(std::function<void()> work) { submit(std::move(work)).get(); }

@@ -1,7 +1,7 @@
 #pragma once
-// Moving one sample's owned cells between a host allocation laid out like a HaloTensor (HostTile) and a
-// contiguous (C, d, h, w) buffer: what the data store keeps and what travels between ranks. Plain loops over
-// W rows, no Kokkos, so that the loader's background thread can run them.
+// Moving one sample's owned cells between a host allocation laid out like a HaloTensor (HostTile)
+// and a contiguous (C, d, h, w) buffer: what the data store keeps and what travels between ranks.
+// Plain loops over W rows, no Kokkos, so that the loader's background thread can run them.
 
 #include <algorithm>
 
@@ -9,7 +9,8 @@
 
 namespace halo3d::impl {
 
-// Calls f(row pointer in the allocation, row index) for every W row of the owned cells of tile.slot.
+// Calls f(row pointer in the allocation, row index) for every W row of the owned cells of
+// tile.slot.
 template <class T, class F>
 void forEachOwnedRow(const HostTile<T>& tile, F&& f) {
   const Shape5& a = tile.allocation;
@@ -39,8 +40,8 @@ void copyOwnedIn(const T* src, const HostTile<T>& tile) {
   forEachOwnedRow(tile, [&](T* row, index_t r) { std::copy(src + r * w, src + (r + 1) * w, row); });
 }
 
-// Zeroes every ghost cell of a whole host allocation (all samples), keeping the owned cells: a reused batch
-// tensor may hold neighbour values from a halo exchange in its ghosts.
+// Zeroes every ghost cell of a whole host allocation (all samples), keeping the owned cells: a
+// reused batch tensor may hold neighbour values from a halo exchange in its ghosts.
 template <class T>
 void zeroGhosts(T* data, const Shape5& a, const Box& local_owned) {
   const Box& o = local_owned;

@@ -13,22 +13,26 @@ namespace halo3d {
 std::array<float, 4> CosmoFlowRanges::normalise(const CosmoFlowParams& p) const {
   const auto v = p.asArray(), a = lo.asArray(), b = hi.asArray();
   std::array<float, 4> out{};
-  for (int i = 0; i < 4; ++i) out[std::size_t(i)] = float(2.0 * (v[i] - a[i]) / (b[i] - a[i]) - 1.0);
+  for (int i = 0; i < 4; ++i)
+    out[std::size_t(i)] = float(2.0 * (v[i] - a[i]) / (b[i] - a[i]) - 1.0);
   return out;
 }
 
 CosmoFlowParams CosmoFlowRanges::denormalise(const std::array<float, 4>& unit) const {
   const auto a = lo.asArray(), b = hi.asArray();
   double v[4];
-  for (int i = 0; i < 4; ++i) v[i] = a[i] + (double(unit[std::size_t(i)]) + 1.0) * 0.5 * (b[i] - a[i]);
+  for (int i = 0; i < 4; ++i)
+    v[i] = a[i] + (double(unit[std::size_t(i)]) + 1.0) * 0.5 * (b[i] - a[i]);
   return {v[0], v[1], v[2], v[3]};
 }
 
-CosmoFlowParams drawCosmoFlowParams(std::uint64_t seed, index_t index, const CosmoFlowRanges& ranges) {
+CosmoFlowParams drawCosmoFlowParams(std::uint64_t seed, index_t index,
+                                    const CosmoFlowRanges& ranges) {
   CounterRng rng(seed, 3 * std::uint64_t(index));
   const auto a = ranges.lo.asArray(), b = ranges.hi.asArray();
   double v[4];
-  for (int i = 0; i < 4; ++i) v[i] = a[i] + rng.uniform() * (b[i] - a[i]);
+  for (int i = 0; i < 4; ++i)
+    v[i] = a[i] + rng.uniform() * (b[i] - a[i]);
   return {v[0], v[1], v[2], v[3]};
 }
 
@@ -45,7 +49,8 @@ std::mutex& plannerMutex() {
 }
 
 // The unit-variance Gaussian field g of the header, (N, N, N).
-std::vector<float> gaussianField(const CosmoFlowParams& p, index_t n, std::uint64_t seed, index_t index) {
+std::vector<float> gaussianField(const CosmoFlowParams& p, index_t n, std::uint64_t seed,
+                                 index_t index) {
   const std::size_t cells = std::size_t(n * n * n);
   const index_t nh = n / 2 + 1;
   std::unique_ptr<float[], FftwFree> real(static_cast<float*>(fftwf_malloc(sizeof(float) * cells)));
@@ -56,10 +61,12 @@ std::vector<float> gaussianField(const CosmoFlowParams& p, index_t n, std::uint6
   {
     std::lock_guard<std::mutex> lock(plannerMutex());
     forward = fftwf_plan_dft_r2c_3d(int(n), int(n), int(n), real.get(), modes.get(), FFTW_ESTIMATE);
-    backward = fftwf_plan_dft_c2r_3d(int(n), int(n), int(n), modes.get(), real.get(), FFTW_ESTIMATE);
+    backward =
+        fftwf_plan_dft_c2r_3d(int(n), int(n), int(n), modes.get(), real.get(), FFTW_ESTIMATE);
   }
   CounterRng noise(seed, 3 * std::uint64_t(index) + 1);
-  for (std::size_t i = 0; i < cells; ++i) real[i] = float(noise.normal());
+  for (std::size_t i = 0; i < cells; ++i)
+    real[i] = float(noise.normal());
   fftwf_execute(forward);
   // Frequencies in cycles per box; the turnover is a fraction of Nyquist (n / 2 cycles).
   const double kt = std::max(1.0, p.turnover * double(n) / 2.0);
@@ -67,10 +74,13 @@ std::vector<float> gaussianField(const CosmoFlowParams& p, index_t n, std::uint6
   for (index_t x = 0; x < n; ++x)
     for (index_t y = 0; y < n; ++y)
       for (index_t z = 0; z < nh; ++z) {
-        const double k = std::sqrt(freq(x) * freq(x) + freq(y) * freq(y) + double(z * z)), q = k / kt;
-        // Variance per log k, k^3 P(k) = q^4 / (1 + q^(4 + slope)): rises to a peak near kt, then falls
-        // as k^-slope, so kt is the dominant scale and slope the small-scale share.
-        const double amp = k == 0 ? 0.0 : std::sqrt(std::pow(q, 4.0) / (1.0 + std::pow(q, 4.0 + p.slope)) / (k * k * k));
+        const double k = std::sqrt(freq(x) * freq(x) + freq(y) * freq(y) + double(z * z)),
+                     q = k / kt;
+        // Variance per log k, k^3 P(k) = q^4 / (1 + q^(4 + slope)): rises to a peak near kt, then
+        // falls as k^-slope, so kt is the dominant scale and slope the small-scale share.
+        const double amp =
+            k == 0 ? 0.0
+                   : std::sqrt(std::pow(q, 4.0) / (1.0 + std::pow(q, 4.0 + p.slope)) / (k * k * k));
         fftwf_complex& m = modes[std::size_t((x * n + y) * nh + z)];
         m[0] = float(m[0] * amp);
         m[1] = float(m[1] * amp);
@@ -89,17 +99,20 @@ std::vector<float> gaussianField(const CosmoFlowParams& p, index_t n, std::uint6
   const double mean = sum / double(cells);
   const double sd = std::sqrt(std::max(1e-30, sum2 / double(cells) - mean * mean));
   std::vector<float> g(cells);
-  for (std::size_t i = 0; i < cells; ++i) g[i] = float((real[i] - mean) / sd);
+  for (std::size_t i = 0; i < cells; ++i)
+    g[i] = float((real[i] - mean) / sd);
   return g;
 }
 
 }  // namespace
 
-std::vector<float> generateCosmoFlowCounts(const CosmoFlowParams& p, const CosmoFlowSpec& spec, std::uint64_t seed,
-                                           index_t index) {
+std::vector<float> generateCosmoFlowCounts(const CosmoFlowParams& p, const CosmoFlowSpec& spec,
+                                           std::uint64_t seed, index_t index) {
   require<InputError>(spec.size >= 2, "synthetic CosmoFlow size ", spec.size, " must be >= 2");
-  require<InputError>(spec.channels >= 1, "synthetic CosmoFlow channels ", spec.channels, " must be >= 1");
-  require<InputError>(spec.mean_count > 0, "synthetic CosmoFlow mean count ", spec.mean_count, " must be > 0");
+  require<InputError>(spec.channels >= 1, "synthetic CosmoFlow channels ", spec.channels,
+                      " must be >= 1");
+  require<InputError>(spec.mean_count > 0, "synthetic CosmoFlow mean count ", spec.mean_count,
+                      " must be > 0");
   const index_t n = spec.size;
   const std::size_t cells = std::size_t(n * n * n);
   const std::vector<float> g = gaussianField(p, n, seed, index);
@@ -116,7 +129,8 @@ std::vector<float> generateCosmoFlowCounts(const CosmoFlowParams& p, const Cosmo
     }
     const double scale = spec.mean_count * double(cells) / total;
     float* dst = out.data() + std::size_t(c) * cells;
-    for (std::size_t i = 0; i < cells; ++i) dst[i] = float(counts.poisson(scale * rho[i]));
+    for (std::size_t i = 0; i < cells; ++i)
+      dst[i] = float(counts.poisson(scale * rho[i]));
   }
   return out;
 }

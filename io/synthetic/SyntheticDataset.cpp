@@ -19,23 +19,29 @@ void validate(const SyntheticDatasetSpec& s) {
   require<InputError>(s.count >= 1, "--count ", s.count, " must be >= 1");
   require<InputError>(s.per_file >= 1, "--samples-per-file ", s.per_file, " must be >= 1");
   require<InputError>(s.channels >= 1, "--channels ", s.channels, " must be >= 1");
-  require<InputError>(s.size >= (s.kind == SampleKind::CosmoFlow ? 2 : 4), "--size ", s.size, " is too small");
+  require<InputError>(s.size >= (s.kind == SampleKind::CosmoFlow ? 2 : 4), "--size ", s.size,
+                      " is too small");
   require<InputError>(!s.out.empty(), "--out: no output directory given");
-  require<InputError>(s.input_type == ElementType::Int16 || s.input_type == ElementType::Float32, "--dtype ",
-                      elementTypeName(s.input_type), ": expected int16 or float32");
+  require<InputError>(s.input_type == ElementType::Int16 || s.input_type == ElementType::Float32,
+                      "--dtype ", elementTypeName(s.input_type), ": expected int16 or float32");
 }
 
 std::string fileName(const SyntheticDatasetSpec& s, index_t f) {
   char name[64];
-  std::snprintf(name, sizeof(name), "%s_%06lld.h5", sampleKindName(s.kind), static_cast<long long>(f));
+  std::snprintf(name, sizeof(name), "%s_%06lld.h5", sampleKindName(s.kind),
+                static_cast<long long>(f));
   return (std::filesystem::path(s.out) / name).string();
 }
 
 void writeManifest(const SyntheticDatasetSpec& s, index_t files) {
-  nlohmann::json j = {{"generator", "halo3d-datagen"}, {"kind", sampleKindName(s.kind)},
-                      {"size", s.size},                {"count", s.count},
-                      {"samples_per_file", s.per_file}, {"files", files},
-                      {"channels", s.channels},        {"seed", s.seed},
+  nlohmann::json j = {{"generator", "halo3d-datagen"},
+                      {"kind", sampleKindName(s.kind)},
+                      {"size", s.size},
+                      {"count", s.count},
+                      {"samples_per_file", s.per_file},
+                      {"files", files},
+                      {"channels", s.channels},
+                      {"seed", s.seed},
                       {"dtype", elementTypeName(s.input_type)}};
   if (s.kind == SampleKind::CosmoFlow) {
     const CosmoFlowRanges r;
@@ -86,8 +92,8 @@ std::vector<std::string> writeSyntheticDataset(const SyntheticDatasetSpec& spec,
     if (rank == 0) {
       std::error_code ec;
       std::filesystem::create_directories(spec.out, ec);
-      require<IoError>(std::filesystem::is_directory(spec.out), "cannot create output directory '", spec.out,
-                       "'", ec ? ": " + ec.message() : std::string());
+      require<IoError>(std::filesystem::is_directory(spec.out), "cannot create output directory '",
+                       spec.out, "'", ec ? ": " + ec.message() : std::string());
       writeManifest(spec, files);
     }
   });
@@ -103,7 +109,8 @@ std::vector<std::string> writeSyntheticDataset(const SyntheticDatasetSpec& spec,
     }
   });
   std::vector<std::string> paths;
-  for (index_t f = 0; f < files; ++f) paths.push_back(fileName(spec, f));
+  for (index_t f = 0; f < files; ++f)
+    paths.push_back(fileName(spec, f));
   return paths;
 }
 

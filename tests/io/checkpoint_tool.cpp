@@ -13,7 +13,8 @@ using namespace halo3d;
 CheckpointState sampleState() {
   CheckpointState s;
   std::vector<float> w(4 * 2 * 27);
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.125f * float(i) - 3.0f;
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = 0.125f * float(i) - 3.0f;
   s.model["conv1.weight"] = HostArray({4, 2, 3, 3, 3}, w);
   s.model["conv1.bias"] = HostArray({4}, std::vector<float>{1, -2, 3.5f, 0});
   s.model["bn1.running_mean"] = HostArray({2}, std::vector<double>{0.25, -0.75});

@@ -1,16 +1,17 @@
-// Bad input throws on every rank together, with a message naming the file and the dataset: missing file,
-// missing dataset, wrong rank, shape or element type, truncated or corrupt file, samples of different sizes,
-// channels-last data, labels out of range (found by one rank while reading), impossible batches and ids.
+// Bad input throws on every rank together, with a message naming the file and the dataset: missing
+// file, missing dataset, wrong rank, shape or element type, truncated or corrupt file, samples of
+// different sizes, channels-last data, labels out of range (found by one rank while reading),
+// impossible batches and ids.
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 
+#include "IoTestSupport.hpp"
 #include "comm/ProcessGrid.hpp"
 #include "io/DataLoader.hpp"
 #include "io/SampleReader.hpp"
-#include "IoTestSupport.hpp"
 
 namespace halo3d {
 namespace {
@@ -19,7 +20,8 @@ using testing::worldRank;
 using testing::worldSize;
 using Memory = Kokkos::DefaultExecutionSpace::memory_space;
 
-// Runs f on every rank and checks that each throws ErrorType whose message holds every string of `needles`.
+// Runs f on every rank and checks that each throws ErrorType whose message holds every string of
+// `needles`.
 template <class ErrorType, class F>
 void expectEveryRankThrows(F&& f, const std::vector<std::string>& needles) {
   try {
@@ -27,7 +29,8 @@ void expectEveryRankThrows(F&& f, const std::vector<std::string>& needles) {
     ADD_FAILURE() << "no error";
   } catch (const ErrorType& e) {
     for (const std::string& n : needles)
-      EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << "'" << n << "' not in: " << e.what();
+      EXPECT_NE(std::string(e.what()).find(n), std::string::npos)
+          << "'" << n << "' not in: " << e.what();
   } catch (const std::exception& e) {
     ADD_FAILURE() << "unexpected error type: " << e.what();
   }
@@ -48,49 +51,62 @@ std::vector<BadFile> badFiles() {
   using testing::writeRawDataset;
   const std::vector<double> zeros(20 * 20 * 20 * 4, 0.0);
   return {
-      {"missing_dataset", SampleKind::CosmoFlow,
-       [](const std::string& p) { writeRawDataset(p, "full", {2, 4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(128)); },
+      {"missing_dataset",
+       SampleKind::CosmoFlow,
+       [](const std::string& p) {
+         writeRawDataset(p, "full", {2, 4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(128));
+       },
        {"unitPar", "no dataset"}},
-      {"wrong_rank", SampleKind::CosmoFlow,
-       [](const std::string& p) { writeRawDataset(p, "full", {2, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(32)); },
+      {"wrong_rank",
+       SampleKind::CosmoFlow,
+       [](const std::string& p) {
+         writeRawDataset(p, "full", {2, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(32));
+       },
        {"'full'", "rank 3"}},
-      {"wrong_dtype", SampleKind::CosmoFlow,
+      {"wrong_dtype",
+       SampleKind::CosmoFlow,
        [](const std::string& p) {
          writeRawDataset(p, "full", {2, 4, 4, 4}, H5T_NATIVE_DOUBLE, std::vector<double>(128));
          writeRawDataset(p, "unitPar", {4}, H5T_NATIVE_FLOAT, std::vector<double>(4));
        },
        {"'full'", "float64"}},
-      {"targets_shape", SampleKind::CosmoFlow,
+      {"targets_shape",
+       SampleKind::CosmoFlow,
        [](const std::string& p) {
          writeRawDataset(p, "full", {3, 2, 4, 4, 4}, H5T_NATIVE_INT16, std::vector<double>(384));
          writeRawDataset(p, "unitPar", {2, 4}, H5T_NATIVE_FLOAT, std::vector<double>(8));
        },
        {"'unitPar'", "(2, 4)", "3 samples"}},
-      {"channels_last", SampleKind::CosmoFlow,
+      {"channels_last",
+       SampleKind::CosmoFlow,
        [zeros](const std::string& p) {
          writeRawDataset(p, "full", {20, 20, 20, 4}, H5T_NATIVE_INT16, zeros);
          writeRawDataset(p, "unitPar", {4}, H5T_NATIVE_FLOAT, std::vector<double>(4));
        },
        {"'full'", "channels-last", "convert-cosmoflow"}},
-      {"labels_float", SampleKind::UNet,
+      {"labels_float",
+       SampleKind::UNet,
        [](const std::string& p) {
          writeRawDataset(p, "volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(64));
          writeRawDataset(p, "segmentation", {4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(64));
        },
        {"'segmentation'", "integer"}},
-      {"labels_shape", SampleKind::UNet,
+      {"labels_shape",
+       SampleKind::UNet,
        [](const std::string& p) {
          writeRawDataset(p, "volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(64));
          writeRawDataset(p, "segmentation", {4, 4, 3}, H5T_NATIVE_UINT8, std::vector<double>(48));
        },
        {"'segmentation'", "(4, 4, 3)", "(4, 4, 4)"}},
-      {"truncated", SampleKind::CosmoFlow,
+      {"truncated",
+       SampleKind::CosmoFlow,
        [](const std::string& p) {
          writeSampleFile(p, SampleKind::CosmoFlow, {cosmo(0, {16, 16, 16})});
          std::filesystem::resize_file(p, std::filesystem::file_size(p) / 2);
        },
        {"truncated"}},
-      {"corrupt", SampleKind::CosmoFlow,
+      {"corrupt",
+       SampleKind::CosmoFlow,
        [](const std::string& p) { std::ofstream(p) << std::string(3000, '\x5a'); },
        {"cannot open", "HDF5"}},
   };
@@ -102,7 +118,8 @@ TEST(BadInput, EveryMalformedFileThrowsOnEveryRank) {
   if (worldRank() == 0) writeSampleFile(good, SampleKind::CosmoFlow, {cosmo(0)});
   const std::string good_unet = dir.file("good_unet.h5");
   if (worldRank() == 0)
-    writeSampleFile(good_unet, SampleKind::UNet, {testing::encodedSample(SampleKind::UNet, 0, 1, {4, 4, 4}, false)});
+    writeSampleFile(good_unet, SampleKind::UNet,
+                    {testing::encodedSample(SampleKind::UNet, 0, 1, {4, 4, 4}, false)});
   for (const BadFile& b : badFiles()) {
     SCOPED_TRACE(b.name);
     const std::string path = dir.file(std::string(b.name) + ".h5");
@@ -112,13 +129,17 @@ TEST(BadInput, EveryMalformedFileThrowsOnEveryRank) {
     const std::vector<std::string> files{b.kind == SampleKind::CosmoFlow ? good : good_unet, path};
     std::vector<std::string> needles = b.needles;
     needles.push_back(path);
-    expectEveryRankThrows<IoError>([&] { SampleCatalog::open(files, b.kind, MPI_COMM_WORLD); }, needles);
+    expectEveryRankThrows<IoError>([&] { SampleCatalog::open(files, b.kind, MPI_COMM_WORLD); },
+                                   needles);
   }
   const std::string missing = dir.file("missing.h5");
-  expectEveryRankThrows<IoError>([&] { SampleCatalog::open({good, missing}, SampleKind::CosmoFlow, MPI_COMM_WORLD); },
-                                 {missing, "no such file"});
-  expectEveryRankThrows<IoError>([&] { SampleCatalog::open({}, SampleKind::CosmoFlow, MPI_COMM_WORLD); },
-                                 {"no sample files"});
+  expectEveryRankThrows<IoError>(
+      [&] {
+        SampleCatalog::open({good, missing}, SampleKind::CosmoFlow, MPI_COMM_WORLD);
+      },
+      {missing, "no such file"});
+  expectEveryRankThrows<IoError>(
+      [&] { SampleCatalog::open({}, SampleKind::CosmoFlow, MPI_COMM_WORLD); }, {"no sample files"});
 }
 
 TEST(BadInput, SamplesOfDifferentSizesAreRefused) {
@@ -129,8 +150,11 @@ TEST(BadInput, SamplesOfDifferentSizesAreRefused) {
     writeSampleFile(b, SampleKind::CosmoFlow, {cosmo(1, {6, 5, 3})});
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  expectEveryRankThrows<IoError>([&] { SampleCatalog::open({a, b}, SampleKind::CosmoFlow, MPI_COMM_WORLD); },
-                                 {a, b, "'full'", "same size", "(2, 6, 5, 3)", "(2, 6, 5, 4)"});
+  expectEveryRankThrows<IoError>(
+      [&] {
+        SampleCatalog::open({a, b}, SampleKind::CosmoFlow, MPI_COMM_WORLD);
+      },
+      {a, b, "'full'", "same size", "(2, 6, 5, 3)", "(2, 6, 5, 4)"});
 }
 
 TEST(BadInput, LabelOutOfRangeSeenByOneRankStopsEveryRank) {
@@ -139,7 +163,8 @@ TEST(BadInput, LabelOutOfRangeSeenByOneRankStopsEveryRank) {
   const std::string path = dir.file("labels.h5");
   if (worldRank() == 0) {
     std::vector<HostSample> samples;
-    for (index_t id = 0; id < 8; ++id) samples.push_back(testing::encodedSample(SampleKind::UNet, id, 1, e, false));
+    for (index_t id = 0; id < 8; ++id)
+      samples.push_back(testing::encodedSample(SampleKind::UNet, id, 1, e, false));
     // Only the rank owning the last voxel of sample 5 sees the bad class.
     samples[5].labels.back() = 7;
     writeSampleFile(path, SampleKind::UNet, samples, {ElementType::Float32, true});
@@ -154,8 +179,8 @@ TEST(BadInput, LabelOutOfRangeSeenByOneRankStopsEveryRank) {
     opt.shuffle = false;
     opt.prefetch = prefetch;
     DataLoader<Memory> loader(grid, catalog, opt);
-    expectEveryRankThrows<IoError>([&] { loader.next(); },
-                                   {path, "'segmentation'", "class 7", "(sample 5 of the file)", "[0, 3)"});
+    expectEveryRankThrows<IoError>([&] { loader.next(); }, {path, "'segmentation'", "class 7",
+                                                            "(sample 5 of the file)", "[0, 3)"});
     // The loader refuses to go on after a failed batch, on every rank.
     EXPECT_THROW(loader.next(), Error);
   }
@@ -171,7 +196,8 @@ TEST(BadInput, ImpossibleBatchesAndGridsAreRefusedEverywhere) {
   const std::string path = dir.file("s.h5");
   if (worldRank() == 0) {
     std::vector<HostSample> samples;
-    for (index_t id = 0; id < 3; ++id) samples.push_back(cosmo(id, {3, 3, 3}));
+    for (index_t id = 0; id < 3; ++id)
+      samples.push_back(cosmo(id, {3, 3, 3}));
     writeSampleFile(path, SampleKind::CosmoFlow, samples, {ElementType::Int16, true});
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -181,8 +207,9 @@ TEST(BadInput, ImpossibleBatchesAndGridsAreRefusedEverywhere) {
   if (worldSize() > 2) {
     // More sample groups than the batch has samples.
     ProcessGrid grid(MPI_COMM_WORLD, GridShape(worldSize(), 1, 1, 1));
-    expectEveryRankThrows<InputError>([&] { DataLoader<Memory>(grid, catalog, opt); },
-                                      {"batch size 2", std::to_string(worldSize()) + " sample groups"});
+    expectEveryRankThrows<InputError>(
+        [&] { DataLoader<Memory>(grid, catalog, opt); },
+        {"batch size 2", std::to_string(worldSize()) + " sample groups"});
   }
   if (worldSize() > 3) {
     // A volume of 3 cells cannot be split over more than 3 blocks.
@@ -192,7 +219,8 @@ TEST(BadInput, ImpossibleBatchesAndGridsAreRefusedEverywhere) {
   // A loader for U-Net samples over a CosmoFlow catalog.
   ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, 1, 1, worldSize()));
   opt.kind = SampleKind::UNet;
-  expectEveryRankThrows<InputError>([&] { DataLoader<Memory>(grid, catalog, opt); }, {"unet", "cosmoflow"});
+  expectEveryRankThrows<InputError>([&] { DataLoader<Memory>(grid, catalog, opt); },
+                                    {"unet", "cosmoflow"});
 }
 
 }  // namespace

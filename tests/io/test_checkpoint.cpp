@@ -1,6 +1,7 @@
-// Checkpoint files on one process: round trip, identical bytes for identical states, keep-last-K, names
-// HDF5 cannot hold, torn and corrupt files detected and skipped, and a writer killed with SIGKILL in the
-// middle of a save (fork) leaving the previous checkpoint loadable and nothing half-written taken for good.
+// Checkpoint files on one process: round trip, identical bytes for identical states, keep-last-K,
+// names HDF5 cannot hold, torn and corrupt files detected and skipped, and a writer killed with
+// SIGKILL in the middle of a save (fork) leaving the previous checkpoint loadable and nothing
+// half-written taken for good.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -45,14 +46,16 @@ CheckpointState stateFor(index_t step, index_t scale = 1) {
   CheckpointState s;
   const index_t o = 4 * scale;
   std::vector<float> w(std::size_t(o * 3 * 27));
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = float(step) + 0.001f * float(i);
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = float(step) + 0.001f * float(i);
   s.model["conv1.weight"] = HostArray({o, 3, 3, 3, 3}, w);
   s.model["conv1.bias"] = HostArray({o}, std::vector<float>(std::size_t(o), 0.5f * float(step)));
   s.model["bn1.running_var"] = HostArray({2}, std::vector<double>{1.0 + double(step), 2.0});
   s.model["bn1.num_batches_tracked"] = HostArray({}, std::vector<std::int64_t>{step * 10});
   s.optimizer["exp_avg.conv1.weight"] = HostArray({o, 3, 3, 3, 3}, w);
   s.optimizer["exp_avg_sq.conv1.bias"] = HostArray({o}, std::vector<float>(std::size_t(o), 1e-3f));
-  s.counters = {{"epoch", step / 3}, {"step", step}, {"optimizer.steps", step}, {"rng.dropout", 7 * step}};
+  s.counters = {
+      {"epoch", step / 3}, {"step", step}, {"optimizer.steps", step}, {"rng.dropout", 7 * step}};
   s.scalars = {{"lr", 1e-3 / double(step + 1)}, {"loss", 0.25}};
   s.config = R"({"model":"cosmoflow","batch":8,"note":"quotes \" and unicode \u00e9"})";
   return s;
@@ -167,7 +170,8 @@ TEST(Checkpoint, TornAndCorruptFilesAreNeverTakenForGood) {
   index_t step = 3;
   for (const Bad& b : cases) {
     SCOPED_TRACE(b.name);
-    const std::string path = dir.path() + "/checkpoint-" + std::string(11, '0') + std::to_string(step++) + ".h5";
+    const std::string path =
+        dir.path() + "/checkpoint-" + std::string(11, '0') + std::to_string(step++) + ".h5";
     writeBytes(path, b.bytes);
     try {
       readCheckpointFile(path);
@@ -184,8 +188,8 @@ TEST(Checkpoint, TornAndCorruptFilesAreNeverTakenForGood) {
   }
 }
 
-// The child writes checkpoints 1, 2, 3, ... as fast as it can; the parent kills it with SIGKILL as soon as a
-// save is under way after at least two completed ones.
+// The child writes checkpoints 1, 2, 3, ... as fast as it can; the parent kills it with SIGKILL as
+// soon as a save is under way after at least two completed ones.
 TEST(Checkpoint, WriterKilledMidSaveLeavesThePreviousCheckpoint) {
   TempDir dir;
   const CheckpointPolicy policy{dir.path(), "checkpoint", 2};
@@ -193,7 +197,8 @@ TEST(Checkpoint, WriterKilledMidSaveLeavesThePreviousCheckpoint) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    for (index_t step = 1;; ++step) saveCheckpointLocal(stateFor(step, scale), step, policy);
+    for (index_t step = 1;; ++step)
+      saveCheckpointLocal(stateFor(step, scale), step, policy);
   }
   auto temporaries = [&] {
     int n = 0;
@@ -231,7 +236,8 @@ TEST(Checkpoint, WriterKilledMidSaveLeavesThePreviousCheckpoint) {
   for (const auto& e : fs::directory_iterator(dir.path(), ec)) {
     if (e.path().filename().string().find(".tmp-") == std::string::npos) continue;
     const index_t next = latest->step + 1;
-    const std::string renamed = dir.path() + "/checkpoint-" + std::string(11, '0') + std::to_string(next) + ".h5";
+    const std::string renamed =
+        dir.path() + "/checkpoint-" + std::string(11, '0') + std::to_string(next) + ".h5";
     fs::copy_file(e.path(), renamed);
     const auto after = loadLatestLocal(dir.path());
     ASSERT_TRUE(after.has_value());

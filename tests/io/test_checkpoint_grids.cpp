@@ -1,15 +1,15 @@
-// Checkpoints under MPI: saved from every grid of the communicator's size into byte-identical files, loaded
-// on every rank and on fewer ranks (sub-communicators of half the size, and single ranks), and errors of the
-// writing rank thrown on every rank.
+// Checkpoints under MPI: saved from every grid of the communicator's size into byte-identical
+// files, loaded on every rank and on fewer ranks (sub-communicators of half the size, and single
+// ranks), and errors of the writing rank thrown on every rank.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
 
+#include "IoTestSupport.hpp"
 #include "comm/ProcessGrid.hpp"
 #include "io/Checkpointer.hpp"
 #include "support/GridFactorisations.hpp"
-#include "IoTestSupport.hpp"
 
 namespace halo3d {
 namespace {
@@ -21,7 +21,8 @@ using testing::worldSize;
 CheckpointState replicatedState() {
   CheckpointState s;
   std::vector<float> w(2 * 3 * 27);
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * float(i) - 1.0f;
+  for (std::size_t i = 0; i < w.size(); ++i)
+    w[i] = 0.01f * float(i) - 1.0f;
   s.model["conv1.weight"] = HostArray({2, 3, 3, 3, 3}, w);
   s.model["fc.bias"] = HostArray({4}, std::vector<float>{0.1f, 0.2f, 0.3f, 0.4f});
   s.optimizer["exp_avg.conv1.weight"] = HostArray({2, 3, 3, 3, 3}, w);

@@ -1,18 +1,18 @@
-// The data loader on every grid of the communicator's size: batches are the global mini-batches of the
-// schedule split over the sample groups, tiles and targets/labels are right, one epoch's hyperslabs cover
-// each visited sample exactly once, the data store serves later epochs (across groups too) with the same
-// values, prefetching changes nothing, and seek() resumes.
+// The data loader on every grid of the communicator's size: batches are the global mini-batches of
+// the schedule split over the sample groups, tiles and targets/labels are right, one epoch's
+// hyperslabs cover each visited sample exactly once, the data store serves later epochs (across
+// groups too) with the same values, prefetching changes nothing, and seek() resumes.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
+#include "IoTestSupport.hpp"
 #include "comm/Allreduce.hpp"
 #include "comm/ProcessGrid.hpp"
 #include "core/BlockDecomposition.hpp"
 #include "io/DataLoader.hpp"
 #include "support/GridFactorisations.hpp"
-#include "IoTestSupport.hpp"
 
 namespace halo3d {
 namespace {
@@ -36,18 +36,21 @@ int checkBatch(const Batch<Memory>& b, SampleKind kind) {
         for (index_t hh = 0; hh < a[3]; ++hh)
           for (index_t w = 0; w < a[4]; ++w) {
             const Extents3 g = blk.toGlobal({d, hh, w});
-            const float expected = blk.owned().contains(g) ? testing::encode(id, c, g[0], g[1], g[2], int16) : 0.f;
+            const float expected =
+                blk.owned().contains(g) ? testing::encode(id, c, g[0], g[1], g[2], int16) : 0.f;
             wrong += h(n, c, d, hh, w) != expected;
           }
     if (kind == SampleKind::CosmoFlow) {
-      for (index_t t = 0; t < 4; ++t) wrong += b.targets.at(std::size_t(n * 4 + t)) != testing::targetOf(id, t);
+      for (index_t t = 0; t < 4; ++t)
+        wrong += b.targets.at(std::size_t(n * 4 + t)) != testing::targetOf(id, t);
     } else {
       auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.labels.view());
       const Box& o = b.labels.block().owned();
       for (index_t d = o.min(0); d < o.max(0); ++d)
         for (index_t hh = o.min(1); hh < o.max(1); ++hh)
           for (index_t w = o.min(2); w < o.max(2); ++w)
-            wrong += l(n, 0, d - o.min(0), hh - o.min(1), w - o.min(2)) != testing::labelOf(id, d, hh, w);
+            wrong += l(n, 0, d - o.min(0), hh - o.min(1), w - o.min(2)) !=
+                     testing::labelOf(id, d, hh, w);
     }
   }
   return wrong;
@@ -66,7 +69,8 @@ std::vector<index_t> allgatherIds(const std::vector<index_t>& mine, MPI_Comm com
     total += counts[std::size_t(r)];
   }
   std::vector<index_t> all(static_cast<std::size_t>(total));
-  MPI_Allgatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(), MPI_INT64_T, comm);
+  MPI_Allgatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
+                 MPI_INT64_T, comm);
   return all;
 }
 
@@ -80,8 +84,8 @@ std::map<index_t, std::vector<int>> paintedCoverage(const ReadStats& stats, cons
   std::vector<index_t> mine;
   for (const HyperslabRecord& r : stats.records) {
     if (r.labels) continue;
-    mine.insert(mine.end(), {r.sample, r.box.min(0), r.box.min(1), r.box.min(2), r.box.max(0), r.box.max(1),
-                             r.box.max(2)});
+    mine.insert(mine.end(), {r.sample, r.box.min(0), r.box.min(1), r.box.min(2), r.box.max(0),
+                             r.box.max(1), r.box.max(2)});
   }
   const std::vector<index_t> all = allgatherIds(mine, MPI_COMM_WORLD);
   std::map<index_t, std::vector<int>> painted;
@@ -90,7 +94,8 @@ std::map<index_t, std::vector<int>> paintedCoverage(const ReadStats& stats, cons
     v.resize(std::size_t(e[0] * e[1] * e[2]), 0);
     for (index_t d = all[i + 1]; d < all[i + 4]; ++d)
       for (index_t h = all[i + 2]; h < all[i + 5]; ++h)
-        for (index_t w = all[i + 3]; w < all[i + 6]; ++w) ++v[std::size_t((d * e[1] + h) * e[2] + w)];
+        for (index_t w = all[i + 3]; w < all[i + 6]; ++w)
+          ++v[std::size_t((d * e[1] + h) * e[2] + w)];
   }
   return painted;
 }
@@ -100,7 +105,8 @@ struct Fixture {
   Extents3 extents = testing::extentsFor(worldSize());
   SampleCatalog catalog;
   Fixture(SampleKind kind, index_t channels) {
-    catalog = SampleCatalog::open(testing::writeStandardFiles(dir, kind, channels, extents), kind, MPI_COMM_WORLD);
+    catalog = SampleCatalog::open(testing::writeStandardFiles(dir, kind, channels, extents), kind,
+                                  MPI_COMM_WORLD);
   }
 };
 
@@ -121,14 +127,16 @@ TEST(DataLoader, EpochIsTheGlobalScheduleAndCoversEverySampleOnce) {
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
     opt.read.record_hyperslabs = true;
-    opt.prefetch = false;  // a prefetch would read the next epoch's first batch before the count below
+    opt.prefetch =
+        false;  // a prefetch would read the next epoch's first batch before the count below
     if (opt.batch_size > S) {
       // Fewer samples than sample groups: no batch can be made, and every rank says so.
       EXPECT_THROW(DataLoader<Memory>(grid, fx.catalog, opt), InputError);
       continue;
     }
     DataLoader<Memory> loader(grid, fx.catalog, opt);
-    // The reference: the same seed on a one-group schedule (membership of full batches is grid-independent).
+    // The reference: the same seed on a one-group schedule (membership of full batches is
+    // grid-independent).
     const EpochSchedule one(S, opt.batch_size, 1, opt.seed);
     const std::vector<index_t> order = one.permutation(0);
     std::vector<index_t> visited;
@@ -151,7 +159,8 @@ TEST(DataLoader, EpochIsTheGlobalScheduleAndCoversEverySampleOnce) {
     for (index_t id : visited) {
       ASSERT_TRUE(painted.count(id)) << "sample " << id;
       const auto& v = painted.at(id);
-      EXPECT_EQ(std::count(v.begin(), v.end(), 1), index_t(v.size())) << "sample " << id << " not covered once";
+      EXPECT_EQ(std::count(v.begin(), v.end(), 1), index_t(v.size()))
+          << "sample " << id << " not covered once";
     }
   }
 }
@@ -166,53 +175,57 @@ TEST(DataLoader, DataStoreServesLaterEpochsAcrossGroups) {
     const GridShape& shape = grids[i];
     if (optionsFor(shape, SampleKind::CosmoFlow).batch_size > fx.catalog.size()) continue;
     for (std::size_t j : {i % 4, (i + 1) % 4}) {
-        const auto [prefetch, budget_samples] = combos[j];
-        SCOPED_TRACE("grid " + shape.str() + " prefetch " + std::to_string(prefetch) + " budget " +
-                     std::to_string(budget_samples));
-        ProcessGrid grid(MPI_COMM_WORLD, shape);
-        DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
-        opt.prefetch = prefetch;
-        opt.read.record_hyperslabs = true;
-        // The largest tile is rank 0's (the first block of an uneven split).
-        const TensorBlock largest = TensorBlock::forGrid(fx.catalog.batchShape(opt.batch_size), shape, {}, {});
-        const std::size_t tile_bytes = std::size_t(largest.owned().size() * 2) * sizeof(float) + 4 * sizeof(float);
-        opt.store_budget_bytes = std::size_t(budget_samples) * tile_bytes;
-        DataLoader<Memory> loader(grid, fx.catalog, opt);
-        EXPECT_EQ(loader.prefetching(), prefetch);
-        EXPECT_EQ(loader.storeCapacity(), budget_samples);
-        const index_t steps = loader.stepsPerEpoch();
-        std::set<index_t> visited;
-        for (index_t s = 0; s < steps; ++s) {
-          const Batch<Memory> b = loader.next();
-          EXPECT_EQ(checkBatch(b, SampleKind::CosmoFlow), 0);
-          for (index_t id : gatheredBatch(b, grid)) visited.insert(id);
-        }
-        const ReadStats first = loader.readStats();
-        EXPECT_GT(first.bytes, 0u);
-        EXPECT_LE(index_t(loader.storeSize()), budget_samples);
-        for (index_t s = 0; s < 2 * steps; ++s) EXPECT_EQ(checkBatch(loader.next(), SampleKind::CosmoFlow), 0);
-        const ReadStats later = loader.readStats();
-        // Later epochs read from file again only samples the first epoch visited but could not keep: none if
-        // every group had room for all it read (a sample the first epoch skipped, in a dropped partial
-        // batch, is read once).
-        int rereads = 0;
-        for (std::size_t r = first.records.size(); r < later.records.size(); ++r)
-          rereads += visited.count(later.records[r].sample) > 0;
-        rereads = sumOver(rereads, MPI_COMM_WORLD);
-        index_t most_read = 0;
-        for (int g = 0; g < shape.n(); ++g) {
-          index_t n = 0;
-          for (index_t s = 0; s < steps; ++s) {
-            const auto [k0, k1] = loader.schedule().groupRange(loader.schedule().batchSizeOf(s), g);
-            n += k1 - k0;
-          }
-          most_read = std::max(most_read, n);
-        }
-        if (most_read <= budget_samples)
-          EXPECT_EQ(rereads, 0);
-        else
-          EXPECT_GT(rereads, 0);
+      const auto [prefetch, budget_samples] = combos[j];
+      SCOPED_TRACE("grid " + shape.str() + " prefetch " + std::to_string(prefetch) + " budget " +
+                   std::to_string(budget_samples));
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
+      opt.prefetch = prefetch;
+      opt.read.record_hyperslabs = true;
+      // The largest tile is rank 0's (the first block of an uneven split).
+      const TensorBlock largest =
+          TensorBlock::forGrid(fx.catalog.batchShape(opt.batch_size), shape, {}, {});
+      const std::size_t tile_bytes =
+          std::size_t(largest.owned().size() * 2) * sizeof(float) + 4 * sizeof(float);
+      opt.store_budget_bytes = std::size_t(budget_samples) * tile_bytes;
+      DataLoader<Memory> loader(grid, fx.catalog, opt);
+      EXPECT_EQ(loader.prefetching(), prefetch);
+      EXPECT_EQ(loader.storeCapacity(), budget_samples);
+      const index_t steps = loader.stepsPerEpoch();
+      std::set<index_t> visited;
+      for (index_t s = 0; s < steps; ++s) {
+        const Batch<Memory> b = loader.next();
+        EXPECT_EQ(checkBatch(b, SampleKind::CosmoFlow), 0);
+        for (index_t id : gatheredBatch(b, grid))
+          visited.insert(id);
       }
+      const ReadStats first = loader.readStats();
+      EXPECT_GT(first.bytes, 0u);
+      EXPECT_LE(index_t(loader.storeSize()), budget_samples);
+      for (index_t s = 0; s < 2 * steps; ++s)
+        EXPECT_EQ(checkBatch(loader.next(), SampleKind::CosmoFlow), 0);
+      const ReadStats later = loader.readStats();
+      // Later epochs read from file again only samples the first epoch visited but could not keep:
+      // none if every group had room for all it read (a sample the first epoch skipped, in a
+      // dropped partial batch, is read once).
+      int rereads = 0;
+      for (std::size_t r = first.records.size(); r < later.records.size(); ++r)
+        rereads += visited.count(later.records[r].sample) > 0;
+      rereads = sumOver(rereads, MPI_COMM_WORLD);
+      index_t most_read = 0;
+      for (int g = 0; g < shape.n(); ++g) {
+        index_t n = 0;
+        for (index_t s = 0; s < steps; ++s) {
+          const auto [k0, k1] = loader.schedule().groupRange(loader.schedule().batchSizeOf(s), g);
+          n += k1 - k0;
+        }
+        most_read = std::max(most_read, n);
+      }
+      if (most_read <= budget_samples)
+        EXPECT_EQ(rereads, 0);
+      else
+        EXPECT_GT(rereads, 0);
+    }
   }
 }
 
@@ -228,7 +241,8 @@ TEST(DataLoader, UNetLabelsAndPrefetchMatchSynchronous) {
     opt.prefetch = false;
     opt.read.mode = IoMode::Collective;
     DataLoader<Memory> slow(grid, fx.catalog, opt);
-    // Two steps, the second read while the first was in use (prefetched) on one loader and not the other.
+    // Two steps, the second read while the first was in use (prefetched) on one loader and not the
+    // other.
     for (index_t s = 0; s < 2; ++s) {
       const Batch<Memory> a = fast.next(), b = slow.next();
       EXPECT_EQ(a.sample_ids, b.sample_ids);
@@ -251,7 +265,8 @@ TEST(DataLoader, ReusedBuffersNeverTouchHeldBatchesAndComeBackWithZeroGhosts) {
     Batch<Memory> b = loader.next();
     EXPECT_EQ(checkBatch(b, SampleKind::CosmoFlow), 0) << "step " << s;
     // Every batch still held is intact; the one let go had its ghosts (and cells) scribbled over.
-    for (const Batch<Memory>& h : held) EXPECT_EQ(checkBatch(h, SampleKind::CosmoFlow), 0) << "held at step " << s;
+    for (const Batch<Memory>& h : held)
+      EXPECT_EQ(checkBatch(h, SampleKind::CosmoFlow), 0) << "held at step " << s;
     if (s % 2 == 0) {
       held.push_back(std::move(b));
     } else {
@@ -267,7 +282,8 @@ TEST(DataLoader, SeekResumesWhereAFreshRunWouldBe) {
   DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
   DataLoader<Memory> run(grid, fx.catalog, opt);
   std::vector<std::vector<index_t>> seen;
-  for (int s = 0; s < 5; ++s) seen.push_back(run.next().sample_ids);
+  for (int s = 0; s < 5; ++s)
+    seen.push_back(run.next().sample_ids);
   opt.first_epoch = 1;
   opt.first_step = 0;
   DataLoader<Memory> resumed(grid, fx.catalog, opt);

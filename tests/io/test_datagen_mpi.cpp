@@ -1,16 +1,16 @@
-// Synthetic data sets written under MPI (files split over the ranks) hold exactly the samples a single
-// process would generate, whatever the grouping into files; the CosmoFlow converter turns channels-last
-// files into halo3d's layout; errors reach every rank.
+// Synthetic data sets written under MPI (files split over the ranks) hold exactly the samples a
+// single process would generate, whatever the grouping into files; the CosmoFlow converter turns
+// channels-last files into halo3d's layout; errors reach every rank.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "IoTestSupport.hpp"
 #include "comm/ProcessGrid.hpp"
 #include "io/SampleReader.hpp"
 #include "io/synthetic/SyntheticDataset.hpp"
-#include "IoTestSupport.hpp"
 
 namespace halo3d {
 namespace {
@@ -19,7 +19,8 @@ using testing::worldRank;
 using testing::worldSize;
 using Memory = Kokkos::DefaultExecutionSpace::memory_space;
 
-// Each rank reads whole samples (a grid of P sample groups) and compares them with a fresh generation.
+// Each rank reads whole samples (a grid of P sample groups) and compares them with a fresh
+// generation.
 void expectDatasetMatches(const SyntheticDatasetSpec& spec, const std::vector<std::string>& files) {
   const SampleCatalog catalog = SampleCatalog::open(files, spec.kind, MPI_COMM_WORLD);
   ASSERT_EQ(catalog.size(), spec.count);
@@ -40,7 +41,8 @@ void expectDatasetMatches(const SyntheticDatasetSpec& spec, const std::vector<st
     EXPECT_EQ(s.targets, expected.targets);
     if (spec.kind == SampleKind::UNet) {
       auto l = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s.labels.view());
-      EXPECT_TRUE(std::equal(expected.labels.begin(), expected.labels.end(), l.data())) << "sample " << id;
+      EXPECT_TRUE(std::equal(expected.labels.begin(), expected.labels.end(), l.data()))
+          << "sample " << id;
     }
   }
 }
@@ -55,7 +57,8 @@ TEST(Datagen, FilesSplitOverRanksHoldTheSerialSamples) {
     spec.seed = 21;
     spec.out = dir.file("cosmo" + std::to_string(per_file));
     int calls = 0;
-    const auto files = writeSyntheticDataset(spec, MPI_COMM_WORLD, [&](index_t, index_t) { ++calls; });
+    const auto files =
+        writeSyntheticDataset(spec, MPI_COMM_WORLD, [&](index_t, index_t) { ++calls; });
     EXPECT_EQ(index_t(files.size()), (7 + per_file - 1) / per_file);
     EXPECT_EQ(calls, int(files.size() / std::size_t(worldSize())) +
                          (worldRank() < int(files.size() % std::size_t(worldSize())) ? 1 : 0));
@@ -95,10 +98,12 @@ TEST(Datagen, BadSpecsFailOnEveryRank) {
 TEST(Datagen, ConvertsChannelsLastCosmoFlow) {
   testing::SharedTempDir dir;
   const std::string in = dir.file("orig.h5"), out = dir.file("converted.h5");
-  const index_t n = 17, c = 4;  // > 16, so that halo3d recognises the original layout and refuses it
+  const index_t n = 17,
+                c = 4;  // > 16, so that halo3d recognises the original layout and refuses it
   if (worldRank() == 0) {
     std::vector<double> full(std::size_t(n * n * n * c));
-    for (std::size_t i = 0; i < full.size(); ++i) full[i] = double(i % 30000);
+    for (std::size_t i = 0; i < full.size(); ++i)
+      full[i] = double(i % 30000);
     testing::writeRawDataset(in, "full", {n, n, n, c}, H5T_NATIVE_INT16, full);
     testing::writeRawDataset(in, "unitPar", {4}, H5T_NATIVE_FLOAT, {0.5, -0.5, 0.25, 1.0});
     convertCosmoFlowFile(in, out);
@@ -118,7 +123,8 @@ TEST(Datagen, ConvertsChannelsLastCosmoFlow) {
     for (index_t d = 0; d < n; ++d)
       for (index_t hh = 0; hh < n; ++hh)
         for (index_t w = o.min(2); w < o.max(2); ++w)
-          wrong += h(0, ch, d, hh, w - o.min(2)) != float((((d * n + hh) * n + w) * c + ch) % 30000);
+          wrong +=
+              h(0, ch, d, hh, w - o.min(2)) != float((((d * n + hh) * n + w) * c + ch) % 30000);
   EXPECT_EQ(wrong, 0);
   EXPECT_EQ(s.targets, (std::vector<float>{0.5f, -0.5f, 0.25f, 1.0f}));
 }

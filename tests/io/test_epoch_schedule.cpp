@@ -1,5 +1,5 @@
-// The epoch schedule: permutations, batches, the final partial batch rule and the group split, as pure
-// functions of (samples, batch, groups, seed).
+// The epoch schedule: permutations, batches, the final partial batch rule and the group split, as
+// pure functions of (samples, batch, groups, seed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,11 +19,13 @@ struct StepsCase {
   index_t steps, last_batch;
 };
 
-// S = 10, B = 4: the 2 left over make a step for 1 or 2 groups, not for 3 or 4; drop_last drops them.
+// S = 10, B = 4: the 2 left over make a step for 1 or 2 groups, not for 3 or 4; drop_last drops
+// them.
 const StepsCase kSteps[] = {
-    {10, 4, 1, false, 3, 2}, {10, 4, 2, false, 3, 2}, {10, 4, 3, false, 2, 4}, {10, 4, 4, false, 2, 4},
-    {10, 4, 2, true, 2, 4},  {8, 4, 4, false, 2, 4},  {1, 1, 1, false, 1, 1},  {3, 5, 3, false, 1, 3},
-    {3, 5, 1, false, 1, 3},  {7, 7, 7, false, 1, 7},  {13, 6, 5, false, 2, 6},
+    {10, 4, 1, false, 3, 2}, {10, 4, 2, false, 3, 2}, {10, 4, 3, false, 2, 4},
+    {10, 4, 4, false, 2, 4}, {10, 4, 2, true, 2, 4},  {8, 4, 4, false, 2, 4},
+    {1, 1, 1, false, 1, 1},  {3, 5, 3, false, 1, 3},  {3, 5, 1, false, 1, 3},
+    {7, 7, 7, false, 1, 7},  {13, 6, 5, false, 2, 6},
 };
 
 TEST(EpochSchedule, StepsAndTheFinalPartialBatch) {
@@ -32,7 +34,8 @@ TEST(EpochSchedule, StepsAndTheFinalPartialBatch) {
     const EpochSchedule s(c.samples, c.batch, c.groups, 1, true, c.drop_last);
     EXPECT_EQ(s.stepsPerEpoch(), c.steps);
     EXPECT_EQ(s.batchSizeOf(c.steps - 1), c.last_batch);
-    for (index_t k = 0; k + 1 < c.steps; ++k) EXPECT_EQ(s.batchSizeOf(k), c.batch);
+    for (index_t k = 0; k + 1 < c.steps; ++k)
+      EXPECT_EQ(s.batchSizeOf(k), c.batch);
   }
 }
 
@@ -83,7 +86,8 @@ TEST(EpochSchedule, ShuffleIsUniformEnough) {
     const auto p = s.permutation(e);
     ++hits[std::size_t(std::find(p.begin(), p.end(), 0) - p.begin())];
   }
-  for (int h : hits) EXPECT_NEAR(double(h) / epochs, 0.125, 0.02);
+  for (int h : hits)
+    EXPECT_NEAR(double(h) / epochs, 0.125, 0.02);
 }
 
 TEST(EpochSchedule, BatchesTakeConsecutivePositionsAndGroupsSplitLikeTensorBlock) {

@@ -1,12 +1,13 @@
-// Hyperslab reads of single samples (SampleReader) on every grid of the communicator's size, uneven splits
-// included: every rank's owned tile equals the matching slice of the whole sample, ghosts stay zero, int16 is
-// converted, targets and labels arrive, and each rank reads exactly its own block.
+// Hyperslab reads of single samples (SampleReader) on every grid of the communicator's size, uneven
+// splits included: every rank's owned tile equals the matching slice of the whole sample, ghosts
+// stay zero, int16 is converted, targets and labels arrive, and each rank reads exactly its own
+// block.
 #include <gtest/gtest.h>
 
+#include "IoTestSupport.hpp"
 #include "comm/ProcessGrid.hpp"
 #include "io/SampleReader.hpp"
 #include "support/GridFactorisations.hpp"
-#include "IoTestSupport.hpp"
 
 namespace halo3d {
 namespace {
@@ -27,10 +28,11 @@ int checkTile(const HaloTensor<float, Memory>& t, index_t slot, index_t id, bool
       for (index_t hh = 0; hh < a[3]; ++hh)
         for (index_t w = 0; w < a[4]; ++w) {
           const Extents3 g = b.toGlobal({d, hh, w});
-          const float expected = b.owned().contains(g) ? encode(id, c, g[0], g[1], g[2], int16) : 0.0f;
+          const float expected =
+              b.owned().contains(g) ? encode(id, c, g[0], g[1], g[2], int16) : 0.0f;
           if (h(slot, c, d, hh, w) != expected && ++wrong <= 3)
-            ADD_FAILURE() << "sample " << id << " c " << c << " global (" << g[0] << "," << g[1] << "," << g[2]
-                          << "): " << h(slot, c, d, hh, w) << " != " << expected;
+            ADD_FAILURE() << "sample " << id << " c " << c << " global (" << g[0] << "," << g[1]
+                          << "," << g[2] << "): " << h(slot, c, d, hh, w) << " != " << expected;
         }
   return wrong;
 }
@@ -44,7 +46,8 @@ struct Case {
 
 const Case kCases[] = {
     {"collective_halo1", IoMode::Collective, ReadMethod::Hyperslab, HaloWidths::uniform(1)},
-    {"independent_asymmetric", IoMode::Independent, ReadMethod::Hyperslab, HaloWidths{{1, 0, 1}, {0, 1, 1}}},
+    {"independent_asymmetric", IoMode::Independent, ReadMethod::Hyperslab,
+     HaloWidths{{1, 0, 1}, {0, 1, 1}}},
     {"whole_sample_nohalo", IoMode::Independent, ReadMethod::WholeSample, HaloWidths{}},
 };
 
@@ -70,11 +73,14 @@ TEST(HyperslabReader, CosmoFlowTilesOnEveryGrid) {
         const Sample<Memory> s = reader.read(id);
         EXPECT_EQ(checkTile(s.input, 0, id, testing::isInt16Sample(id)), 0);
         ASSERT_EQ(s.targets.size(), 4u);
-        for (index_t t = 0; t < 4; ++t) EXPECT_EQ(s.targets[std::size_t(t)], testing::targetOf(id, t));
+        for (index_t t = 0; t < 4; ++t)
+          EXPECT_EQ(s.targets[std::size_t(t)], testing::targetOf(id, t));
       }
       // Each rank read its own block (or, for WholeSample, the whole volume) and nothing else.
-      const Box expected = cs.method == ReadMethod::Hyperslab ? reader.block().owned() : Box::fromExtents(e);
-      for (const HyperslabRecord& r : reader.stats().records) EXPECT_EQ(r.box, expected);
+      const Box expected =
+          cs.method == ReadMethod::Hyperslab ? reader.block().owned() : Box::fromExtents(e);
+      for (const HyperslabRecord& r : reader.stats().records)
+        EXPECT_EQ(r.box, expected);
     }
 }
 
@@ -103,10 +109,12 @@ TEST(HyperslabReader, UNetLabelsAndBytesOnEveryGrid) {
     for (index_t d = o.min(0); d < o.max(0); ++d)
       for (index_t h = o.min(1); h < o.max(1); ++h)
         for (index_t w = o.min(2); w < o.max(2); ++w)
-          wrong += l(0, 0, d - o.min(0), h - o.min(1), w - o.min(2)) != testing::labelOf(id, d, h, w);
+          wrong +=
+              l(0, 0, d - o.min(0), h - o.min(1), w - o.min(2)) != testing::labelOf(id, d, h, w);
     EXPECT_EQ(wrong, 0);
     // Bytes: the owned block of the input in its file type, plus the uint8 labels of the block.
-    const std::uint64_t expected = std::uint64_t(o.size()) * (std::uint64_t(C) * (int16 ? 2 : 4) + 1);
+    const std::uint64_t expected =
+        std::uint64_t(o.size()) * (std::uint64_t(C) * (int16 ? 2 : 4) + 1);
     EXPECT_EQ(reader.stats().bytes, expected);
     EXPECT_EQ(reader.stats().hyperslabs, 2u);
   }

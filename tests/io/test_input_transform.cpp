@@ -1,4 +1,5 @@
-// Input transforms: parsing of the command-line forms, validation against the channel count, and values.
+// Input transforms: parsing of the command-line forms, validation against the channel count, and
+// values.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,7 +26,8 @@ TEST(InputTransform, ParsesEveryForm) {
 }
 
 TEST(InputTransform, RejectsBadTextNamingIt) {
-  for (const std::string bad : {"log2", "constant:", "constant:abc", "meanstd:1,2", "log1p+x", "meanstd:1:z"}) {
+  for (const std::string bad :
+       {"log2", "constant:", "constant:abc", "meanstd:1,2", "log1p+x", "meanstd:1:z"}) {
     try {
       InputTransform::parse(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

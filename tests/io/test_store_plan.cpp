@@ -1,5 +1,5 @@
-// The data store plan: first come, first kept, the same decisions on every rank, and the tile copies the
-// store uses.
+// The data store plan: first come, first kept, the same decisions on every rank, and the tile
+// copies the store uses.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -15,11 +15,12 @@ TEST(StorePlan, FirstComeFirstKeptPerGroup) {
   // Step 1: group 0 reads 3, 5, 7; group 1 reads 1, 2.
   auto s = plan.plan({3, 5, 7, 1, 2}, {0, 0, 0, 1, 1});
   EXPECT_TRUE(s[0].insert && s[1].insert && !s[2].insert && s[3].insert && s[4].insert);
-  for (const auto& x : s) EXPECT_EQ(x.holder, -1);
+  for (const auto& x : s)
+    EXPECT_EQ(x.holder, -1);
   EXPECT_EQ(plan.kept(0), 2);
   EXPECT_EQ(plan.kept(1), 2);
-  // Step 2: 3 and 1 now come from the store of their holders (group 0 serving group 1 and back); 7 was not
-  // kept and comes from file again; the groups are full.
+  // Step 2: 3 and 1 now come from the store of their holders (group 0 serving group 1 and back); 7
+  // was not kept and comes from file again; the groups are full.
   s = plan.plan({1, 7, 3, 9}, {0, 0, 1, 1});
   EXPECT_EQ(s[0].holder, 1);
   EXPECT_EQ(s[1].holder, -1);

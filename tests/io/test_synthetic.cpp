@@ -1,6 +1,6 @@
-// The synthetic generators: deterministic per (seed, sample), parameters normalised to [-1, 1], and each
-// CosmoFlow parameter leaving a strong, monotone imprint on a statistic of the field (so a network can learn
-// it); segmentation volumes with the three classes at their intensities.
+// The synthetic generators: deterministic per (seed, sample), parameters normalised to [-1, 1], and
+// each CosmoFlow parameter leaving a strong, monotone imprint on a statistic of the field (so a
+// network can learn it); segmentation volumes with the three classes at their intensities.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,10 +24,13 @@ Stats statsOf(const std::vector<float>& counts, index_t c = 0) {
   const std::size_t cells = std::size_t(kN * kN * kN);
   std::vector<double> x(cells);
   double mean = 0;
-  for (std::size_t i = 0; i < cells; ++i) mean += x[i] = std::log1p(double(counts[std::size_t(c) * cells + i]));
+  for (std::size_t i = 0; i < cells; ++i)
+    mean += x[i] = std::log1p(double(counts[std::size_t(c) * cells + i]));
   mean /= double(cells);
   double m2 = 0, m3 = 0, diff = 0, lag = 0;
-  auto at = [&](index_t d, index_t h, index_t w) { return x[std::size_t(((d % kN) * kN + h) * kN + w)] - mean; };
+  auto at = [&](index_t d, index_t h, index_t w) {
+    return x[std::size_t(((d % kN) * kN + h) * kN + w)] - mean;
+  };
   for (index_t d = 0; d < kN; ++d)
     for (index_t h = 0; h < kN; ++h)
       for (index_t w = 0; w < kN; ++w) {
@@ -38,7 +41,8 @@ Stats statsOf(const std::vector<float>& counts, index_t c = 0) {
         lag += v * at(d + 4, h, w);
       }
   m2 /= double(cells);
-  return {m2, m3 / double(cells) / std::pow(m2, 1.5), diff / double(cells) / m2, lag / double(cells) / m2};
+  return {m2, m3 / double(cells) / std::pow(m2, 1.5), diff / double(cells) / m2,
+          lag / double(cells) / m2};
 }
 
 std::vector<float> field(const CosmoFlowParams& p, index_t channels = 1) {
@@ -55,7 +59,8 @@ TEST(CosmoFlowGenerator, DeterministicPerSeedAndSample) {
   EXPECT_EQ(generateCosmoFlowCounts(p, spec, 1, 0), generateCosmoFlowCounts(p, spec, 1, 0));
   EXPECT_NE(generateCosmoFlowCounts(p, spec, 1, 0), generateCosmoFlowCounts(p, spec, 1, 1));
   EXPECT_NE(generateCosmoFlowCounts(p, spec, 1, 0), generateCosmoFlowCounts(p, spec, 2, 0));
-  for (float v : generateCosmoFlowCounts(p, spec, 1, 0)) ASSERT_TRUE(v >= 0 && v == std::floor(v));
+  for (float v : generateCosmoFlowCounts(p, spec, 1, 0))
+    ASSERT_TRUE(v >= 0 && v == std::floor(v));
   EXPECT_THROW(generateCosmoFlowCounts(p, CosmoFlowSpec{1, 4, 16.0, {}}, 1, 0), InputError);
 }
 
@@ -64,16 +69,18 @@ TEST(CosmoFlowGenerator, ParametersNormaliseToUnitRange) {
   for (index_t i = 0; i < 50; ++i) {
     const CosmoFlowParams p = drawCosmoFlowParams(5, i, r);
     const auto u = r.normalise(p);
-    for (float x : u) EXPECT_TRUE(x >= -1.0f && x <= 1.0f) << x;
+    for (float x : u)
+      EXPECT_TRUE(x >= -1.0f && x <= 1.0f) << x;
     const auto back = r.denormalise(u).asArray();
-    for (int k = 0; k < 4; ++k) EXPECT_NEAR(back[std::size_t(k)], p.asArray()[std::size_t(k)], 1e-5);
+    for (int k = 0; k < 4; ++k)
+      EXPECT_NEAR(back[std::size_t(k)], p.asArray()[std::size_t(k)], 1e-5);
   }
   EXPECT_EQ(r.normalise(r.lo), (std::array<float, 4>{-1, -1, -1, -1}));
   EXPECT_EQ(r.normalise(r.hi), (std::array<float, 4>{1, 1, 1, 1}));
 }
 
-// Each parameter, from the low to the high end of its range with the others in the middle and the same
-// noise, moves its statistic the expected way by a wide margin.
+// Each parameter, from the low to the high end of its range with the others in the middle and the
+// same noise, moves its statistic the expected way by a wide margin.
 TEST(CosmoFlowGenerator, EveryParameterLeavesAStrongImprint) {
   const CosmoFlowRanges r;
   const CosmoFlowParams mid = r.denormalise({0, 0, 0, 0});
@@ -117,7 +124,8 @@ TEST(SegmentationGenerator, ThreeClassesAtTheirIntensities) {
       ++n[std::size_t(s.labels[v])];
     }
   }
-  for (int k = 0; k < 3; ++k) ASSERT_GT(n[std::size_t(k)], 0) << "class " << k << " never drawn";
+  for (int k = 0; k < 3; ++k)
+    ASSERT_GT(n[std::size_t(k)], 0) << "class " << k << " never drawn";
   EXPECT_NEAR(sum[0] / n[0], 0.0, 5.0);
   EXPECT_NEAR(sum[1] / n[1], 60.0, 5.0);
   EXPECT_NEAR(sum[2] / n[2], 130.0, 5.0);
