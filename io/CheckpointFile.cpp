@@ -14,8 +14,7 @@ constexpr std::int64_t kVersion = 1;
 constexpr const char* kMarker = "halo3d_crc32";
 constexpr const char* kArraySections[] = {"model", "optimizer"};
 
-// -------------------------------------------------------------------------------------------
-// checksum
+// ------------------------------------------------------------------------------ checksum
 class Crc32 {
  public:
   void add(const void* data, std::size_t n) {
@@ -51,8 +50,7 @@ void requireName(const std::string& section, const std::string& name) {
       "': names must be non-empty, without '/', and not '.' or '..'");
 }
 
-// -------------------------------------------------------------------------------------------
-// writing
+// ------------------------------------------------------------------------------ writing
 struct WritePlists {
   h5::Id group, dataset;
   WritePlists() {
@@ -90,8 +88,7 @@ void writeAttribute(hid_t loc, const char* name, hid_t type, const T* value) {
   h5::checkStatus(H5Awrite(attr, type, value), "H5Awrite ", name);
 }
 
-// -------------------------------------------------------------------------------------------
-// reading
+// ------------------------------------------------------------------------------ reading
 std::vector<std::string> memberNames(hid_t group) {
   std::vector<std::string> names;
   H5Literate(

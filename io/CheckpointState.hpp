@@ -5,13 +5,12 @@
 // ParameterStore and optimizer.
 //
 //   model      PyTorch state_dict names and shapes: "conv1.weight" (O, I, kD, kH, kW),
-//   "bn1.running_mean"
-//              (C,), "bn1.num_batches_tracked" () int64, "fc.weight" (out, in), ...
-//   optimizer  per-parameter optimizer tensors, e.g. "exp_avg.conv1.weight",
-//   "momentum_buffer.fc.bias" counters   integers: "epoch", "step", "optimizer.steps", RNG counters
-//   such as "rng.dropout", ... scalars    reals: "lr", the last loss, ... config     the run
-//   configuration as JSON text (must not mention the grid, so that files are byte-identical
-//              across grids)
+//              "bn1.running_mean" (C,), "bn1.num_batches_tracked" () int64, "fc.weight" (out, in)
+//   optimizer  per-parameter optimizer tensors: "exp_avg.conv1.weight", "momentum_buffer.fc.bias"
+//   counters   integers: "epoch", "step", "optimizer.steps", RNG counters such as "rng.dropout"
+//   scalars    reals: "lr", the last loss, ...
+//   config     the run configuration as JSON text; it must not mention the grid, so that files
+//              are byte-identical across grids
 
 #include <cstdint>
 #include <map>

@@ -1,10 +1,14 @@
 #pragma once
 // The training loop's view of the data:
 //
-//   DataLoaderOptions opt;  opt.batch_size = 8;  opt.halo = first_layer_halo;
-//   opt.store_budget_bytes = 1 << 30; DataLoader<> loader(grid, listSampleFiles("data/train"),
-//   opt); for (index_t s = 0; s < steps; ++s) { Batch<> b = loader.next(); ... b.input, b.targets
-//   ... }
+//   DataLoaderOptions opt;
+//   opt.batch_size = 8;
+//   opt.halo = first_layer_halo;
+//   opt.store_budget_bytes = 1 << 30;
+//   DataLoader<> loader(grid, listSampleFiles("data/train"), opt);
+//   for (index_t s = 0; s < steps; ++s) {
+//     Batch<> b = loader.next();  // b.input, b.targets or b.labels, b.epoch, b.step, b.sample_ids
+//   }
 //
 // Each next() is collective over the grid and returns this rank's part of the next global
 // mini-batch (see EpochSchedule for the order and the final partial batch): the input block
@@ -13,10 +17,9 @@
 // of its samples. With prefetch on, the next batch is read on a background thread while the caller
 // computes.
 //
-// Threads: the loader's thread uses its own communicators. HDF5 is not thread-safe here, so while a
-// prefetch may be in flight the caller must not run *collective* HDF5 work on the same ranks (a
-// SampleReader, another loader); call finishPrefetch() first. Writing a checkpoint (one rank,
-// non-collective) is fine.
+// Threads: reads run on the process's I/O thread (impl::IoExecutor) with the loader's own
+// communicators, in submission order with every other loader's and SampleReader's, so several
+// loaders (training, validation) can share the ranks. Writing a checkpoint meanwhile is fine.
 
 #include <Kokkos_Core.hpp>
 

@@ -1,10 +1,10 @@
 // halo3d-datagen: writes synthetic sample files (real HDF5, in halo3d's layouts), converts original
 // channels-last CosmoFlow files, and checks sample files.
 //
-//   halo3d-datagen cosmoflow    --size 64 --count 64 --seed 1 --samples-per-file 8 --out data/cosmo
+//   halo3d-datagen cosmoflow --size 64 --count 64 --seed 1 --samples-per-file 8 --out data/cosmo
 //   halo3d-datagen segmentation --size 64 --count 32 --seed 1 --out data/unet
-//   mpirun -np 4 halo3d-datagen cosmoflow --size 128 --count 256 --out data/big   # files split
-//   over ranks halo3d-datagen convert-cosmoflow univ_ics_2019-03_a10000668_000.hdf5 converted.h5
+//   mpirun -np 4 halo3d-datagen cosmoflow --size 128 --count 256 --out data/big   (files split)
+//   halo3d-datagen convert-cosmoflow original.hdf5 converted.h5
 //   halo3d-datagen inspect --kind cosmoflow data/cosmo
 #include <mpi.h>
 #include <CLI/CLI.hpp>

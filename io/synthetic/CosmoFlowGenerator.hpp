@@ -3,16 +3,14 @@
 // that a network can learn back (docs/data-format.md has the rationale).
 //
 //   1. g: a Gaussian random field on an N^3 periodic grid (white noise filtered in Fourier space
-//   with FFTW),
-//      normalised to unit variance, whose variance per log k is  k^3 P(k) ~ q^4 / (1 + q^(4 +
-//      slope)), q = k / kt: kt (turnover) is the scale that dominates, slope how fast power falls
-//      below it (the share of small- against large-scale power).
+//      with FFTW), normalised to unit variance, whose variance per log k is
+//      k^3 P(k) ~ q^4 / (1 + q^(4 + slope)),  q = k / kt:
+//      kt (turnover) is the scale that dominates, slope how fast power falls below it.
 //   2. per channel c ("redshift" z_c = c/2, growth factor D_c = 1/(1 + z_c)), a log-density
-//      delta_c = amplitude * D_c * (g + nonlinearity * (g^2 - 1)):  amplitude sets the variance,
-//      the quadratic term the skewness (a local non-Gaussianity inside the log-normal transform
-//      below).
-//   3. rho_c = exp(delta_c) / mean(exp(delta_c)) (log-normal), then counts ~ Poisson(mean_count *
-//   rho_c).
+//      delta_c = amplitude * D_c * (g + nonlinearity * (g^2 - 1)): amplitude sets the variance,
+//      the quadratic term the skewness (a local non-Gaussianity inside the log-normal below).
+//   3. rho_c = exp(delta_c) / mean(exp(delta_c)) (log-normal), then
+//      counts ~ Poisson(mean_count * rho_c).
 //
 // A sample is a pure function of (seed, sample index, size, channels): the same on any rank count.
 

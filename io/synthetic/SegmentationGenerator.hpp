@@ -3,11 +3,9 @@
 //
 //   background  soft tissue around 0 HU with a smooth low-frequency variation (+-20 HU)
 //   organs      1 to 3 randomly placed, sized and rotated ellipsoids, about 60 HU (+15 HU per
-//   channel,
-//               a later contrast phase); label 1
-//   lesions     0 to 2 per organ, small ellipsoids centred inside it (semi-axes 5-12% of N), about
-//   130 HU in channel 0, fading
-//               by 35 HU per later channel (wash-out); label 2
+//               channel, a later contrast phase); label 1
+//   lesions     0 to 2 per organ, small ellipsoids centred inside it (semi-axes 5-12% of N),
+//               about 130 HU in channel 0, fading by 35 HU per later channel (wash-out); label 2
 //   noise       Gaussian, 15 HU, independent per voxel and channel
 //
 // A sample is a pure function of (seed, sample index, size, channels).
