@@ -111,21 +111,25 @@ template <int MR, int CB, class T>
 inline void filterBlock(T* grad, index_t g_stride, const T* x, index_t x_cstride, index_t x_step,
                         const T* dyt, index_t d_step, index_t m0, index_t m1) {
   T acc[MR][CB];
-  for (int j = 0; j < MR; ++j)
+  for (int j = 0; j < MR; ++j) {
+    HALO3D_CONV_TRANSPOSE3D_SIMD
     for (int cq = 0; cq < CB; ++cq)
       acc[j][cq] = grad[j * g_stride + cq];
+  }
   for (index_t m = m0; m < m1; ++m) {
     const T* d = dyt + m * d_step;
-    T xs[MR];
-    for (int j = 0; j < MR; ++j)
-      xs[j] = x[j * x_cstride + m * x_step];
-    for (int j = 0; j < MR; ++j)
+    for (int j = 0; j < MR; ++j) {
+      const T xv = x[j * x_cstride + m * x_step];
+      HALO3D_CONV_TRANSPOSE3D_SIMD
       for (int cq = 0; cq < CB; ++cq)
-        acc[j][cq] += xs[j] * d[cq];
+        acc[j][cq] += xv * d[cq];
+    }
   }
-  for (int j = 0; j < MR; ++j)
+  for (int j = 0; j < MR; ++j) {
+    HALO3D_CONV_TRANSPOSE3D_SIMD
     for (int cq = 0; cq < CB; ++cq)
       grad[j * g_stride + cq] = acc[j][cq];
+  }
 }
 
 // Chunks of the host path: enough for load balance on a many-core node, at most 64 MiB of partial

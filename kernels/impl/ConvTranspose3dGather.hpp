@@ -81,17 +81,28 @@ void gatherConvPortable(const ExecSpace& exec, const GatherConv<T, MemorySpace>&
 }
 
 // acc[j][.] += sum_r x[r * x_cstride + j * x_step] * wt[r * w_stride + .] for M cells and CB
-// channels.
+// channels. The sums live in a local copy: through the reference they could alias x and wt, and the
+// compiler would keep them in memory.
 template <int M, int CB, class T>
 inline void gatherCells(T (&acc)[M][CB], const T* x, index_t x_step, index_t x_cstride, const T* wt,
                         index_t w_stride, index_t R) {
-  for (index_t r = 0; r < R; ++r, x += x_cstride, wt += w_stride) {
-    T xs[M];
-    for (int j = 0; j < M; ++j)
-      xs[j] = x[j * x_step];
-    for (int j = 0; j < M; ++j)
+  T sums[M][CB];
+  for (int j = 0; j < M; ++j) {
+    HALO3D_CONV_TRANSPOSE3D_SIMD
+    for (int cq = 0; cq < CB; ++cq)
+      sums[j][cq] = acc[j][cq];
+  }
+  for (index_t r = 0; r < R; ++r, x += x_cstride, wt += w_stride)
+    for (int j = 0; j < M; ++j) {
+      const T xv = x[j * x_step];
+      HALO3D_CONV_TRANSPOSE3D_SIMD
       for (int cq = 0; cq < CB; ++cq)
-        acc[j][cq] += xs[j] * wt[cq];
+        sums[j][cq] += xv * wt[cq];
+    }
+  for (int j = 0; j < M; ++j) {
+    HALO3D_CONV_TRANSPOSE3D_SIMD
+    for (int cq = 0; cq < CB; ++cq)
+      acc[j][cq] = sums[j][cq];
   }
 }
 
@@ -139,17 +150,21 @@ void gatherConvHost(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) 
         const TapAxis axw = ax[2];
         const index_t period = axw.divisor;
         T* out = &dst(n, qb * CB, cd + ts[0], ch + ts[1], 0) + ts[2];
+        const int qc = int(std::min<index_t>(CB, Q - qb * CB));
+        T start[CB];
+        for (int cq = 0; cq < CB; ++cq)
+          start[cq] = has_bias && cq < qc ? bias(qb * CB + cq) : T(0);
         for (index_t ph = 0; ph < std::min(period, ew); ++ph) {
           const index_t count = (ew - ph + period - 1) / period;
           for (index_t m0 = 0; m0 < count; m0 += M) {
             const int mc = int(std::min<index_t>(M, count - m0));
             const index_t c_first = w0 + ph + m0 * period;
             T acc[M][CB];
-            for (int j = 0; j < M; ++j)
-              for (int cq = 0; cq < CB; ++cq) {
-                const index_t q = qb * CB + cq;
-                acc[j][cq] = has_bias && q < Q ? bias(q) : T(0);
-              }
+            for (int j = 0; j < M; ++j) {
+              HALO3D_CONV_TRANSPOSE3D_SIMD
+              for (int cq = 0; cq < CB; ++cq)
+                acc[j][cq] = start[cq];
+            }
             for (int kd = 0; kd < KD; ++kd) {
               index_t id;
               if (!ax[0].source(cd, kd, id)) continue;
@@ -179,10 +194,17 @@ void gatherConvHost(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) 
                 }
               }
             }
-            const int qc = int(std::min<index_t>(CB, Q - qb * CB));
-            for (int j = 0; j < mc; ++j)
-              for (int cq = 0; cq < qc; ++cq)
-                out[cq * y_cstride + c_first + j * period] = acc[j][cq];
+            T* cells = out + c_first;
+            const index_t cell_stride = period;
+            if (qc == CB && mc == M) {
+              for (int cq = 0; cq < CB; ++cq)
+                for (int j = 0; j < M; ++j)
+                  cells[cq * y_cstride + j * cell_stride] = acc[j][cq];
+              continue;
+            }
+            for (int cq = 0; cq < qc; ++cq)
+              for (int j = 0; j < mc; ++j)
+                cells[cq * y_cstride + j * cell_stride] = acc[j][cq];
           }
         }
       });

@@ -65,6 +65,15 @@ inline TapAxis backwardDataAxis(const ConvTranspose3dGeometry& g, int dim, const
                  dy_box.min(dim), dy_box.max(dim),          w.kernel[dim]};
 }
 
+// Vectorises the loop that follows over its contiguous run of channels. Without it GCC unrolls the
+// small register tiles of the host kernels completely and interleaves them with permutes, 25x
+// slower (3 instead of 80 GFLOP/s on one core). A no-op where OpenMP is off.
+#if defined(_OPENMP)
+#define HALO3D_CONV_TRANSPOSE3D_SIMD _Pragma("omp simd")
+#else
+#define HALO3D_CONV_TRANSPOSE3D_SIMD
+#endif
+
 // Host blocking: one destination block is `cells` cells of one phase times `channels` channels (64
 // bytes of T, one cache line of packed weights), held in registers across the whole reduction.
 template <class T>
