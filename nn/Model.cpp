@@ -22,7 +22,7 @@ int Model::add(std::unique_ptr<Layer> layer, std::vector<int> inputs) {
   for (int i : inputs)
     require(i >= 0 && i < int(_nodes.size()), "layer '", layer->name(), "' consumes node ", i,
             ", which does not exist yet");
-  layer->addParameters(_params);
+  layer->addParameters(*_params);
   Node n;
   n.layer = std::move(layer);
   n.inputs = std::move(inputs);
@@ -49,7 +49,7 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
   require(_nodes.size() >= 2, "the model has no layers");
   require<InputError>(batch >= grid.shape().n(), "global batch ", batch, " is smaller than the ", grid.shape().n(),
                       " sample groups of grid ", grid.shape().str(), " (every sample group needs a sample)");
-  if (!_params.finalized()) _params.finalize();
+  if (!_params->finalized()) _params->finalize();
   _batch = batch;
   const GridShape& gs = grid.shape();
   const std::size_t declared = _nodes.size();

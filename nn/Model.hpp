@@ -20,6 +20,10 @@ namespace halo3d::nn {
 
 class Model {
  public:
+  // A model over `store` (a fresh one by default; pass another model's store to share its parameters).
+  explicit Model(std::shared_ptr<ParameterStore> store = std::make_shared<ParameterStore>())
+      : _params(std::move(store)) {}
+
   // The network input: per-sample shape (C, D, H, W). Returns its node id (0).
   int input(const std::array<index_t, 4>& sample_shape);
   // Appends `layer` consuming nodes `inputs` (all earlier); registers its parameters. Returns its node id.
@@ -27,8 +31,9 @@ class Model {
   // Appends `layer` consuming the last node.
   int add(std::unique_ptr<Layer> layer) { return add(std::move(layer), {int(_nodes.size()) - 1}); }
 
-  ParameterStore& parameters() { return _params; }
-  const ParameterStore& parameters() const { return _params; }
+  ParameterStore& parameters() { return *_params; }
+  const ParameterStore& parameters() const { return *_params; }
+  const std::shared_ptr<ParameterStore>& sharedParameters() const { return _params; }
 
   // Plans and allocates everything for global mini-batch `batch` on `grid` (see the file comment). Collective
   // over the grid. Throws ShapeError naming the layer if a shape cannot work, InputError if the batch is
@@ -72,7 +77,7 @@ class Model {
   std::vector<Node> _nodes;
   std::vector<int> _order;  // execution order of node ids
   std::vector<int> _replica_of;
-  ParameterStore _params;
+  std::shared_ptr<ParameterStore> _params;
   const ProcessGrid* _grid = nullptr;
   index_t _batch = 0;
 };

@@ -28,7 +28,13 @@ template UnmanagedViewOf<2>::type Parameter::reshape<2>(const FlatView&) const;
 template UnmanagedViewOf<5>::type Parameter::reshape<5>(const FlatView&) const;
 
 Parameter& ParameterStore::add(const std::string& name, const std::vector<index_t>& shape, bool trainable) {
-  require(!_finalized, "ParameterStore::add('", name, "') after finalize()");
+  if (_finalized) {
+    // A second model over the same parameters (e.g. for a smaller final batch) binds to the existing entry.
+    Parameter& p = find(name);
+    require<ShapeError>(p.shape() == shape && p.trainable() == trainable, "parameter '", name, "' of shape ", shape,
+                        " does not match the shared store's ", p.shape());
+    return p;
+  }
   require<InputError>(!contains(name), "duplicate parameter name '", name, "'");
   for (index_t e : shape) require<ShapeError>(e > 0, "parameter '", name, "' has a non-positive extent in ", shape);
   _params.emplace_back(name, shape, trainable);

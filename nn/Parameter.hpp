@@ -76,7 +76,8 @@ class Parameter {
 
 // Owns the flat storage of all parameters and buffers of a model, plus integer counters (PyTorch's
 // num_batches_tracked). Add everything, then finalize() once; Parameter references stay valid for the store's
-// lifetime.
+// lifetime. After finalize(), add() binds to an existing entry of the same name and shape, so that several
+// models (built for different batch sizes) can share one set of parameters.
 class ParameterStore {
  public:
   Parameter& add(const std::string& name, const std::vector<index_t>& shape, bool trainable = true);

@@ -51,9 +51,9 @@ void CosmoFlowConfig::validate() const {
                       "^3, but the model needs 2^3 (use 32, 64, 128, 256 or 512)");
 }
 
-std::unique_ptr<Model> makeCosmoFlow(const CosmoFlowConfig& c) {
+std::unique_ptr<Model> makeCosmoFlow(const CosmoFlowConfig& c, std::shared_ptr<ParameterStore> store) {
   c.validate();
-  auto m = std::make_unique<Model>();
+  auto m = store ? std::make_unique<Model>(std::move(store)) : std::make_unique<Model>();
   m->input({c.input_channels, c.input_size, c.input_size, c.input_size});
   int index = 0;
   auto next = [&] { return "features." + std::to_string(index++); };

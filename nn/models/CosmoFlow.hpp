@@ -31,6 +31,7 @@ struct CosmoFlowConfig {
 };
 
 // Builds the model (not yet built for a grid: call Model::build).
-std::unique_ptr<Model> makeCosmoFlow(const CosmoFlowConfig& config);
+std::unique_ptr<Model> makeCosmoFlow(const CosmoFlowConfig& config,
+                                    std::shared_ptr<ParameterStore> store = nullptr);
 
 }  // namespace halo3d::nn

@@ -28,9 +28,9 @@ int block(Model& m, int input, const std::string& prefix, index_t in, index_t ou
 }
 }  // namespace
 
-std::unique_ptr<Model> makeUNet3d(const UNetConfig& c) {
+std::unique_ptr<Model> makeUNet3d(const UNetConfig& c, std::shared_ptr<ParameterStore> store) {
   c.validate();
-  auto m = std::make_unique<Model>();
+  auto m = store ? std::make_unique<Model>(std::move(store)) : std::make_unique<Model>();
   int node = m->input({c.in_channels, c.input_size, c.input_size, c.input_size});
   index_t channels = c.in_channels;
   std::vector<int> skips;

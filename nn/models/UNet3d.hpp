@@ -26,6 +26,7 @@ struct UNetConfig {
   void validate() const;
 };
 
-std::unique_ptr<Model> makeUNet3d(const UNetConfig& config);
+std::unique_ptr<Model> makeUNet3d(const UNetConfig& config,
+                                    std::shared_ptr<ParameterStore> store = nullptr);
 
 }  // namespace halo3d::nn

@@ -1,0 +1,110 @@
+#include "apps/common/AppSupport.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <thread>
+
+#include "core/Error.hpp"
+
+namespace halo3d::apps {
+
+Session::Session(int& argc, char**& argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &_size);
+  setenv("OMP_PROC_BIND", "false", 0);
+  Kokkos::initialize(argc, argv);
+}
+
+Session::~Session() {
+  Kokkos::finalize();
+  MPI_Finalize();
+}
+
+int runGuarded(const std::string& program, const std::function<int()>& body) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string error;
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // Every rank that gets here failed. Wait (bounded) for the others to fail too, so that a collective error is
+  // reported once and the job ends cleanly; abort if some rank is still inside a collective.
+  if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), error.c_str());
+  MPI_Request barrier;
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int done = 0;
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!done) {
+    std::fprintf(stderr, "%s: error on rank %d: %s (other ranks did not stop; aborting the job)\n", program.c_str(),
+                 rank, error.c_str());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return 1;
+}
+
+std::string formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "--:--:--";
+  const long s = long(seconds + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+Progress::Progress(bool enabled, long total_steps, long first_step)
+    : _enabled(enabled), _total(total_steps), _first(first_step), _start(std::chrono::steady_clock::now()) {}
+
+void Progress::update(long step, long epoch, long epochs, double loss, double samples_per_s) {
+  if (!_enabled) return;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count();
+  // At most one line every 2 s, plus the first and the last step.
+  if (step + 1 != _total && step != _first && elapsed - _last_print < 2.0) return;
+  _last_print = elapsed;
+  const double per_step = elapsed / double(step + 1 - _first);
+  std::printf("epoch %ld/%ld  step %ld/%ld  loss %.6g  %.2f samples/s  ETA %s\n", epoch + 1, epochs, step + 1, _total,
+              loss, samples_per_s, formatDuration(per_step * double(_total - step - 1)).c_str());
+  std::fflush(stdout);
+}
+
+void Progress::message(const std::string& text) {
+  if (!_enabled) return;
+  std::printf("%s\n", text.c_str());
+  std::fflush(stdout);
+}
+
+void Progress::finish() {
+  if (!_enabled) return;
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count();
+  std::printf("done in %s\n", formatDuration(elapsed).c_str());
+  std::fflush(stdout);
+}
+
+MetricsWriter::MetricsWriter(const std::string& path, bool enabled) {
+  if (!enabled || path.empty()) return;
+  _file = std::fopen(path.c_str(), "a");
+  require<InputError>(_file != nullptr, "cannot open metrics file '", path, "' for writing");
+}
+
+MetricsWriter::~MetricsWriter() {
+  if (_file) std::fclose(_file);
+}
+
+void MetricsWriter::write(const nlohmann::json& record) {
+  if (!_file) return;
+  const std::string line = record.dump() + "\n";
+  std::fwrite(line.data(), 1, line.size(), _file);
+  std::fflush(_file);
+}
+
+}  // namespace halo3d::apps

@@ -1,0 +1,65 @@
+#pragma once
+// What both application binaries need around their training loops: MPI + Kokkos start-up, error handling
+// that never hangs a rank, a progress line and JSON-lines metrics on rank 0.
+
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace halo3d::apps {
+
+// Initialises MPI (THREAD_MULTIPLE, for the prefetching data loader) and Kokkos, and finalises both.
+class Session {
+ public:
+  Session(int& argc, char**& argv);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  int rank() const { return _rank; }
+  int size() const { return _size; }
+
+ private:
+  int _rank = 0, _size = 1;
+};
+
+// Runs `body`; returns its exit code, or 1 after printing the error. Errors of halo3d are thrown on every rank
+// together, so rank 0 prints the message once. If the ranks do not all fail within a few seconds (an error
+// seen by some ranks only), the job is aborted rather than left hanging.
+int runGuarded(const std::string& program, const std::function<int()>& body);
+
+// Rank-0 progress line: "epoch 1/3  step 12/40  loss 0.1234  18.2 samples/s  ETA 00:01:23".
+class Progress {
+ public:
+  Progress(bool enabled, long total_steps, long first_step);
+  void update(long step, long epoch, long epochs, double loss, double samples_per_s);
+  void message(const std::string& text);
+  void finish();
+
+ private:
+  bool _enabled;
+  long _total, _first;
+  std::chrono::steady_clock::time_point _start;
+  double _last_print = -1;
+};
+
+// One JSON object per line, written by rank 0 (flushed per record, so a crash keeps what was written).
+class MetricsWriter {
+ public:
+  MetricsWriter(const std::string& path, bool enabled);
+  ~MetricsWriter();
+  void write(const nlohmann::json& record);
+
+ private:
+  std::FILE* _file = nullptr;
+};
+
+// "hh:mm:ss".
+std::string formatDuration(double seconds);
+
+}  // namespace halo3d::apps
