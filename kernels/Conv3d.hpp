@@ -5,10 +5,10 @@
 // processed, the padding is the zero ghost cells past the global volume, the execution-space
 // instance comes first, and nothing fences.
 //
-// Shapes: x and dx (N, I, D, H, W); y and dy (N, O, Do, Ho, Wo) with Do = floor((D + 2p - dil (k -
-// 1) - 1) / s)
-// + 1 per dimension; w and dw (O, I, kD, kH, kW); b and db (O), or extent 0 for "no bias". Tensors
-// are HaloTensor<T, MemorySpace>, parameters LayoutRight Views in the same memory space.
+// Shapes: x and dx (N, I, D, H, W); y and dy (N, O, Do, Ho, Wo), where per dimension
+// Do = floor((D + 2p - dil (k - 1) - 1) / s) + 1; w and dw (O, I, kD, kH, kW); b and db (O), or
+// extent 0 for "no bias". Tensors are HaloTensor<T, MemorySpace>, parameters LayoutRight Views in
+// the same memory space.
 //
 // Paths: on a host execution space an AVX-512 path (register tiles over the contiguous W axis) runs
 // wherever it applies and a generic one elsewhere; on a device a team path tiles inputs and weights

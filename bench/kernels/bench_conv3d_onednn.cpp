@@ -1,10 +1,8 @@
 // conv3d forward, backward-data and backward-filter: halo3d's kernels and oneDNN's in the same
-// binary, on the same shapes, so that both are measured in the same run. Shapes are N=1, 3^3
-// kernels, padding 1, stride 1:
-//   C<in>_K<out>_D<extent>: (a) C4_K16_D128, (b) C16_K32_D64, (c) C32_K64_D32, (d) C64_K64_D16, (e)
-//   C32_K32_D64,
-// plus a tiny `smoke` shape that CTest runs. Both libraries honour OMP_NUM_THREADS, reported as
-// `threads`.
+// binary, on the same shapes, so that both are measured in the same run. Shapes C<in>_K<out>_D<n>
+// are N=1, n^3 volumes, 3^3 kernels, padding 1, stride 1: (a) C4_K16_D128, (b) C16_K32_D64,
+// (c) C32_K64_D32, (d) C64_K64_D16, (e) C32_K32_D64, plus a tiny `smoke` shape that CTest runs.
+// Both libraries honour OMP_NUM_THREADS, reported as `threads`.
 //
 // Timing: manual time, fenced on both sides (Kokkos fence / oneDNN stream wait before starting and
 // stopping the clock). `GFLOP/s` counts 2 N O I k^3 D H W flops for every pass. Buffers are
@@ -126,8 +124,7 @@ void benchHalo3d(benchmark::State& state, Shape s, Pass pass) {
   setCounters(state, s, exec.concurrency());
 }
 
-// ------------------------------------------------------------------------------------------------
-// oneDNN
+// oneDNN.
 
 using dnnl::memory;
 using tag = memory::format_tag;

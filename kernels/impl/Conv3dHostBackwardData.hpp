@@ -4,8 +4,9 @@
 // that division is exact and c lies in dy_box; elsewhere the tap contributes nothing. Along W the
 // stride must be 1, so that a vector of dx cells reads a contiguous vector of dy cells: the lanes
 // whose dy cell leaves dy_box are masked off (never read), and a tile skips the taps that no lane
-// of it reads (most taps at D/H strides > 1). The zero padding of dy is thus never materialised. W
-// strides above 1 go to the generic path.
+// of it reads (most taps at D/H strides > 1). The zero padding of dy is thus never materialised.
+// Tiles inside the D/H interior with unit strides read dy affinely with one lane mask per kw tap
+// (no per-tile table). W strides above 1 go to the generic path.
 
 #include <Kokkos_Core.hpp>
 

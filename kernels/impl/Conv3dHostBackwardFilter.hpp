@@ -135,11 +135,13 @@ void conv3dBackwardFilterHost(const ExecSpace& exec,
   const index_t vectors = (out_box.extent(2) + V - 1) / V;
   const index_t rows = out_box.empty() ? 0 : samples * out_box.extent(0) * out_box.extent(1);
   const index_t positions = rows * vectors;
+  // One item per thread (equal ranges of positions): each partial dw is as large as dw itself.
   const index_t items =
       std::max<index_t>(1, std::min<index_t>((positions + kFilterChunk - 1) / kFilterChunk,
-                                             4 * index_t(exec.concurrency())));
+                                             index_t(exec.concurrency())));
   Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
-      "halo3d::conv3d dw partials", items, entries);
+      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing), items,
+      entries);
 
   Kokkos::View<index_t*, Kokkos::HostSpace> pair_offset(
       Kokkos::view_alloc("halo3d::conv3d pair offsets", Kokkos::WithoutInitializing), pairs);
@@ -162,11 +164,11 @@ void conv3dBackwardFilterHost(const ExecSpace& exec,
 
   Kokkos::parallel_for(
       "halo3d::conv3dBackwardFilter(host simd)",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0,
-                                                                 positions > 0 ? items : 0),
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, items),
       [=](index_t item) {
         (void)pair_offset;  // captured: the offsets live as long as the kernel
         double* part = &partial(item, 0);
+        std::fill(part, part + entries, 0.0);
         const index_t begin = positions * item / items, end = positions * (item + 1) / items;
         FilterPosition<T> full[kFilterChunk], tail[kFilterChunk];
         for (index_t c0 = begin; c0 < end; c0 += kFilterChunk) {

@@ -1,9 +1,8 @@
 #pragma once
-// The direct-convolution engine of the host path, shared by forward and backward-data (both pull
-// form):
-//   out(n, oc, cell) (=) bias(oc) + sum over taps t, input channels ic of  wp(t, ic, oc) * in(n,
-//   ic, cell @ t)
-// where `cell @ t` is whatever input cell tap t of `cell` reads: a pass supplies that mapping as a
+// The direct-convolution engine of the host path, shared by forward and backward-data (both in pull
+// form). For every output cell, output channel oc and sample n:
+//   out(n, oc, cell) = bias(oc) + sum_t sum_ic wp(t, ic, oc) in(n, ic, cell@t)
+// where cell@t is the input cell that tap t of `cell` reads: each pass supplies that mapping as a
 // Tiler.
 //
 // Register tile: OB output channels x R positions, a position being one SIMD vector of consecutive

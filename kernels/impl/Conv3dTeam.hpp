@@ -2,17 +2,16 @@
 // The team conv3d path, written for GPUs: a Kokkos team owns a tile of output cells and a block of
 // channels, stages the input window of its tile and the weights it needs in team scratch memory,
 // chunk of channels by chunk of channels, and accumulates in scratch so that any team size works
-// (one thread per team on a host backend, where the tests run it). Device-callable throughout; the
-// dispatcher uses it on device spaces.
+// (the tests run it on the host backend with one and two threads per team). Device-callable
+// throughout; the dispatcher uses it on device execution spaces.
 //
-//   forward:         team = (sample, block of 8 output channels, output tile); x window + weights
-//   staged. backward-data:   team = (sample, block of 8 input channels, dx tile); the dy cells the
-//   tile reads are
-//                    staged with zeros outside dy_box, so the inner loop needs no bounds checks.
-//   backward-filter: team = (block of 4 output channels, block of 4 input channels, split of the
-//   tiles);
-//                    dy tile + x window staged, per-team partial dw in scratch (double), partials
-//                    summed by a second kernel: no atomics, deterministic.
+// - forward: team = (sample, block of 8 output channels, output tile); stages the x window and the
+//   weights.
+// - backward-data: team = (sample, block of 8 input channels, dx tile); stages the dy cells the
+//   tile reads, with zeros outside dy_box, so that the inner loop needs no bounds checks.
+// - backward-filter: team = (block of 4 output channels, block of 4 input channels, split of the
+//   tiles); stages a dy tile and its x window, keeps a partial dw in scratch (double); a second
+//   kernel sums the partials: no atomics, deterministic.
 //
 // Scratch goes to level 0 (on-chip) when it fits kScratchBudget bytes, else to level 1.
 

@@ -134,8 +134,7 @@ TEST_P(Conv3dGradient, MatchesCentralDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Geometries, Conv3dGradient, ::testing::ValuesIn(gradientCases()));
 
-// ------------------------------------------------------------------------------------------------
-// sub-boxes
+// Sub-boxes.
 
 std::vector<ConvCase> subBoxCases() {
   return {
@@ -247,8 +246,7 @@ TEST(Conv3dBackwardData, GhostWindowsOfTwoBlocksSumToTheWhole) {
   EXPECT_LE(worst, 1e-13);
 }
 
-// ------------------------------------------------------------------------------------------------
-// errors
+// Errors.
 
 // Runs `call`, which must throw ShapeError, and checks that the message holds every string of
 // `expected`.

@@ -58,8 +58,7 @@ inline WindowGeometry geometry(std::array<int, 3> k, std::array<int, 3> s, std::
   return WindowGeometry{k, s, dil, p};
 }
 
-// Uniform values in [-1, 1) in every cell of `view`'s span (ghosts of a tensor too, unless
-// owned_only).
+// Uniform values in [-1, 1) in every element of `view`'s span (for a tensor's View, ghosts too).
 template <class View>
 void fillUniform(const View& view, unsigned seed) {
   std::mt19937 gen(seed);
