@@ -101,13 +101,16 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
   h5::Id memory_space;
   void* destination = nullptr;
   if (direct) {
-    memory_space = h5::makeSpace({a[0], a[1], a[2], a[3], a[4]});
-    h5::selectBox(memory_space, {tile.slot, 0, lo.min(0), lo.min(1), lo.min(2)},
-                  {1, channels, lo.extent(0), lo.extent(1), lo.extent(2)});
+    const std::vector<index_t> extents(a.begin(), a.end());
+    const std::vector<index_t> start{tile.slot, index_t(0), lo.min(0), lo.min(1), lo.min(2)};
+    const std::vector<index_t> count5{index_t(1), channels, lo.extent(0), lo.extent(1),
+                                      lo.extent(2)};
+    memory_space = h5::makeSpace(extents);
+    h5::selectBox(memory_space, start, count5);
     destination = tile.data;
   } else {
     _staging.resize(count * elementSize(type));
-    memory_space = h5::makeSpace({index_t(count)});
+    memory_space = h5::makeSpace({static_cast<index_t>(count)});
     destination = _staging.data();
   }
   h5::checkStatus(

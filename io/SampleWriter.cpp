@@ -107,8 +107,9 @@ void writeSampleFile(const std::string& path, SampleKind kind,
                  withN(options.batched, n, {first.channels, e[0], e[1], e[2]}), options.input_type,
                  in);
     if (cosmo)
-      writeDataset(file, where, names.target, withN(options.batched, n, {index_t(width)}),
-                   ElementType::Float32, targets.data());
+      writeDataset(file, where, names.target,
+                   withN(options.batched, n, {static_cast<index_t>(width)}), ElementType::Float32,
+                   targets.data());
     else
       writeDataset(file, where, names.target, withN(options.batched, n, {e[0], e[1], e[2]}),
                    ElementType::UInt8, labels.data());
