@@ -58,7 +58,8 @@ inline Kokkos::Array<PoolAxis, 3> poolAxes(const WindowGeometry& g, const Extent
   return axes;
 }
 
-// Calls body(n, c, d, h, w) for every local sample n < N, channel c < C and global cell of `box`.
+// Calls body(n, c, d, h, w) for every local sample n < N, channel c < C and global cell of `box`;
+// on the host path, body.hostRow(n, c, d, h, w0, w1) for every row of cells instead.
 template <class ExecSpace, class Body>
 void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_t C, const Box& box,
                      const Body& body, PoolPath path) {
@@ -70,8 +71,7 @@ void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_
     if (path == PoolPath::Fastest) {
       Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed * eh), [=](const index_t row) {
         const index_t h = h0 + row % eh, d = d0 + (row / eh) % ed, nc = row / (eh * ed);
-        for (index_t w = w0; w < w1; ++w)
-          body(nc / C, nc % C, d, h, w);
+        body.hostRow(nc / C, nc % C, d, h, w0, w1);
       });
       return;
     }
@@ -92,30 +92,60 @@ struct PoolViews {
   using const_index_tensor = Kokkos::View<const index_t*****, Kokkos::LayoutRight, MemorySpace>;
 };
 
+// Per-coordinate window ranges, worked out once per call on the host so that no kernel divides per
+// cell: row row0[a] + x of `ranges` holds, for coordinate x of `box` along axis a, either the
+// forward range {first input cell, k0, k1} (forward) or the backward range {o0, o1, -} (backward).
+template <class MemorySpace>
+struct PoolRanges {
+  Kokkos::View<const index_t* [3], Kokkos::LayoutRight, MemorySpace> ranges;
+  Kokkos::Array<index_t, 3> row0;
+
+  // rangeOf(axis, coordinate, index_t* row) fills the row of every coordinate of `box`.
+  template <class F>
+  static PoolRanges make(const Box& box, const F& rangeOf) {
+    Kokkos::View<index_t* [3], Kokkos::LayoutRight, MemorySpace> r(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::poolRanges"),
+        box.extent(0) + box.extent(1) + box.extent(2));
+    auto host = Kokkos::create_mirror_view(r);
+    PoolRanges made;
+    index_t row = 0;
+    for (int a = 0; a < 3; ++a) {
+      made.row0[a] = row - box.min(a);
+      for (index_t x = box.min(a); x < box.max(a); ++x, ++row)
+        rangeOf(a, x, &host(row, 0));
+    }
+    Kokkos::deep_copy(r, host);
+    made.ranges = r;
+    return made;
+  }
+  KOKKOS_INLINE_FUNCTION const index_t& at(int a, index_t x, int k) const {
+    return ranges(row0[a] + x, k);
+  }
+};
+
 template <class T, class MemorySpace, bool kMax>
 struct PoolForwardBody {
   typename PoolViews<T, MemorySpace>::const_tensor x;
   typename PoolViews<T, MemorySpace>::tensor y;
   typename PoolViews<T, MemorySpace>::index_tensor argmax;  // max only
-  Kokkos::Array<index_t, 3> xs, ys,
-      as;  // local = global + shift (std::array is host-only under CUDA)
+  // local = global + shift (Kokkos::Array: std::array is host-only under CUDA)
+  Kokkos::Array<index_t, 3> xs, ys, as;
   Kokkos::Array<PoolAxis, 3> ax;
-  T scale;    // avg: 1 / (kD kH kW)
-  T no_cell;  // max of an empty window: -inf, as PyTorch
+  PoolRanges<MemorySpace> taps;  // {first input cell, k0, k1} per output coordinate
+  T scale;                       // avg: 1 / (kD kH kW)
+  T no_cell;                     // max of an empty window: -inf, as PyTorch
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
                                          index_t ow) const {
-    index_t fd, fh, fw;
-    int kd0, kd1, kh0, kh1, kw0, kw1;
-    ax[0].tapsInVolume(od, fd, kd0, kd1);
-    ax[1].tapsInVolume(oh, fh, kh0, kh1);
-    ax[2].tapsInVolume(ow, fw, kw0, kw1);
+    const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
+    const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
+    const index_t fw = taps.at(2, ow, 0), kw0 = taps.at(2, ow, 1), kw1 = taps.at(2, ow, 2);
     T acc = kMax ? no_cell : T(0);
     index_t best = -1;
-    for (int kd = kd0; kd < kd1; ++kd) {
+    for (index_t kd = kd0; kd < kd1; ++kd) {
       const index_t id = fd + kd * ax[0].dilation;
-      for (int kh = kh0; kh < kh1; ++kh) {
+      for (index_t kh = kh0; kh < kh1; ++kh) {
         const index_t ih = fh + kh * ax[1].dilation;
-        for (int kw = kw0; kw < kw1; ++kw) {
+        for (index_t kw = kw0; kw < kw1; ++kw) {
           const index_t iw = fw + kw * ax[2].dilation;
           const T v = x(n, c, id + xs[0], ih + xs[1], iw + xs[2]);
           if constexpr (kMax) {
@@ -138,6 +168,60 @@ struct PoolForwardBody {
       y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = acc * scale;
     }
   }
+
+  // Output cells [w0, w1) of row (n, c, od, oh) with the same arithmetic, through row pointers: the
+  // window rows (kd, kh) outside, the cells inside, in chunks of accumulators on the stack. Each
+  // cell still sees its taps in window order, so the first maximum wins as in operator().
+  void hostRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
+    constexpr index_t kChunk = 64;
+    const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
+    const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
+    const index_t dil = ax[2].dilation, H = ax[1].extent, W = ax[2].extent;
+    T* yrow = &y(n, c, od + ys[0], oh + ys[1], 0) + ys[2];
+    index_t* arow = kMax ? &argmax(n, c, od + as[0], oh + as[1], 0) + as[2] : nullptr;
+    for (index_t c0 = w0; c0 < w1; c0 += kChunk) {
+      const index_t cn = w1 - c0 < kChunk ? w1 - c0 : kChunk;
+      T acc[kChunk];
+      index_t best[kChunk], first[kChunk], k0[kChunk], k1[kChunk];
+      for (index_t j = 0; j < cn; ++j) {
+        acc[j] = kMax ? no_cell : T(0);
+        best[j] = -1;
+        first[j] = taps.at(2, c0 + j, 0);
+        k0[j] = taps.at(2, c0 + j, 1);
+        k1[j] = taps.at(2, c0 + j, 2);
+      }
+      for (index_t kd = kd0; kd < kd1; ++kd) {
+        const index_t id = fd + kd * ax[0].dilation;
+        for (index_t kh = kh0; kh < kh1; ++kh) {
+          const index_t ih = fh + kh * ax[1].dilation;
+          const T* xrow = &x(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
+          const index_t base = (id * H + ih) * W;
+          for (index_t j = 0; j < cn; ++j) {
+            for (index_t kw = k0[j]; kw < k1[j]; ++kw) {
+              const index_t iw = first[j] + kw * dil;
+              const T v = xrow[iw];
+              if constexpr (kMax) {
+                if (best[j] < 0 || v > acc[j] || v != v) {
+                  acc[j] = v;
+                  best[j] = base + iw;
+                }
+              } else {
+                acc[j] += v;
+              }
+            }
+          }
+        }
+      }
+      for (index_t j = 0; j < cn; ++j) {
+        if constexpr (kMax) {
+          yrow[c0 + j] = acc[j];
+          arow[c0 + j] = best[j];
+        } else {
+          yrow[c0 + j] = acc[j] * scale;
+        }
+      }
+    }
+  }
 };
 
 template <class T, class MemorySpace, bool kMax>
@@ -147,14 +231,14 @@ struct PoolBackwardBody {
   typename PoolViews<T, MemorySpace>::tensor dx;
   Kokkos::Array<index_t, 3> ys, as, xs;
   Kokkos::Array<PoolAxis, 3> ax;
-  Kokkos::Array<index_t, 3> dy_lo, dy_hi;
-  T scale;  // avg: 1 / (kD kH kW)
+  PoolRanges<MemorySpace> outputs;  // {o0, o1} per input coordinate, clipped to dy_box
+  bool dilated;                     // some dilation > 1: average pooling tests for window gaps
+  T scale;                          // avg: 1 / (kD kH kW)
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
-    index_t od0, od1, oh0, oh1, ow0, ow1;
-    ax[0].outputsOver(id, dy_lo[0], dy_hi[0], od0, od1);
-    ax[1].outputsOver(ih, dy_lo[1], dy_hi[1], oh0, oh1);
-    ax[2].outputsOver(iw, dy_lo[2], dy_hi[2], ow0, ow1);
+    const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
+    const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
+    const index_t ow0 = outputs.at(2, iw, 0), ow1 = outputs.at(2, iw, 1);
     const index_t self = (id * ax[1].extent + ih) * ax[2].extent + iw;
     T sum = T(0);
     for (index_t od = od0; od < od1; ++od)
@@ -164,11 +248,49 @@ struct PoolBackwardBody {
             if (argmax(n, c, od + as[0], oh + as[1], ow + as[2]) == self)
               sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
           } else {
-            if (ax[0].isTap(id, od) && ax[1].isTap(ih, oh) && ax[2].isTap(iw, ow))
+            if (!dilated || (ax[0].isTap(id, od) && ax[1].isTap(ih, oh) && ax[2].isTap(iw, ow)))
               sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
           }
         }
     dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = kMax ? sum : sum * scale;
+  }
+
+  // Input cells [w0, w1) of row (n, c, id, ih) with the same arithmetic and order as operator(),
+  // through row pointers of dy and argmax.
+  void hostRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
+    constexpr index_t kChunk = 64;
+    const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
+    const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
+    const index_t self = (id * ax[1].extent + ih) * ax[2].extent;
+    T* dxrow = &dx(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
+    for (index_t c0 = w0; c0 < w1; c0 += kChunk) {
+      const index_t cn = w1 - c0 < kChunk ? w1 - c0 : kChunk;
+      T acc[kChunk];
+      index_t o0[kChunk], o1[kChunk];
+      for (index_t j = 0; j < cn; ++j) {
+        acc[j] = T(0);
+        o0[j] = outputs.at(2, c0 + j, 0);
+        o1[j] = outputs.at(2, c0 + j, 1);
+      }
+      for (index_t od = od0; od < od1; ++od)
+        for (index_t oh = oh0; oh < oh1; ++oh) {
+          const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2];
+          const index_t* arow = kMax ? &argmax(n, c, od + as[0], oh + as[1], 0) + as[2] : nullptr;
+          const bool row_taps = !dilated || (ax[0].isTap(id, od) && ax[1].isTap(ih, oh));
+          for (index_t j = 0; j < cn; ++j) {
+            const index_t iw = c0 + j;
+            for (index_t ow = o0[j]; ow < o1[j]; ++ow) {
+              if constexpr (kMax) {
+                if (arow[ow] == self + iw) acc[j] += dyrow[ow];
+              } else {
+                if (row_taps && (!dilated || ax[2].isTap(iw, ow))) acc[j] += dyrow[ow];
+              }
+            }
+          }
+        }
+      for (index_t j = 0; j < cn; ++j)
+        dxrow[c0 + j] = kMax ? acc[j] : acc[j] * scale;
+    }
   }
 };
 
@@ -252,6 +374,14 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
   body.xs = deviceArray(localShift(x));
   body.ys = deviceArray(localShift(y));
   body.ax = poolAxes(g, x.block().globalExtents());
+  body.taps = PoolRanges<MemorySpace>::make(out_box, [&](int a, index_t o, index_t* row) {
+    index_t first;
+    int k0, k1;
+    body.ax[a].tapsInVolume(o, first, k0, k1);
+    row[0] = first;
+    row[1] = k0;
+    row[2] = k1;
+  });
   body.scale = windowScale<T>(g);
   body.no_cell = -std::numeric_limits<T>::infinity();
   forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
@@ -278,8 +408,11 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
   body.ys = deviceArray(localShift(dy));
   body.xs = deviceArray(localShift(dx));
   body.ax = poolAxes(g, dx.block().globalExtents());
-  body.dy_lo = deviceArray(dy_box.min());
-  body.dy_hi = deviceArray(dy_box.max());
+  body.outputs = PoolRanges<MemorySpace>::make(dx_box, [&](int a, index_t i, index_t* row) {
+    body.ax[a].outputsOver(i, dy_box.min(a), dy_box.max(a), row[0], row[1]);
+    row[2] = 0;
+  });
+  body.dilated = g.dilation != std::array<int, 3>{1, 1, 1};
   body.scale = windowScale<T>(g);
   forEachPoolCell(kMax ? "halo3d::maxPool3dBackward" : "halo3d::avgPool3dBackward", exec,
                   dx.block().localSamples(), dx.block().channels(), dx_box, body, path);
