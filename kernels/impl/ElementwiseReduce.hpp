@@ -39,13 +39,13 @@ template <int K, class ExecSpace, class F>
 void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups, index_t rows,
                 index_t length, const F& f, const Vector<double, ExecSpace>& out, bool accumulate) {
   if (groups == 0) return;
-  const index_t rows_per_chunk =
-      length > 0 ? (kReduceChunkCells + length - 1) / length : (rows > 0 ? rows : 1);
-  const index_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+  // Rows of no cells add nothing: an empty box has no chunks, and the sums below are zero.
+  const index_t rows_per_chunk = length > 0 ? (kReduceChunkCells + length - 1) / length : 1;
+  const index_t chunks = length > 0 ? (rows + rows_per_chunk - 1) / rows_per_chunk : 0;
   Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> scratch(
       Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"), groups * chunks,
       K);
-  if (chunks > 0 && length > 0) {
+  if (chunks > 0) {
     if constexpr (kRunsOnHost<ExecSpace>) {
       // Eight lanes of independent accumulators: no reassociation is needed to run them side by
       // side, so the compiler may vectorise across lanes, and the additions do not wait on each

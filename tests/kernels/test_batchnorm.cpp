@@ -177,6 +177,27 @@ TEST(BatchNorm, PartialsOfASplitSumToTheWhole) {
   }
 }
 
+// Empty boxes (any extent 0) add nothing: zeros, or the accumulated values untouched.
+TEST(BatchNorm, EmptyBoxesAddNothing) {
+  const Problem<double> p(ShapeCase{{2, 2, 3, 4, 5}, {}});
+  const auto x = toDevice(p.x), dy = toDevice(p.dy);
+  const auto mean = makeVector<double>("mean", {0.5, -0.5});
+  const auto var = makeVector<double>("var", {1.0, 2.0});
+  for (const Box& empty :
+       {Box({0, 0, 2}, {3, 4, 2}), Box({1, 2, 0}, {1, 4, 5}), Box({0, 3, 0}, {3, 3, 5})}) {
+    const auto stats = makeVector<double>("stats", {1, 2, 3, 4, 5});
+    const auto sums = makeVector<double>("sums", {1, 2, 3, 4});
+    kernels::batchNormStatistics(Exec(), x, stats, empty, true);
+    kernels::batchNormBackwardSums(Exec(), x, dy, mean, var, kEps, sums, empty, true);
+    EXPECT_EQ(values(stats), (std::vector<double>{1, 2, 3, 4, 5})) << empty;
+    EXPECT_EQ(values(sums), (std::vector<double>{1, 2, 3, 4})) << empty;
+    kernels::batchNormStatistics(Exec(), x, stats, empty);
+    kernels::batchNormBackwardSums(Exec(), x, dy, mean, var, kEps, sums, empty);
+    EXPECT_EQ(values(stats), std::vector<double>(5, 0.0)) << empty;
+    EXPECT_EQ(values(sums), std::vector<double>(4, 0.0)) << empty;
+  }
+}
+
 TEST(BatchNorm, SubBoxesEqualWholeBox) {
   const Problem<float> p({{2, 3, 5, 6, 7}, HaloWidths{{1, 2, 0}, {0, 1, 1}}}, 21);
   const index_t c = p.channels();
