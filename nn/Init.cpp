@@ -26,11 +26,14 @@ void initializeParameters(ParameterStore& store, std::uint64_t seed) {
       for (std::size_t i = 0; i < p.size(); ++i) out[i] = v;
       continue;
     }
-    // fan_in from the layer's weight: shape[1] times the kernel volume.
-    const Parameter& w = store.contains(base + ".weight") ? store.find(base + ".weight") : p;
+    if (endsWith(p.name(), ".bias")) {
+      for (std::size_t i = 0; i < p.size(); ++i) out[i] = 0.0f;
+      continue;
+    }
+    // fan_in: shape[1] times the kernel volume.
     double fan_in = 1;
-    for (std::size_t d = 1; d < w.shape().size(); ++d) fan_in *= double(w.shape()[d]);
-    const double bound = 1.0 / std::sqrt(fan_in);
+    for (std::size_t d = 1; d < p.shape().size(); ++d) fan_in *= double(p.shape()[d]);
+    const double bound = std::sqrt(6.0 / fan_in);
     const kernels::RandomStream stream{seed, 0u, std::uint32_t(k)};
     for (std::size_t i = 0; i < p.size(); ++i)
       out[i] = real((2.0 * kernels::uniform01(kernels::randomBits(stream, i)) - 1.0) * bound);

@@ -1,0 +1,123 @@
+// One 3D U-Net training step (forward, voxel-wise cross-entropy, backward with the gradient allreduce, SGD
+// with momentum) on the grid 1xPx1x1 (P ranks split D; 1x2x2x2 on 8 ranks), as `unet3d train` runs it.
+// bench/nn/unet_torch.py times the same step in PyTorch; bench/nn/compare_unet_torch.py runs both in turns.
+//
+// Arguments: {input edge, base channels, depth, global batch}. Counters: samples_per_s (the global batch over
+// the slowest rank's step time), ranks, and threads (OpenMP threads per rank).
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "nn/GradientReducer.hpp"
+#include "nn/Init.hpp"
+#include "nn/Loss.hpp"
+#include "nn/Optimizer.hpp"
+#include "nn/models/UNet3d.hpp"
+#include "support/MpiTiming.hpp"
+
+namespace halo3d::bench {
+namespace {
+
+GridShape gridFor(int ranks) {
+  if (ranks == 8) return GridShape(1, 2, 2, 2);
+  return GridShape(1, ranks, 1, 1);
+}
+
+// A value in [-1, 1) from a global index, the same on every grid.
+KOKKOS_INLINE_FUNCTION float hashed(std::uint64_t i) {
+  i = (i ^ (i >> 33)) * 0xff51afd7ed558ccdULL;
+  i = (i ^ (i >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+  return float((i ^ (i >> 33)) >> 40) / float(1 << 23) - 1.0f;
+}
+
+struct Step {
+  ProcessGrid grid;
+  std::unique_ptr<nn::Model> model;
+  HaloTensor<std::int32_t> labels;
+  std::unique_ptr<nn::Optimizer> optimizer;
+  std::unique_ptr<nn::GradientReducer> reducer;
+  nn::CrossEntropyLoss loss;
+  nn::RunContext ctx;
+
+  Step(index_t edge, index_t base, int depth, index_t batch, index_t classes = 3)
+      : grid(MPI_COMM_WORLD, gridFor(worldSize())) {
+    nn::UNetConfig c;
+    c.input_size = edge;
+    c.base = base;
+    c.depth = depth;
+    c.classes = classes;
+    model = nn::makeUNet3d(c);
+    model->build(grid, batch);
+    nn::initializeParameters(model->parameters(), 1);
+    nn::OptimizerConfig oc;
+    oc.kind = "sgd";
+    oc.lr = 1e-3;
+    optimizer = nn::makeOptimizer(model->parameters(), oc);
+    reducer = std::make_unique<nn::GradientReducer>(grid.comm(), model->parameters());
+    // Inputs and labels from the global cell index: the same data on every grid.
+    const auto x = model->input().tensor;
+    const TensorBlock& xb = x.block();
+    const Box o = xb.owned();
+    const index_t n0 = xb.sampleBegin();
+    auto xv = x.view();
+    const Extents3 lo = xb.toLocal(o.min());
+    Kokkos::parallel_for(
+        "bench::unet_input",
+        Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
+            {0, o.min(0), o.min(1), o.min(2)}, {xb.localSamples(), o.max(0), o.max(1), o.max(2)}),
+        KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
+          const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
+          xv(n, 0, d - o.min(0) + lo[0], h - o.min(1) + lo[1], w - o.min(2) + lo[2]) = hashed(g);
+        });
+    const TensorBlock& yb = model->output().tensor.block();
+    labels = HaloTensor<std::int32_t>("bench::labels", grid.blockOf({batch, 1, edge, edge, edge}));
+    auto lv = labels.view();
+    Kokkos::parallel_for(
+        "bench::unet_labels",
+        Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
+            {0, o.min(0), o.min(1), o.min(2)}, {yb.localSamples(), o.max(0), o.max(1), o.max(2)}),
+        KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
+          const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
+          lv(n, 0, d - o.min(0), h - o.min(1), w - o.min(2)) = std::int32_t((hashed(g + 7) + 1.0f) * 1.5f) % 3;
+        });
+    Kokkos::fence();
+    ctx.grid = &grid;
+    ctx.reducer = reducer.get();
+  }
+
+  void run() {
+    model->forward(ctx);
+    loss.compute(grid, model->output(), labels, &model->outputGradient());
+    model->backward(ctx);
+    optimizer->step(1e-3);
+    Kokkos::fence();
+  }
+};
+
+void unetStep(benchmark::State& state) {
+  const index_t batch = state.range(3);
+  Step s(state.range(0), state.range(1), int(state.range(2)), batch);
+  s.run();  // first touch of every buffer
+  double total = 0;
+  for (auto _ : state) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    s.run();
+    const double t = maxOverRanks(MPI_Wtime() - t0);
+    state.SetIterationTime(t);
+    total += t;
+  }
+  state.counters["samples_per_s"] = double(batch) * double(state.iterations()) / total;
+  state.counters["ranks"] = worldSize();
+  state.counters["threads"] = Kokkos::DefaultExecutionSpace().concurrency();
+}
+
+// The configuration: 64^3, base 8, depth 3, batch 1.
+BENCHMARK(unetStep)->Args({64, 8, 3, 1})->ArgNames({"edge", "base", "depth", "batch"})->UseManualTime()->Unit(
+    benchmark::kMillisecond);
+// The CTest smoke configuration.
+BENCHMARK(unetStep)->Name("unetStep_smoke")->Args({16, 2, 2, 1})->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace halo3d::bench
