@@ -61,8 +61,9 @@ TEST(LeakyRelu, GradientMatchesFiniteDifferences) {
       const TensorBlock block = TensorBlock::whole(shape, HaloWidths::uniform(1));
       const auto x = hostRandom<double>("x", block, 7);
       const auto r = hostRandom<double>("r", block, 8);
+      // Allocated once: an allocation is a parallel zero-fill, slow on an oversubscribed machine.
+      const HostTensor<double> y("y", block);
       auto loss = [&] {
-        HostTensor<double> y("y", block);
         ref::leakyReluForward(HostExec(), x, slope, y, block.owned());
         return dot(y, r);
       };

@@ -103,11 +103,13 @@ TEST(BatchNorm, TrainingGradientMatchesFiniteDifferences) {
     const auto gamma_h = makeVector<double, HostExec>("gamma", p.gamma);
     const auto beta_h = makeVector<double, HostExec>("beta", p.beta);
     const HostTensor<double>& r = p.dy;
-    auto loss = [&] {
-      HostVector<double> stats("stats", kernels::batchNormStatsSize(c)), mean("m", c), var("v", c);
+    // Allocated once: an allocation is a parallel zero-fill, slow on an oversubscribed machine.
+    const HostVector<double> stats_h("stats", kernels::batchNormStatsSize(c)), mean_h("m", c),
+        var_h("v", c);
+    const HostTensor<double> y_h("y", p.block);
+    auto loss = [&, stats = stats_h, mean = mean_h, var = var_h, y = y_h] {
       ref::batchNormStatistics(HostExec(), p.x, stats, box);
       ref::batchNormMoments(HostExec(), stats, mean, var);
-      HostTensor<double> y("y", p.block);
       ref::batchNormForward(HostExec(), p.x, mean, var, gamma_h, beta_h, kEps, y, box);
       return dot(y, r);
     };

@@ -66,8 +66,9 @@ TEST(Channels, ConcatGradientIsTheSlicesOfDy) {
     const TensorBlock by = TensorBlock::whole(withChannels(shape, shape[1] + 3));
     const auto a = hostRandom<double>("a", ba, 5), b = hostRandom<double>("b", bb, 6);
     const auto r = hostRandom<double>("r", by, 7);
+    // Allocated once: an allocation is a parallel zero-fill, slow on an oversubscribed machine.
+    const HostTensor<double> y("y", by);
     auto loss = [&] {
-      HostTensor<double> y("y", by);
       ref::concatChannels(HostExec(), a, b, y, by.owned());
       return dot(y, r);
     };

@@ -86,8 +86,9 @@ TEST(Dense, GradientsMatchFiniteDifferences) {
          wh = matrix<double, HostExec>("w", c.out, c.in, 8);
     auto bh = makeVector<double, HostExec>("b", hashValues(std::size_t(c.out), 9));
     const auto r = matrix<double, HostExec>("r", c.samples, c.out, 10);
+    // Allocated once: an allocation is a parallel zero-fill, slow on an oversubscribed machine.
+    const kernels::Matrix<double, HostExec> y("y", c.samples, c.out);
     auto loss = [&] {
-      kernels::Matrix<double, HostExec> y("y", c.samples, c.out);
       ref::denseForward(HostExec(), xh, wh, bh, y);
       double s = 0.0;
       for (std::size_t k = 0; k < y.span(); ++k)

@@ -106,8 +106,9 @@ TEST(Dropout, GradientWithFixedMaskMatchesFiniteDifferences) {
     const TensorBlock block = TensorBlock::whole(shape, HaloWidths::uniform(1));
     const auto x = hostRandom<double>("x", block, 5);
     const auto r = hostRandom<double>("r", block, 6);
+    // Allocated once: an allocation is a parallel zero-fill, slow on an oversubscribed machine.
+    const HostTensor<double> y("y", block);
     auto loss = [&] {
-      HostTensor<double> y("y", block);
       ref::dropoutForward(HostExec(), x, 0.4, kStream, y, block.owned());
       return dot(y, r);
     };

@@ -109,19 +109,20 @@ TEST(Losses, GradientsMatchFiniteDifferences) {
     const index_t classes = shape[1];
     const double voxels = s.voxels();
     const auto target = hostRandom<double>("target", s.block, 6);
-    auto ce_loss = [&] {
-      HostVector<double> sums("sums", 2);
+    // Allocated once: an allocation is a parallel zero-fill, slow on an oversubscribed machine.
+    const HostVector<double> ce_sums("ce_sums", 2),
+        dice_sums_h("dice_sums", kernels::softDiceSumsSize(classes));
+    const HostVector<double> mse_sums("mse_sums", 1);
+    auto ce_loss = [&, sums = ce_sums] {
       ref::softmaxCrossEntropySums(HostExec(), s.logits, s.labels, sums, box);
       return sums(0) / voxels;
     };
-    auto dice_loss = [&] {
-      HostVector<double> sums("sums", kernels::softDiceSumsSize(classes));
+    auto dice_loss = [&, sums = dice_sums_h] {
       ref::softDiceSums(HostExec(), s.logits, s.labels, sums, box);
       return kernels::softDiceLoss(sums, kDiceEps);
     };
     const double elements = voxels * double(classes);
-    auto mse_loss = [&] {
-      HostVector<double> sums("sums", 1);
+    auto mse_loss = [&, sums = mse_sums] {
       ref::mseLossSums(HostExec(), s.logits, target, sums, box);
       return sums(0) / elements;
     };
