@@ -89,7 +89,9 @@ void checkStatus(herr_t status, const Args&... args) {
 // Opens `path` read-only with the default (POSIX) driver. Throws IoError naming the file if it is
 // missing or not a readable HDF5 file.
 Id openFileSerial(const std::string& path);
-// Opens `path` read-only through MPI-IO; collective over `comm`.
+// Opens `path` read-only through MPI-IO; collective over `comm`. HDF5 shares a file that is already
+// open in the process with its first opener's communicator, so readers that hold one file open at
+// the same time must use the same spatial groups (loaders on one grid do).
 Id openFileParallel(const std::string& path, MPI_Comm comm);
 // True if `name` is a link in `file` that leads to a dataset.
 bool isDataset(hid_t file, const std::string& name);
