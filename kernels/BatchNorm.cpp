@@ -27,10 +27,9 @@ void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const auto xc = impl::readCells(x);
   impl::reduceBox<2>(
       exec, "halo3d::batchNormStatistics", channels, x.block().localSamples(), box,
-      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w, impl::Sums<2> & acc) {
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
         const double v = xc(n, c, d, h, w);
-        acc.v[0] += v;
-        acc.v[1] += v * v;
+        return impl::sums(v, v * v);
       },
       stats, accumulate);
   const double count = double(x.block().localSamples() * box.size());
@@ -135,11 +134,10 @@ void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const auto dyc = impl::readCells(dy);
   impl::reduceBox<2>(
       exec, "halo3d::batchNormBackwardSums", channels, x.block().localSamples(), box,
-      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w, impl::Sums<2> & acc) {
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
         const double g = dyc(n, c, d, h, w);
         const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) * invstd(c);
-        acc.v[0] += g;
-        acc.v[1] += g * xhat;
+        return impl::sums(g, g * xhat);
       },
       sums, accumulate);
 }

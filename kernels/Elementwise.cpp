@@ -147,12 +147,10 @@ void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
   const index_t n = index_t(x.extent(0));
   impl::reduceRows<1>(
       exec, "halo3d::sumOfSquares", 1, (n + row - 1) / row, n < row ? n : row,
-      KOKKOS_LAMBDA(index_t, index_t r, index_t i, impl::Sums<1> & acc) {
+      KOKKOS_LAMBDA(index_t, index_t r, index_t i) {
         const index_t k = r * row + i;
-        if (k < n) {
-          const double v = x(k);
-          acc.v[0] += v * v;
-        }
+        const double v = k < n ? double(x(k)) : 0.0;
+        return impl::sums(v * v);
       },
       out, accumulate);
 }

@@ -64,11 +64,13 @@ void mseLossSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
   const auto tc = impl::readCells(target);
   impl::reduceBox<1>(
       exec, "halo3d::mseLossSums", 1, pred.block().localSamples(), box,
-      KOKKOS_LAMBDA(index_t, index_t n, index_t d, index_t h, index_t w, impl::Sums<1> & acc) {
+      KOKKOS_LAMBDA(index_t, index_t n, index_t d, index_t h, index_t w) {
+        double sum = 0.0;
         for (index_t c = 0; c < channels; ++c) {
           const double e = double(pc(n, c, d, h, w)) - double(tc(n, c, d, h, w));
-          acc.v[0] += e * e;
+          sum += e * e;
         }
+        return impl::sums(sum);
       },
       sums, accumulate);
 }
@@ -104,12 +106,10 @@ void mseLossSums(const ExecSpace& exec, const Vector<T, ExecSpace>& pred,
   const index_t n = index_t(pred.extent(0));
   impl::reduceRows<1>(
       exec, "halo3d::mseLossSums", 1, (n + row - 1) / row, n < row ? n : row,
-      KOKKOS_LAMBDA(index_t, index_t r, index_t i, impl::Sums<1> & acc) {
+      KOKKOS_LAMBDA(index_t, index_t r, index_t i) {
         const index_t k = r * row + i;
-        if (k < n) {
-          const double e = double(pred(k)) - double(target(k));
-          acc.v[0] += e * e;
-        }
+        const double e = k < n ? double(pred(k)) - double(target(k)) : 0.0;
+        return impl::sums(e * e);
       },
       sums, accumulate);
 }
@@ -144,14 +144,11 @@ void softmaxCrossEntropySums(const ExecSpace& exec, const Tensor<T, ExecSpace>& 
   const auto lc = impl::readCells(labels);
   impl::reduceBox<2>(
       exec, "halo3d::softmaxCrossEntropySums", 1, logits.block().localSamples(), box,
-      KOKKOS_LAMBDA(index_t, index_t n, index_t d, index_t h, index_t w, impl::Sums<2> & acc) {
+      KOKKOS_LAMBDA(index_t, index_t n, index_t d, index_t h, index_t w) {
         const L label = lc(n, 0, d, h, w);
-        if (label < 0 || label >= classes) {
-          acc.v[1] += 1.0;
-          return;
-        }
+        if (label < 0 || label >= classes) return impl::sums(0.0, 1.0);
         const impl::SoftmaxNorm z = impl::softmaxNorm(xc, classes, n, d, h, w);
-        acc.v[0] += z.m + math::log(z.s) - double(xc(n, index_t(label), d, h, w));
+        return impl::sums(z.m + math::log(z.s) - double(xc(n, index_t(label), d, h, w)), 0.0);
       },
       sums, accumulate);
 }
@@ -199,12 +196,10 @@ void softDiceSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
   // of a segmentation, and keeps every sum a fixed-size accumulator.
   impl::reduceBox<3>(
       exec, "halo3d::softDiceSums", classes, logits.block().localSamples(), box,
-      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w, impl::Sums<3> & acc) {
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
         const double p = impl::softmaxNorm(xc, classes, n, d, h, w).p(xc(n, c, d, h, w));
         const double t = lc(n, 0, d, h, w) == L(c) ? 1.0 : 0.0;
-        acc.v[0] += p * t;
-        acc.v[1] += p;
-        acc.v[2] += t;
+        return impl::sums(p * t, p, t);
       },
       sums, accumulate);
 }
@@ -278,9 +273,9 @@ void requireValidLabels(const ExecSpace& exec, const Tensor<L, ExecSpace>& label
   const auto lc = impl::readCells(labels);
   impl::reduceBox<1>(
       exec, "halo3d::requireValidLabels", 1, labels.block().localSamples(), box,
-      KOKKOS_LAMBDA(index_t, index_t n, index_t d, index_t h, index_t w, impl::Sums<1> & acc) {
+      KOKKOS_LAMBDA(index_t, index_t n, index_t d, index_t h, index_t w) {
         const L label = lc(n, 0, d, h, w);
-        if (label < 0 || label >= classes) acc.v[0] += 1.0;
+        return impl::sums(label < 0 || label >= classes ? 1.0 : 0.0);
       },
       bad, false);
   const auto bad_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bad);

@@ -5,8 +5,9 @@
 // forEachRow calls f(n, c, d, h, w_begin, w_end), which processes the cells [w_begin, w_end) of row
 // (n, c, d, h): n is the local sample, c the channel, (d, h, w) global coordinates. On a host space
 // one call covers a whole row, so the functor hoists what depends only on the row (a channel's
-// scale) and its inner loop vectorises. On a device one call covers one cell, so neighbouring
-// threads touch neighbouring addresses.
+// scale) and its inner loop vectorises; a thread takes a chunk of consecutive rows and steps
+// through them without dividing. On a device one call covers one cell, so neighbouring threads
+// touch neighbouring addresses.
 
 #include <Kokkos_Core.hpp>
 
@@ -40,7 +41,25 @@ struct RowIndexer {
     c = r % channels;
     n = r / channels;
   }
+
+  // The row after (n, c, d, h): a 64-bit division costs as much as a short row of work.
+  KOKKOS_INLINE_FUNCTION void next(index_t& n, index_t& c, index_t& d, index_t& h) const {
+    if (++h < h0 + h_extent) return;
+    h = h0;
+    if (++d < d0 + d_extent) return;
+    d = d0;
+    if (++c < channels) return;
+    c = 0;
+    ++n;
+  }
 };
+
+// Rows per chunk of a host thread: about kRowChunkCells cells, so that the chunk's one division and
+// its scheduling are amortised.
+inline constexpr index_t kRowChunkCells = 4096;
+inline index_t rowsPerChunk(index_t width) {
+  return width > 0 ? (kRowChunkCells + width - 1) / width : 1;
+}
 
 template <class ExecSpace, class F>
 void forEachRow(const ExecSpace& exec, const std::string& label, index_t samples, index_t channels,
@@ -51,11 +70,16 @@ void forEachRow(const ExecSpace& exec, const std::string& label, index_t samples
   if (row_count == 0 || width == 0) return;
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   if constexpr (kRunsOnHost<ExecSpace>) {
+    const index_t per_chunk = rowsPerChunk(width);
     Kokkos::parallel_for(
-        label, Policy(exec, 0, row_count), KOKKOS_LAMBDA(index_t r) {
+        label, Policy(exec, 0, (row_count + per_chunk - 1) / per_chunk),
+        KOKKOS_LAMBDA(index_t chunk) {
+          const index_t r0 = chunk * per_chunk;
+          const index_t r1 = r0 + per_chunk < row_count ? r0 + per_chunk : row_count;
           index_t n, c, d, h;
-          rows(r, n, c, d, h);
-          f(n, c, d, h, w0, w1);
+          rows(r0, n, c, d, h);
+          for (index_t r = r0; r < r1; ++r, rows.next(n, c, d, h))
+            f(n, c, d, h, w0, w1);
         });
   } else {
     Kokkos::parallel_for(

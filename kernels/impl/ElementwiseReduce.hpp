@@ -14,7 +14,7 @@
 
 namespace halo3d::kernels::impl {
 
-// K running sums, one accumulator of reduceRows.
+// K sums: what one cell contributes to a reduction, and a device thread's running total.
 template <int K>
 struct Sums {
   double v[K];
@@ -29,71 +29,114 @@ struct Sums {
   }
 };
 
-// Cells per chunk: enough work per chunk to amortise its scratch slot, enough chunks to fill a
-// device.
-inline constexpr index_t kReduceChunkCells = 4096;
+// A cell's contribution (v0, v1, ...).
+template <class... V>
+KOKKOS_INLINE_FUNCTION Sums<int(sizeof...(V))> sums(V... values) {
+  Sums<int(sizeof...(V))> s;
+  const double list[] = {double(values)...};
+  for (int k = 0; k < int(sizeof...(V)); ++k)
+    s.v[k] = list[k];
+  return s;
+}
 
-// out(k * groups + g) = [out(k * groups + g) if accumulate] + sum over r < rows, i < length of what
-// f(g, r, i, acc) adds to acc.v[k]. Requires out.extent(0) >= K * groups.
-template <int K, class ExecSpace, class F>
-void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups, index_t rows,
-                index_t length, const F& f, const Vector<double, ExecSpace>& out, bool accumulate) {
-  if (groups == 0) return;
-  // Rows of no cells add nothing: an empty box has no chunks, and the sums below are zero.
-  const index_t rows_per_chunk = length > 0 ? (kReduceChunkCells + length - 1) / length : 1;
-  const index_t chunks = length > 0 ? (rows + rows_per_chunk - 1) / rows_per_chunk : 0;
-  Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space> scratch(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"), groups * chunks,
-      K);
-  if (chunks > 0) {
-    if constexpr (kRunsOnHost<ExecSpace>) {
-      // Eight lanes of independent accumulators: no reassociation is needed to run them side by
-      // side, so the compiler may vectorise across lanes, and the additions do not wait on each
-      // other.
-      Kokkos::parallel_for(
-          label,
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups * chunks),
-          KOKKOS_LAMBDA(index_t slot) {
-            constexpr int kLanes = 8;
-            const index_t g = slot / chunks;
-            const index_t r0 = (slot % chunks) * rows_per_chunk;
-            const index_t r1 = r0 + rows_per_chunk < rows ? r0 + rows_per_chunk : rows;
-            Sums<K> lanes[kLanes];
-            for (index_t r = r0; r < r1; ++r) {
-              index_t i = 0;
-              for (; i + kLanes <= length; i += kLanes)
-                for (int l = 0; l < kLanes; ++l)
-                  f(g, r, i + l, lanes[l]);
-              for (; i < length; ++i)
-                f(g, r, i, lanes[i % kLanes]);
-            }
-            for (int step = kLanes / 2; step > 0; step /= 2)
-              for (int l = 0; l < step; ++l)
-                lanes[l] += lanes[l + step];
-            for (int k = 0; k < K; ++k)
-              scratch(slot, k) = lanes[0].v[k];
-          });
-    } else {
-      using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-      Kokkos::parallel_for(
-          label, Kokkos::TeamPolicy<ExecSpace>(exec, groups * chunks, Kokkos::AUTO),
-          KOKKOS_LAMBDA(const Team& team) {
-            const index_t slot = team.league_rank();
-            const index_t g = slot / chunks;
-            const index_t r0 = (slot % chunks) * rows_per_chunk;
-            const index_t r1 = r0 + rows_per_chunk < rows ? r0 + rows_per_chunk : rows;
-            const index_t cells = (r1 - r0) * length;
-            Sums<K> mine;
-            for (index_t i = team.team_rank(); i < cells; i += team.team_size())
-              f(g, r0 + i / length, i % length, mine);
-            for (int k = 0; k < K; ++k) {
-              double v = mine.v[k];
-              team.team_reduce(Kokkos::Sum<double>(v));
-              if (team.team_rank() == 0) scratch(slot, k) = v;
-            }
-          });
+// A host chunk's running totals: eight lanes per sum, laid out so that lane l of every sum takes
+// cell i % 8 == l. Lanes are independent, so no reassociation is needed to run them side by side:
+// the compiler vectorises across lanes, and the additions do not wait on each other.
+inline constexpr int kLanes = 8;
+template <int K>
+struct Lanes {
+  double v[K][kLanes] = {};
+
+  // Adds cell(i) for i < length, cell i into lane i % kLanes.
+  template <class Cell>
+  KOKKOS_INLINE_FUNCTION void addRow(index_t length, const Cell& cell) {
+    index_t i = 0;
+    for (; i + kLanes <= length; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const Sums<K> c = cell(i + l);
+        for (int k = 0; k < K; ++k)
+          v[k][l] += c.v[k];
+      }
+    for (; i < length; ++i) {
+      const Sums<K> c = cell(i);
+      for (int k = 0; k < K; ++k)
+        v[k][i % kLanes] += c.v[k];
     }
   }
+  // The lanes added pairwise, in a fixed order.
+  KOKKOS_INLINE_FUNCTION double total(int k) const {
+    double t[kLanes];
+    for (int l = 0; l < kLanes; ++l)
+      t[l] = v[k][l];
+    for (int step = kLanes / 2; step > 0; step /= 2)
+      for (int l = 0; l < step; ++l)
+        t[l] += t[l + step];
+    return t[0];
+  }
+};
+
+// Rows [0, rows) of `length` cells in chunks of rowsPerChunk(length) rows; no chunks when a row is
+// empty.
+struct ChunkPlan {
+  index_t rows, length, per_chunk, chunks;
+  ChunkPlan(index_t rows_, index_t length_)
+      : rows(rows_),
+        length(length_),
+        per_chunk(rowsPerChunk(length_)),
+        chunks(length_ > 0 ? (rows_ + per_chunk - 1) / per_chunk : 0) {}
+  KOKKOS_INLINE_FUNCTION index_t begin(index_t chunk) const { return chunk * per_chunk; }
+  KOKKOS_INLINE_FUNCTION index_t end(index_t chunk) const {
+    return begin(chunk) + per_chunk < rows ? begin(chunk) + per_chunk : rows;
+  }
+};
+
+template <class ExecSpace>
+using Scratch = Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
+
+// scratch(g * chunks + chunk, k) = the sums of chunk `chunk` of group g. On a host space
+// host_chunk(g, r0, r1, lanes) adds rows [r0, r1) into `lanes`; on a device a team spreads the
+// chunk's cells over its threads, each adding cell(g, r, i).
+template <int K, class ExecSpace, class HostChunk, class DeviceCell>
+void reduceChunks(const ExecSpace& exec, const std::string& label, index_t groups,
+                  const ChunkPlan& plan, const HostChunk& host_chunk, const DeviceCell& cell,
+                  const Scratch<ExecSpace>& scratch) {
+  if (groups * plan.chunks == 0) return;
+  const index_t chunks = plan.chunks;
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups * chunks),
+        KOKKOS_LAMBDA(index_t slot) {
+          Lanes<K> lanes;
+          host_chunk(slot / chunks, plan.begin(slot % chunks), plan.end(slot % chunks), lanes);
+          for (int k = 0; k < K; ++k)
+            scratch(slot, k) = lanes.total(k);
+        });
+  } else {
+    using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+    Kokkos::parallel_for(
+        label, Kokkos::TeamPolicy<ExecSpace>(exec, groups * chunks, Kokkos::AUTO),
+        KOKKOS_LAMBDA(const Team& team) {
+          const index_t slot = team.league_rank();
+          const index_t g = slot / chunks, r0 = plan.begin(slot % chunks);
+          const index_t cells = (plan.end(slot % chunks) - r0) * plan.length;
+          Sums<K> mine;
+          for (index_t i = team.team_rank(); i < cells; i += team.team_size())
+            mine += cell(g, r0 + i / plan.length, i % plan.length);
+          for (int k = 0; k < K; ++k) {
+            double v = mine.v[k];
+            team.team_reduce(Kokkos::Sum<double>(v));
+            if (team.team_rank() == 0) scratch(slot, k) = v;
+          }
+        });
+  }
+}
+
+// out(k * groups + g) = [out(k * groups + g) if accumulate] + sum over the chunks of scratch, in
+// order.
+template <int K, class ExecSpace>
+void sumChunks(const ExecSpace& exec, const std::string& label, index_t groups, index_t chunks,
+               const Scratch<ExecSpace>& scratch, const Vector<double, ExecSpace>& out,
+               bool accumulate) {
   Kokkos::parallel_for(
       label + " chunks",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups),
@@ -108,21 +151,51 @@ void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups,
       });
 }
 
-// reduceRows over the cells of `box` for local samples [0, samples): f(g, n, d, h, w, acc) with
-// global (d, h, w), once per group g and cell.
+// out(k * groups + g) = [out(k * groups + g) if accumulate] + sum over r < rows, i < length of
+// f(g, r, i).v[k], where f returns a cell's Sums<K>. Requires out.extent(0) >= K * groups.
+template <int K, class ExecSpace, class F>
+void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups, index_t rows,
+                index_t length, const F& f, const Vector<double, ExecSpace>& out, bool accumulate) {
+  const ChunkPlan plan(rows, length);
+  const Scratch<ExecSpace> scratch(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"),
+      groups * plan.chunks, K);
+  reduceChunks<K>(
+      exec, label, groups, plan,
+      KOKKOS_LAMBDA(index_t g, index_t r0, index_t r1, Lanes<K> & lanes) {
+        for (index_t r = r0; r < r1; ++r)
+          lanes.addRow(length, [&](index_t i) { return f(g, r, i); });
+      },
+      f, scratch);
+  sumChunks<K>(exec, label, groups, plan.chunks, scratch, out, accumulate);
+}
+
+// The same over the cells of `box` for local samples [0, samples): f(g, n, d, h, w) with global
+// (d, h, w), once per group g and cell.
 template <int K, class ExecSpace, class F>
 void reduceBox(const ExecSpace& exec, const std::string& label, index_t groups, index_t samples,
                const Box& box, const F& f, const Vector<double, ExecSpace>& out, bool accumulate) {
   const RowIndexer rows(1, box);
   const index_t w0 = box.min(2);
-  reduceRows<K>(
-      exec, label, groups, rows.rows(samples), box.extent(2),
-      KOKKOS_LAMBDA(index_t g, index_t r, index_t i, Sums<K> & acc) {
+  const ChunkPlan plan(rows.rows(samples), box.extent(2));
+  const Scratch<ExecSpace> scratch(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"),
+      groups * plan.chunks, K);
+  reduceChunks<K>(
+      exec, label, groups, plan,
+      KOKKOS_LAMBDA(index_t g, index_t r0, index_t r1, Lanes<K> & lanes) {
+        index_t n, c, d, h;
+        rows(r0, n, c, d, h);
+        for (index_t r = r0; r < r1; ++r, rows.next(n, c, d, h))
+          lanes.addRow(plan.length, [&](index_t i) { return f(g, n, d, h, w0 + i); });
+      },
+      KOKKOS_LAMBDA(index_t g, index_t r, index_t i) {
         index_t n, c, d, h;
         rows(r, n, c, d, h);
-        f(g, n, d, h, w0 + i, acc);
+        return f(g, n, d, h, w0 + i);
       },
-      out, accumulate);
+      scratch);
+  sumChunks<K>(exec, label, groups, plan.chunks, scratch, out, accumulate);
 }
 
 }  // namespace halo3d::kernels::impl
