@@ -64,19 +64,26 @@ void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
 
 // The same on the default execution-space instance.
 template <class T>
-void fill(T value, const Tensor<T, Kokkos::DefaultExecutionSpace>& y, const Box& box) {
-  fill(Kokkos::DefaultExecutionSpace(), value, y, box);
+void fill(impl::NonDeduced<T> value, const Tensor<T, DefaultExec>& y, const Box& box) {
+  fill(DefaultExec(), value, y, box);
 }
 template <class T>
-void copy(const Tensor<T, Kokkos::DefaultExecutionSpace>& x,
-          const Tensor<T, Kokkos::DefaultExecutionSpace>& y, const Box& box) {
-  copy(Kokkos::DefaultExecutionSpace(), x, y, box);
+void copy(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultExec>& y, const Box& box) {
+  copy(DefaultExec(), x, y, box);
 }
 template <class T>
-void add(const Tensor<T, Kokkos::DefaultExecutionSpace>& a,
-         const Tensor<T, Kokkos::DefaultExecutionSpace>& b,
-         const Tensor<T, Kokkos::DefaultExecutionSpace>& y, const Box& box) {
-  add(Kokkos::DefaultExecutionSpace(), a, b, y, box);
+void scale(impl::NonDeduced<T> alpha, const Tensor<T, DefaultExec>& y, const Box& box) {
+  scale(DefaultExec(), alpha, y, box);
+}
+template <class T>
+void axpby(impl::NonDeduced<T> alpha, const Tensor<T, DefaultExec>& x, impl::NonDeduced<T> beta,
+           const Tensor<T, DefaultExec>& y, const Box& box) {
+  axpby(DefaultExec(), alpha, x, beta, y, box);
+}
+template <class T>
+void add(const Tensor<T, DefaultExec>& a, const Tensor<T, DefaultExec>& b,
+         const Tensor<T, DefaultExec>& y, const Box& box) {
+  add(DefaultExec(), a, b, y, box);
 }
 
 #define HALO3D_KERNELS_ELEMENTWISE(PREFIX, E, T)                                                   \

@@ -96,6 +96,17 @@ TEST(LeakyRelu, SubBoxesEqualWholeBoxAndInPlaceWorks) {
   EXPECT_TRUE(identical(toHost(dx_pieces), toHost(dx_whole)));
 }
 
+TEST(LeakyRelu, OverloadsWithoutAnInstanceUseTheDefault) {
+  const TensorBlock block = TensorBlock::whole({1, 2, 3, 4, 5});
+  const auto x = toDevice(hostRandom<float>("x", block, 1));
+  DeviceTensor<float> y("y", block), dx("dx", block), y_exec("y", block), dx_exec("dx", block);
+  kernels::leakyReluForward(x, 0.1, y, block.owned());
+  kernels::leakyReluBackward(x, y, 0.1, dx, block.owned());
+  kernels::leakyReluForward(Exec(), x, 0.1, y_exec, block.owned());
+  kernels::leakyReluBackward(Exec(), x, y_exec, 0.1, dx_exec, block.owned());
+  EXPECT_TRUE(identical(toHost(dx), toHost(dx_exec)));
+}
+
 TEST(LeakyRelu, ShapeErrorsNameTheValues) {
   const auto x = toDevice(hostRandom<float>("x", TensorBlock::whole({2, 2, 3, 4, 5}), 1));
   DeviceTensor<float> y_samples(

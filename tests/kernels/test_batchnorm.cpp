@@ -238,6 +238,29 @@ TEST(BatchNorm, RunningStatisticsUseTheUnbiasedVariance) {
   EXPECT_NE(m.find("got count 1"), std::string::npos) << m;
 }
 
+TEST(BatchNorm, OverloadsWithoutAnInstanceUseTheDefault) {
+  const Problem<float> p(ShapeCase{{2, 2, 3, 4, 5}, {}});
+  const index_t c = 2;
+  const Box box = p.block.owned();
+  const auto x = toDevice(p.x), dy = toDevice(p.dy);
+  const auto gamma = makeVector<float>("gamma", p.gamma), beta = makeVector<float>("beta", p.beta);
+  DeviceVector<double> stats("stats", 5), sums("sums", 4);
+  DeviceVector<float> mean("mean", c), var("var", c), rm("rm", c), rv("rv", c), dg("dg", c),
+      db("db", c);
+  DeviceTensor<float> y("y", p.block), dx("dx", p.block), dx_exec("dx", p.block);
+  kernels::batchNormStatistics(x, stats, box);
+  kernels::batchNormMoments(stats, mean, var);
+  kernels::batchNormForward(x, mean, var, gamma, beta, kEps, y, box);
+  kernels::batchNormUpdateRunningStats(mean, var, p.count(), 0.1, rm, rv);
+  kernels::batchNormBackwardSums(x, dy, mean, var, kEps, sums, box);
+  kernels::batchNormBackward(x, dy, mean, var, gamma, kEps, sums, p.count(), dx, box);
+  kernels::batchNormParameterGradients(sums, dg, db);
+  kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, p.count(), dx_exec, box);
+  EXPECT_TRUE(identical(toHost(dx), toHost(dx_exec)));
+  const std::vector<double> s = values(sums);
+  EXPECT_EQ(values(db), std::vector<double>({double(float(s[0])), double(float(s[1]))}));
+}
+
 TEST(BatchNorm, ShapeErrorsNameTheValues) {
   const Problem<float> p(ShapeCase{{2, 3, 4, 4, 4}, {}});
   const auto x = toDevice(p.x);

@@ -94,6 +94,19 @@ TEST(Channels, SubBoxesEqualWholeBox) {
   EXPECT_TRUE(identical(toHost(pieces), toHost(whole)));
 }
 
+TEST(Channels, OverloadsWithoutAnInstanceUseTheDefault) {
+  const auto a = toDevice(hostRandom<float>("a", TensorBlock::whole({1, 2, 3, 4, 5}), 1));
+  const auto b = toDevice(hostRandom<float>("b", TensorBlock::whole({1, 1, 3, 4, 5}), 2));
+  DeviceTensor<float> y("y", TensorBlock::whole({1, 3, 3, 4, 5})), b2("b2", b.block());
+  const Box box = Box::fromExtents({3, 4, 5});
+  kernels::concatChannels(a, b, y, box);
+  kernels::sliceChannels(y, 2, b2, box);
+  EXPECT_TRUE(identical(toHost(b2), toHost(b)));
+  kernels::insertChannels(a, 1, y, box);
+  kernels::sliceChannels(Exec(), y, 1, b2, box);
+  EXPECT_EQ(values(b2.view())[0], values(a.view())[0]);
+}
+
 TEST(Channels, ShapeErrorsNameTheValues) {
   const auto a = toDevice(hostRandom<float>("a", TensorBlock::whole({2, 2, 3, 4, 5}), 1));
   const auto b = toDevice(hostRandom<float>("b", TensorBlock::whole({2, 3, 3, 4, 5}), 2));

@@ -107,6 +107,21 @@ TEST(Dense, GradientsMatchFiniteDifferences) {
   }
 }
 
+TEST(Dense, OverloadsWithoutAnInstanceUseTheDefault) {
+  const auto x = matrix<float>("x", 3, 4, 1), w = matrix<float>("w", 2, 4, 2),
+             dy = matrix<float>("dy", 3, 2, 3);
+  const auto b = makeVector<float>("b", {0.5, -0.5});
+  kernels::Matrix<float, Exec> y("y", 3, 2), dx("dx", 3, 4), dw("dw", 2, 4), y_exec("y", 3, 2);
+  DeviceVector<float> db("db", 2);
+  kernels::denseForward(x, w, b, y);
+  kernels::denseBackwardData(dy, w, dx);
+  kernels::denseBackwardWeights(x, dy, dw);
+  kernels::denseBackwardBias(dy, db);
+  kernels::denseForward(Exec(), x, w, b, y_exec);
+  EXPECT_EQ(values(y), values(y_exec));
+  EXPECT_NE(values(db), std::vector<double>(2, 0.0));
+}
+
 TEST(Dense, ShapeErrorsNameTheValues) {
   const auto x = matrix<float>("x", 3, 10, 1), w = matrix<float>("w", 6, 9, 2);
   const auto b = makeVector<float>("b", hashValues(5, 3));

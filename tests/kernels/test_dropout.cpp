@@ -128,6 +128,17 @@ TEST(Dropout, SubBoxesEqualWholeBox) {
   EXPECT_TRUE(identical(toHost(pieces), toHost(whole)));
 }
 
+TEST(Dropout, OverloadsWithoutAnInstanceUseTheDefault) {
+  const TensorBlock block = TensorBlock::whole({1, 2, 3, 4, 5});
+  const auto x = toDevice(hostRandom<float>("x", block, 1));
+  DeviceTensor<float> y("y", block), dx("dx", block), dx_exec("dx", block);
+  kernels::dropoutForward(x, 0.3, kStream, y, block.owned());
+  kernels::dropoutBackward(y, 0.3, kStream, dx, block.owned());
+  kernels::dropoutForward(Exec(), x, 0.3, kStream, dx_exec, block.owned());
+  kernels::dropoutBackward(Exec(), dx_exec, 0.3, kStream, dx_exec, block.owned());
+  EXPECT_TRUE(identical(toHost(dx), toHost(dx_exec)));
+}
+
 TEST(Dropout, BadProbabilityAndShapesThrow) {
   const TensorBlock block = TensorBlock::whole({1, 2, 3, 4, 5});
   const auto x = toDevice(hostRandom<float>("x", block, 8));

@@ -99,6 +99,22 @@ TEST(Elementwise, InPlaceAddAndFillOfGhosts) {
     ASSERT_EQ(v, 0.0);
 }
 
+TEST(Elementwise, OverloadsWithoutAnInstanceUseTheDefault) {
+  const TensorBlock block = TensorBlock::whole({1, 2, 3, 4, 5});
+  const auto a = toDevice(hostRandom<float>("a", block, 1));
+  const auto b = toDevice(hostRandom<float>("b", block, 2));
+  DeviceTensor<float> y("y", block), y_exec("y", block);
+  kernels::fill(1.0, y, block.owned());
+  kernels::add(a, b, y, block.owned());
+  kernels::scale(2.0, y, block.owned());
+  kernels::axpby(1.0, a, -1.0, y, block.owned());
+  kernels::copy(y, y, block.owned());
+  kernels::add(Exec(), a, b, y_exec, block.owned());
+  kernels::scale(Exec(), 2.0f, y_exec, block.owned());
+  kernels::axpby(Exec(), 1.0f, a, -1.0f, y_exec, block.owned());
+  EXPECT_TRUE(identical(toHost(y), toHost(y_exec)));
+}
+
 TEST(Elementwise, ShapeErrorsNameTheValues) {
   const auto a = toDevice(hostRandom<float>("a", TensorBlock::whole({1, 2, 3, 4, 5}), 1));
   const auto b = toDevice(hostRandom<float>("b", TensorBlock::whole({1, 3, 3, 4, 5}), 1));

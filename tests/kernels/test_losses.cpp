@@ -239,6 +239,24 @@ TEST(Losses, BadLabelsAreCountedAndReported) {
   checkBadLabels<std::int64_t>();
 }
 
+TEST(Losses, OverloadsWithoutAnInstanceUseTheDefault) {
+  const Segmentation<float> s({1, 3, 3, 4, 5}, {});
+  const Box box = s.block.owned();
+  const auto logits = toDevice(s.logits);
+  const auto labels = toDevice(s.labels);
+  DeviceVector<double> ce("ce", 2), dice("dice", 9), mse("mse", 1), ce_exec("ce", 2);
+  DeviceTensor<float> d_ce("d_ce", s.block), d_dice("d_dice", s.block), d_mse("d_mse", s.block);
+  kernels::softmaxCrossEntropySums(logits, labels, ce, box);
+  kernels::softmaxCrossEntropyBackward(logits, labels, 60.0, d_ce, box);
+  kernels::softDiceSums(logits, labels, dice, box);
+  kernels::softDiceBackward(logits, labels, dice, kDiceEps, d_dice, box);
+  kernels::mseLossSums(logits, logits, mse, box);
+  kernels::mseLossBackward(logits, logits, 60.0, d_mse, box);
+  kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce_exec, box);
+  EXPECT_EQ(values(ce), values(ce_exec));
+  EXPECT_EQ(values(mse)[0], 0.0);
+}
+
 TEST(Losses, ShapeErrorsNameTheValues) {
   const Segmentation<float> s({2, 3, 3, 4, 5}, {});
   const auto logits = toDevice(s.logits);
