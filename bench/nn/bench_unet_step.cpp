@@ -1,9 +1,10 @@
-// One 3D U-Net training step (forward, voxel-wise cross-entropy, backward with the gradient allreduce, SGD
-// with momentum) on the grid 1xPx1x1 (P ranks split D; 1x2x2x2 on 8 ranks), as `unet3d train` runs it.
-// bench/nn/unet_torch.py times the same step in PyTorch; bench/nn/compare_unet_torch.py runs both in turns.
+// One 3D U-Net training step (forward, voxel-wise cross-entropy, backward with the gradient
+// allreduce, SGD with momentum) on the grid 1xPx1x1 (P ranks split D; 1x2x2x2 on 8 ranks), as
+// `unet3d train` runs it. bench/nn/unet_torch.py times the same step in PyTorch;
+// bench/nn/compare_unet_torch.py runs both in turns.
 //
-// Arguments: {input edge, base channels, depth, global batch}. Counters: samples_per_s (the global batch over
-// the slowest rank's step time), ranks, and threads (OpenMP threads per rank).
+// Arguments: {input edge, base channels, depth, global batch}. Counters: samples_per_s (the global
+// batch over the slowest rank's step time), ranks, and threads (OpenMP threads per rank).
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
@@ -79,7 +80,8 @@ struct Step {
             {0, o.min(0), o.min(1), o.min(2)}, {yb.localSamples(), o.max(0), o.max(1), o.max(2)}),
         KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
           const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
-          lv(n, 0, d - o.min(0), h - o.min(1), w - o.min(2)) = std::int32_t((hashed(g + 7) + 1.0f) * 1.5f) % 3;
+          lv(n, 0, d - o.min(0), h - o.min(1), w - o.min(2)) =
+              std::int32_t((hashed(g + 7) + 1.0f) * 1.5f) % 3;
         });
     Kokkos::fence();
     ctx.grid = &grid;
@@ -114,10 +116,17 @@ void unetStep(benchmark::State& state) {
 }
 
 // The configuration: 64^3, base 8, depth 3, batch 1.
-BENCHMARK(unetStep)->Args({64, 8, 3, 1})->ArgNames({"edge", "base", "depth", "batch"})->UseManualTime()->Unit(
-    benchmark::kMillisecond);
+BENCHMARK(unetStep)
+    ->Args({64, 8, 3, 1})
+    ->ArgNames({"edge", "base", "depth", "batch"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 // The CTest smoke configuration.
-BENCHMARK(unetStep)->Name("unetStep_smoke")->Args({16, 2, 2, 1})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(unetStep)
+    ->Name("unetStep_smoke")
+    ->Args({16, 2, 2, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace halo3d::bench
