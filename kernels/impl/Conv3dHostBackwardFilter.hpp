@@ -6,15 +6,16 @@
 // position's window origin plus a fixed offset (i * channel stride + tap offset), gathered with the
 // W stride when it is above 1. Tail vectors of a row are masked on both sides.
 //
-// Work: the positions of all samples are split into contiguous ranges, one per work item; an item
-// walks its range in chunks small enough for the chunk's dy vectors to stay in L1 while every
-// (block, pair group) tile passes over them, and reduces each tile's lanes into its own partial dw
+// Work: the positions of all samples are split into one contiguous range per thread; a thread walks
+// its range in chunks small enough for the chunk's dy vectors to stay in L1 while every (block,
+// pair group) tile passes over them, and reduces each tile's lanes into its own partial dw
 // (double). The partials are summed at the end, so there are no atomics and the result does not
 // depend on thread timing.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "core/HaloTensor.hpp"
@@ -93,15 +94,15 @@ void filterTile(const FilterPass<T>& a, const FilterPosition<T>* pos, int count,
       partial[(o0 + o) * a.pairs + j0 + j] += double(S::sum(acc[o][j]));
 }
 
-// Every (block, pair group) tile over one chunk: full vectors and tails in separate runs, so that
-// the full ones load without masks.
+// The (block, pair group) tiles of pairs [j_begin, j_end) over a list of positions: full vectors
+// and tails in separate runs, so that the full ones load without masks.
 template <class T, int OB>
-void filterChunk(const FilterPass<T>& a, const FilterPosition<T>* full, int n_full,
+void filterPairs(const FilterPass<T>& a, const FilterPosition<T>* full, int n_full,
                  const FilterPosition<T>* tail, int n_tail, bool gather, index_t o0,
-                 double* partial) {
+                 index_t j_begin, index_t j_end, double* partial) {
   constexpr int JB = kFilterPairs<OB>;
-  for (index_t j0 = 0; j0 < a.pairs; j0 += JB) {
-    const int nj = int(std::min<index_t>(JB, a.pairs - j0));
+  for (index_t j0 = j_begin; j0 < j_end; j0 += JB) {
+    const int nj = int(std::min<index_t>(JB, j_end - j0));
     if (gather) {
       filterTile<T, OB, JB, SimdLoad::Gather>(a, full, n_full, o0, j0, nj, partial);
       filterTile<T, OB, JB, SimdLoad::Gather>(a, tail, n_tail, o0, j0, nj, partial);
@@ -111,6 +112,77 @@ void filterChunk(const FilterPass<T>& a, const FilterPosition<T>* full, int n_fu
     }
   }
 }
+
+template <class T>
+void filterBlock(const FilterPass<T>& a, const FilterPosition<T>* full, int n_full,
+                 const FilterPosition<T>* tail, int n_tail, bool gather, const ChannelBlock& b,
+                 index_t j_begin, index_t j_end, double* partial) {
+  switch (b.size) {
+    case 4:
+      filterPairs<T, 4>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, partial);
+      break;
+    case 2:
+      filterPairs<T, 2>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, partial);
+      break;
+    default:
+      filterPairs<T, 1>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, partial);
+      break;
+  }
+}
+
+// Adds to sums[o - o_begin] the sum of dy channel o over the positions, for o in [o_begin, o_end).
+template <class T>
+void biasSums(const FilterPass<T>& a, const FilterPosition<T>* full, int n_full,
+              const FilterPosition<T>* tail, int n_tail, index_t o_begin, index_t o_end,
+              double* sums) {
+  using S = Simd<T>;
+  for (index_t o = o_begin; o < o_end; ++o) {
+    typename S::vec acc = S::zero();
+    const T* dp = a.dy + o * a.dy_channel;
+    for (int q = 0; q < n_full; ++q)
+      acc = S::add(acc, S::load(dp + full[q].dy_off));
+    for (int q = 0; q < n_tail; ++q)
+      acc = S::add(acc, S::load(dp + tail[q].dy_off, tail[q].mask));
+    sums[o - o_begin] += double(S::sum(acc));
+  }
+}
+
+// The positions of out_box: (sample, d, h, W vector), W vector fastest.
+template <class T>
+struct FilterPositions {
+  Conv3dIndexing ix;
+  Box box;
+  index_t vectors, count;
+  index_t x_sample, x_plane, x_row, y_sample, y_plane, y_row;
+
+  FilterPosition<T> at(index_t q) const {
+    constexpr int V = Simd<T>::lanes;
+    const index_t v = q % vectors, row = q / vectors;
+    const index_t h = box.min(1) + row % box.extent(1);
+    const index_t d = box.min(0) + (row / box.extent(1)) % box.extent(0);
+    const index_t n = row / (box.extent(0) * box.extent(1));
+    const index_t c = box.min(2) + v * V;
+    return {n * x_sample + (ix.inputOf(0, d, 0) + ix.in_shift[0]) * x_plane +
+                (ix.inputOf(1, h, 0) + ix.in_shift[1]) * x_row + ix.inputOf(2, c, 0) +
+                ix.in_shift[2],
+            n * y_sample + (d + ix.out_shift[0]) * y_plane + (h + ix.out_shift[1]) * y_row + c +
+                ix.out_shift[2],
+            laneRange<T>(0, box.max(2) - c)};
+  }
+  // Positions [begin, end) sorted into full vectors and tails; returns their counts.
+  std::pair<int, int> split(index_t begin, index_t end, FilterPosition<T>* full,
+                            FilterPosition<T>* tail) const {
+    int n_full = 0, n_tail = 0;
+    for (index_t q = begin; q < end; ++q) {
+      const FilterPosition<T> p = at(q);
+      if (p.mask == fullMask<T>())
+        full[n_full++] = p;
+      else
+        tail[n_tail++] = p;
+    }
+    return {n_full, n_tail};
+  }
+};
 
 // See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
 template <class ExecSpace, class T>
@@ -122,26 +194,27 @@ void conv3dBackwardFilterHost(const ExecSpace& exec,
                               const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
                               const Box& out_box, bool accumulate) {
   using S = Simd<T>;
+  using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   constexpr int V = S::lanes;
   const Conv3dIndexing ix = makeIndexing(g, x, dy);
   const auto& xv = x.view();
   const auto& dyv = dy.view();
   const index_t samples = x.block().localSamples();
   const index_t in_ch = x.block().channels(), out_ch = dy.block().channels();
-  const index_t taps = ix.taps(), pairs = in_ch * taps, entries = out_ch * pairs + out_ch;
+  const index_t taps = ix.taps(), pairs = in_ch * taps, weights = out_ch * pairs;
   const bool has_bias = db.extent(0) > 0;
 
-  // Positions: (sample, d, h, W vector) of out_box, W vector fastest.
-  const index_t vectors = (out_box.extent(2) + V - 1) / V;
-  const index_t rows = out_box.empty() ? 0 : samples * out_box.extent(0) * out_box.extent(1);
-  const index_t positions = rows * vectors;
-  // One item per thread (equal ranges of positions): each partial dw is as large as dw itself.
-  const index_t items =
-      std::max<index_t>(1, std::min<index_t>((positions + kFilterChunk - 1) / kFilterChunk,
-                                             index_t(exec.concurrency())));
-  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
-      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing), items,
-      entries);
+  FilterPositions<T> pos{ix,
+                         out_box,
+                         (out_box.extent(2) + V - 1) / V,
+                         0,
+                         index_t(xv.stride_0()),
+                         index_t(xv.stride_2()),
+                         index_t(xv.stride_3()),
+                         index_t(dyv.stride_0()),
+                         index_t(dyv.stride_2()),
+                         index_t(dyv.stride_3())};
+  pos.count = out_box.empty() ? 0 : samples * out_box.extent(0) * out_box.extent(1) * pos.vectors;
 
   Kokkos::View<index_t*, Kokkos::HostSpace> pair_offset(
       Kokkos::view_alloc("halo3d::conv3d pair offsets", Kokkos::WithoutInitializing), pairs);
@@ -152,84 +225,43 @@ void conv3dBackwardFilterHost(const ExecSpace& exec,
           pair_offset(i * taps + (kd * g.kernel[1] + kh) * g.kernel[2] + kw) =
               i * index_t(xv.stride_1()) + index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
               index_t(kh) * g.dilation[1] * index_t(xv.stride_3()) + index_t(kw) * g.dilation[2];
-
-  FilterPass<T> a{xv.data(), dyv.data(),         index_t(dyv.stride_1()),
-                  pairs,     pair_offset.data(), S::strideIndex(g.stride[2])};
+  const FilterPass<T> a{xv.data(), dyv.data(),         index_t(dyv.stride_1()),
+                        pairs,     pair_offset.data(), S::strideIndex(g.stride[2])};
   const std::vector<ChannelBlock> blocks = channelBlocks(out_ch, 4);
   const bool gather = g.stride[2] > 1;
-  const index_t x_sample = index_t(xv.stride_0()), x_plane = index_t(xv.stride_2()),
-                x_row = index_t(xv.stride_3());
-  const index_t y_sample = index_t(dyv.stride_0()), y_plane = index_t(dyv.stride_2()),
-                y_row = index_t(dyv.stride_3());
+  T* dw_p = dw.data();
+  T* db_p = has_bias ? db.data() : nullptr;
+  auto store = [=](T* dst, double sum) { *dst = accumulate ? T(double(*dst) + sum) : T(sum); };
 
+  // Split the positions into one contiguous range per thread, each with its own partial dw.
+  const index_t items =
+      std::max<index_t>(1, std::min<index_t>((pos.count + kFilterChunk - 1) / kFilterChunk,
+                                             index_t(exec.concurrency())));
+  const index_t entries = weights + out_ch;
+  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
+      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing), items,
+      entries);
   Kokkos::parallel_for(
-      "halo3d::conv3dBackwardFilter(host simd)",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, items),
-      [=](index_t item) {
+      "halo3d::conv3dBackwardFilter(host simd)", Range(exec, 0, items), [=](index_t item) {
         (void)pair_offset;  // captured: the offsets live as long as the kernel
         double* part = &partial(item, 0);
         std::fill(part, part + entries, 0.0);
-        const index_t begin = positions * item / items, end = positions * (item + 1) / items;
+        const index_t begin = pos.count * item / items, end = pos.count * (item + 1) / items;
         FilterPosition<T> full[kFilterChunk], tail[kFilterChunk];
         for (index_t c0 = begin; c0 < end; c0 += kFilterChunk) {
-          int n_full = 0, n_tail = 0;
-          for (index_t q = c0; q < std::min(end, c0 + kFilterChunk); ++q) {
-            const index_t v = q % vectors, row = q / vectors;
-            const index_t h = out_box.min(1) + row % out_box.extent(1);
-            const index_t d = out_box.min(0) + (row / out_box.extent(1)) % out_box.extent(0);
-            const index_t n = row / (out_box.extent(0) * out_box.extent(1));
-            const index_t c = out_box.min(2) + v * V;
-            const int lanes = int(std::min<index_t>(V, out_box.max(2) - c));
-            const FilterPosition<T> p{n * x_sample +
-                                          (ix.inputOf(0, d, 0) + ix.in_shift[0]) * x_plane +
-                                          (ix.inputOf(1, h, 0) + ix.in_shift[1]) * x_row +
-                                          ix.inputOf(2, c, 0) + ix.in_shift[2],
-                                      n * y_sample + (d + ix.out_shift[0]) * y_plane +
-                                          (h + ix.out_shift[1]) * y_row + c + ix.out_shift[2],
-                                      laneRange<T>(0, lanes)};
-            if (lanes == V)
-              full[n_full++] = p;
-            else
-              tail[n_tail++] = p;
-          }
-          for (const ChannelBlock& b : blocks) {
-            switch (b.size) {
-              case 4:
-                filterChunk<T, 4>(a, full, n_full, tail, n_tail, gather, b.first, part);
-                break;
-              case 2:
-                filterChunk<T, 2>(a, full, n_full, tail, n_tail, gather, b.first, part);
-                break;
-              default:
-                filterChunk<T, 1>(a, full, n_full, tail, n_tail, gather, b.first, part);
-                break;
-            }
-          }
-          if (!has_bias) continue;
-          for (index_t o = 0; o < out_ch; ++o) {
-            typename S::vec acc = S::zero();
-            const T* dp = a.dy + o * a.dy_channel;
-            for (int q = 0; q < n_full; ++q)
-              acc = S::add(acc, S::load(dp + full[q].dy_off));
-            for (int q = 0; q < n_tail; ++q)
-              acc = S::add(acc, S::load(dp + tail[q].dy_off, tail[q].mask));
-            part[out_ch * pairs + o] += double(S::sum(acc));
-          }
+          const auto counts = pos.split(c0, std::min(end, c0 + kFilterChunk), full, tail);
+          for (const ChannelBlock& b : blocks)
+            filterBlock(a, full, counts.first, tail, counts.second, gather, b, 0, pairs, part);
+          if (has_bias)
+            biasSums(a, full, counts.first, tail, counts.second, 0, out_ch, part + weights);
         }
       });
-
-  // Sum the items' partials into dw and db.
-  T* dw_p = dw.data();
-  T* db_p = has_bias ? db.data() : nullptr;
   Kokkos::parallel_for("halo3d::conv3dBackwardFilter(host sum)",
-                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(
-                           exec, 0, has_bias ? entries : out_ch * pairs),
-                       [=](index_t e) {
+                       Range(exec, 0, has_bias ? entries : weights), [=](index_t e) {
                          double sum = 0;
                          for (index_t item = 0; item < items; ++item)
                            sum += partial(item, e);
-                         T* dst = e < out_ch * pairs ? dw_p + e : db_p + (e - out_ch * pairs);
-                         *dst = accumulate ? T(double(*dst) + sum) : T(sum);
+                         store(e < weights ? dw_p + e : db_p + (e - weights), sum);
                        });
 }
 

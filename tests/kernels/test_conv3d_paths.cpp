@@ -181,5 +181,25 @@ INSTANTIATE_TEST_SUITE_P(Implementations, Conv3dPaths,
                            return pathName(info.param);
                          });
 
+// A box large enough for the host backward-filter to split its positions into several chunks per
+// thread, and with many full-width interior tiles. Team barriers are covered by the sweep.
+class Conv3dPathsLargeBox : public ::testing::TestWithParam<Path> {};
+
+TEST_P(Conv3dPathsLargeBox, MatchReference) {
+  const ConvCase c{2, 3, 5, {8, 16, 130}, WindowGeometry::cubic(3, 1, 1), true};
+  run<float>(GetParam(), c);
+  run<double>(GetParam(), c);
+}
+
+INSTANTIATE_TEST_SUITE_P(Implementations, Conv3dPathsLargeBox,
+                         ::testing::Values(
+#if HALO3D_CONV3D_AVX512
+                             Path::HostSimd,
+#endif
+                             Path::Team1, Path::Generic),
+                         [](const ::testing::TestParamInfo<Path>& info) {
+                           return pathName(info.param);
+                         });
+
 }  // namespace
 }  // namespace halo3d::testing
