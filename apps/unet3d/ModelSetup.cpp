@@ -28,10 +28,10 @@ nn::UNetConfig modelConfig(const UNetOptions& o, const SampleCatalog& catalog, b
     require<InputError>(o.input_size == 0 || o.input_size == e[0], "--input-size ", o.input_size,
                         " does not match the data's samples of ", e[0], "^3");
     c.input_size = e[0];
-  } else {
-    c.input_size = o.input_size > 0 ? o.input_size : e[0];
   }
   require<InputError>(c.depth >= 1 && c.depth <= 8, "--depth must be in [1, 8], got ", c.depth);
+  if (!whole_samples)
+    c.input_size = index_t(1) << c.depth;  // a placeholder: predict sets the volume
   c.validate();
   return c;
 }

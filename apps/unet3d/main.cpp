@@ -23,7 +23,6 @@ void addOptions(CLI::App* cmd, UNetOptions& o, Command command) {
                   "process grid NxDxHxW (default 1xPx1x1: split D over all P ranks)");
   cmd->add_option("--data", o.data, "HDF5 sample file or directory of them (U-Net layout)")
       ->required();
-  cmd->add_option("--input-size", o.input_size, "input edge D = H = W (checked against the data)");
   cmd->add_option("--in-channels", o.in_channels, "input channels (checked against the data)");
   cmd->add_option("--base", o.base, "channels of the first level (doubling per level)")
       ->capture_default_str();
@@ -63,6 +62,7 @@ void addOptions(CLI::App* cmd, UNetOptions& o, Command command) {
         ->capture_default_str();
     return;
   }
+  cmd->add_option("--input-size", o.input_size, "input edge D = H = W (checked against the data)");
   cmd->add_option("--loss", o.loss, "ce (voxel-wise cross-entropy) or dice (soft Dice)")
       ->check(CLI::IsMember({"ce", "dice"}))
       ->capture_default_str();
