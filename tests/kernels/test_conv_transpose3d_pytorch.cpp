@@ -2,7 +2,6 @@
 // and bias gradients, on both kernel paths, in fp32 and fp64. The error of a tensor is max|ours -
 // ref| / max|ref|.
 #include <gtest/gtest.h>
-#include <hdf5.h>
 
 #include <algorithm>
 #include <cmath>
@@ -79,30 +78,8 @@ double relativeError(const View& ours, const Array& ref) {
   return diff / scale;
 }
 
-// The JSON attribute `params` of `group`. H5File::attribute reads variable-length strings as ASCII,
-// which HDF5 refuses to convert from the file's UTF-8 (it returns ""), so this reads with the
-// file's character set.
-nlohmann::json paramsOf(const std::string& path, const std::string& group) {
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  const hid_t attr = H5Aopen_by_name(file, group.c_str(), "params", H5P_DEFAULT, H5P_DEFAULT);
-  const hid_t type = H5Aget_type(attr);
-  const hid_t mem = H5Tcopy(H5T_C_S1);
-  H5Tset_size(mem, H5T_VARIABLE);
-  H5Tset_cset(mem, H5Tget_cset(type));
-  char* text = nullptr;
-  const herr_t status = H5Aread(attr, mem, &text);
-  const std::string value = status >= 0 && text ? text : "";
-  H5free_memory(text);
-  H5Tclose(mem);
-  H5Tclose(type);
-  H5Aclose(attr);
-  H5Fclose(file);
-  require(!value.empty(), path, ": cannot read attribute 'params' of '", group, "'");
-  return nlohmann::json::parse(value);
-}
-
 ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group, const Array& w) {
-  const auto params = paramsOf(f.path(), group);
+  const auto params = f.jsonAttribute(group, "params");
   ConvTranspose3dGeometry g;
   for (int d = 0; d < 3; ++d) {
     g.window.kernel[d] = int(w.extent(2 + d));
