@@ -44,6 +44,12 @@ endfunction()
 function(halo3d_target_flags target)
   if(HALO3D_ENABLE_NATIVE AND NOT Kokkos_ENABLE_CUDA)
     target_compile_options(${target} PRIVATE -march=native)
+    # GCC 12 with AVX-512 miscompiles constants whose low half repeats and high half is zero (the SLP vectorizer
+    # emits one broadcast for the whole register: std::vector<float>{1,1,1,1,0,0,0,0} comes out all ones at -O2
+    # -march=native on Sapphire Rapids). halo3d's SIMD kernels use explicit vector types, unaffected by this flag.
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+      target_compile_options(${target} PRIVATE -fno-tree-slp-vectorize)
+    endif()
   endif()
   if(NOT Kokkos_ENABLE_CUDA)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
