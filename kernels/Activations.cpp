@@ -16,9 +16,12 @@ void leakyReluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, doub
   impl::forEachRow(
       exec, "halo3d::leakyReluForward", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) {
-          const T v = xc(n, c, d, h, w);
-          yc(n, c, d, h, w) = v > T(0) ? v : a * v;
+        const T* x = xc.row(n, c, d, h, w0);
+        T* y = yc.row(n, c, d, h, w0);
+        const T s = a;
+        for (index_t i = 0; i < w1 - w0; ++i) {
+          const T v = x[i];
+          y[i] = v > T(0) ? v : s * v;
         }
       });
 }
@@ -35,9 +38,13 @@ void leakyReluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   impl::forEachRow(
       exec, "halo3d::leakyReluBackward", dx.block().localSamples(), dx.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) {
-          const T g = dyc(n, c, d, h, w);
-          dxc(n, c, d, h, w) = xc(n, c, d, h, w) > T(0) ? g : a * g;
+        const T* x = xc.row(n, c, d, h, w0);
+        const T* dy = dyc.row(n, c, d, h, w0);
+        T* dx = dxc.row(n, c, d, h, w0);
+        const T s = a;
+        for (index_t i = 0; i < w1 - w0; ++i) {
+          const T g = dy[i];
+          dx[i] = x[i] > T(0) ? g : s * g;
         }
       });
 }

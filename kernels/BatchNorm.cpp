@@ -80,8 +80,10 @@ void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
         const T mu = mean(c);
         const T scale = T(double(gamma(c)) / math::sqrt(double(var(c)) + eps));
         const T shift = beta(c);
-        for (index_t w = w0; w < w1; ++w)
-          yc(n, c, d, h, w) = (xc(n, c, d, h, w) - mu) * scale + shift;
+        const T* x = xc.row(n, c, d, h, w0);
+        T* y = yc.row(n, c, d, h, w0);
+        for (index_t i = 0; i < w1 - w0; ++i)
+          y[i] = (x[i] - mu) * scale + shift;
       });
 }
 
@@ -169,9 +171,12 @@ void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
         const T scale = T(double(gamma(c)) * invstd);
         const T mean_dy = T(sums(c) / count);
         const T mean_dy_xhat = T(sums(channels + c) / count);
-        for (index_t w = w0; w < w1; ++w) {
-          const T xhat = (xc(n, c, d, h, w) - mu) * inv;
-          dxc(n, c, d, h, w) = scale * (dyc(n, c, d, h, w) - mean_dy - xhat * mean_dy_xhat);
+        const T* x = xc.row(n, c, d, h, w0);
+        const T* dy = dyc.row(n, c, d, h, w0);
+        T* dx = dxc.row(n, c, d, h, w0);
+        for (index_t i = 0; i < w1 - w0; ++i) {
+          const T xhat = (x[i] - mu) * inv;
+          dx[i] = scale * (dy[i] - mean_dy - xhat * mean_dy_xhat);
         }
       });
 }

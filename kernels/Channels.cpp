@@ -32,8 +32,10 @@ void copyChannels(const char* kernel, const ExecSpace& exec, const Tensor<T, Exe
   forEachRow(
       exec, std::string("halo3d::") + kernel, dst.block().localSamples(), count, box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t z, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w)
-          dc(n, dst_c0 + c, z, h, w) = sc(n, src_c0 + c, z, h, w);
+        const T* src_row = sc.row(n, src_c0 + c, z, h, w0);
+        T* dst_row = dc.row(n, dst_c0 + c, z, h, w0);
+        for (index_t i = 0; i < w1 - w0; ++i)
+          dst_row[i] = src_row[i];
       });
 }
 

@@ -31,8 +31,10 @@ void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Tensor<T, Exec
   impl::forEachRow(
       exec, "halo3d::fill", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w)
-          yc(n, c, d, h, w) = value;
+        T* y = yc.row(n, c, d, h, w0);
+        const T v = value;
+        for (index_t i = 0; i < w1 - w0; ++i)
+          y[i] = v;
       });
 }
 
@@ -45,8 +47,10 @@ void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, 
   impl::forEachRow(
       exec, "halo3d::copy", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w)
-          yc(n, c, d, h, w) = xc(n, c, d, h, w);
+        const T* x = xc.row(n, c, d, h, w0);
+        T* y = yc.row(n, c, d, h, w0);
+        for (index_t i = 0; i < w1 - w0; ++i)
+          y[i] = x[i];
       });
 }
 
@@ -58,8 +62,10 @@ void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, Exe
   impl::forEachRow(
       exec, "halo3d::scale", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w)
-          yc(n, c, d, h, w) *= alpha;
+        T* y = yc.row(n, c, d, h, w0);
+        const T s = alpha;
+        for (index_t i = 0; i < w1 - w0; ++i)
+          y[i] *= s;
       });
 }
 
@@ -73,8 +79,11 @@ void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, E
   impl::forEachRow(
       exec, "halo3d::add", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w)
-          yc(n, c, d, h, w) = ac(n, c, d, h, w) + bc(n, c, d, h, w);
+        const T* a_row = ac.row(n, c, d, h, w0);
+        const T* b_row = bc.row(n, c, d, h, w0);
+        T* y = yc.row(n, c, d, h, w0);
+        for (index_t i = 0; i < w1 - w0; ++i)
+          y[i] = a_row[i] + b_row[i];
       });
 }
 
@@ -88,9 +97,15 @@ void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, Exe
   impl::forEachRow(
       exec, "halo3d::axpby", y.block().localSamples(), y.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w) {
-          const T ax = alpha * xc(n, c, d, h, w);
-          yc(n, c, d, h, w) = read_y ? ax + beta * yc(n, c, d, h, w) : ax;
+        const T* x = xc.row(n, c, d, h, w0);
+        T* y = yc.row(n, c, d, h, w0);
+        const T a = alpha, b = beta;
+        if (read_y) {
+          for (index_t i = 0; i < w1 - w0; ++i)
+            y[i] = a * x[i] + b * y[i];
+        } else {
+          for (index_t i = 0; i < w1 - w0; ++i)
+            y[i] = a * x[i];
         }
       });
 }

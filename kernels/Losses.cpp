@@ -89,8 +89,12 @@ void mseLossBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
   impl::forEachRow(
       exec, "halo3d::mseLossBackward", dpred.block().localSamples(), dpred.block().channels(), box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        for (index_t w = w0; w < w1; ++w)
-          dc(n, c, d, h, w) = scale * (pc(n, c, d, h, w) - tc(n, c, d, h, w));
+        const T* p = pc.row(n, c, d, h, w0);
+        const T* t = tc.row(n, c, d, h, w0);
+        T* g = dc.row(n, c, d, h, w0);
+        const T s = scale;
+        for (index_t i = 0; i < w1 - w0; ++i)
+          g[i] = s * (p[i] - t[i]);
       });
 }
 

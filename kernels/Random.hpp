@@ -52,14 +52,20 @@ struct RandomStream {
   std::uint32_t layer = 0;
 };
 
-// 32 random bits for global index `index` (e.g. the C-order linear index of a cell in the global
-// tensor).
-KOKKOS_INLINE_FUNCTION std::uint32_t randomBits(const RandomStream& stream, std::uint64_t index) {
-  const std::uint64_t block = index >> 2;
+// The four words of global indices 4 block .. 4 block + 3: word k is randomBits(stream, 4 block +
+// k). A loop over consecutive indices draws once per block.
+KOKKOS_INLINE_FUNCTION Philox4x32::Counter randomBlock(const RandomStream& stream,
+                                                       std::uint64_t block) {
   const Philox4x32::Counter ctr{
       {std::uint32_t(block), std::uint32_t(block >> 32), stream.step, stream.layer}};
   const Philox4x32::Key key{{std::uint32_t(stream.seed), std::uint32_t(stream.seed >> 32)}};
-  return Philox4x32::generate(ctr, key).v[index & 3];
+  return Philox4x32::generate(ctr, key);
+}
+
+// 32 random bits for global index `index` (e.g. the C-order linear index of a cell in the global
+// tensor).
+KOKKOS_INLINE_FUNCTION std::uint32_t randomBits(const RandomStream& stream, std::uint64_t index) {
+  return randomBlock(stream, index >> 2).v[index & 3];
 }
 
 // Uniform in [0, 1): bits / 2^32, exact in double.
