@@ -35,6 +35,8 @@ void applyMask(const char* kernel, const ExecSpace& exec, const Tensor<T, ExecSp
         T* y_row = yc.row(n, c, d, h, w0);
         const T scale = keep_scale;
         const std::uint64_t cut = threshold;
+        // Captured before the `if constexpr`, as nvcc requires of extended lambdas.
+        const RandomStream keys = stream;
         auto apply = [&](index_t w, std::uint32_t bits) {
           y_row[w - w0] = x_row[w - w0] * (T(bits >= cut) * scale);
         };
@@ -48,7 +50,7 @@ void applyMask(const char* kernel, const ExecSpace& exec, const Tensor<T, ExecSp
             const std::uint64_t b0 = (row + std::uint64_t(t0)) >> 2;
             const std::uint64_t blocks = ((row + std::uint64_t(t1) - 1) >> 2) - b0 + 1;
             for (std::uint64_t j = 0; j < blocks; ++j) {
-              const Philox4x32::Counter block = randomBlock(stream, b0 + j);
+              const Philox4x32::Counter block = randomBlock(keys, b0 + j);
               for (int k = 0; k < 4; ++k)
                 bits[4 * j + k] = block.v[k];
             }
@@ -58,7 +60,7 @@ void applyMask(const char* kernel, const ExecSpace& exec, const Tensor<T, ExecSp
           }
         } else {
           for (index_t w = w0; w < w1; ++w)
-            apply(w, randomBits(stream, row + std::uint64_t(w)));
+            apply(w, randomBits(keys, row + std::uint64_t(w)));
         }
       });
 }
