@@ -62,17 +62,24 @@ void mseLossSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
   const index_t channels = pred.block().channels();
   const auto pc = impl::readCells(pred);
   const auto tc = impl::readCells(target);
+  // Per channel first, so that each sum walks contiguous rows; then the channels in order.
+  Vector<double, ExecSpace> per_channel(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "halo3d::mseLossSums channels"),
+      channels);
   impl::reduceBox<1>(
-      exec, "halo3d::mseLossSums", 1, pred.block().localSamples(), box,
-      KOKKOS_LAMBDA(index_t, index_t n, index_t d, index_t h, index_t w) {
-        double sum = 0.0;
-        for (index_t c = 0; c < channels; ++c) {
-          const double e = double(pc(n, c, d, h, w)) - double(tc(n, c, d, h, w));
-          sum += e * e;
-        }
-        return impl::sums(sum);
+      exec, "halo3d::mseLossSums", channels, pred.block().localSamples(), box,
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
+        const double e = double(pc(n, c, d, h, w)) - double(tc(n, c, d, h, w));
+        return impl::sums(e * e);
       },
-      sums, accumulate);
+      per_channel, false);
+  Kokkos::parallel_for(
+      "halo3d::mseLossSums total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
+        double total = 0.0;
+        for (index_t c = 0; c < channels; ++c)
+          total += per_channel(c);
+        sums(0) = accumulate ? sums(0) + total : total;
+      });
 }
 
 template <class ExecSpace, class T>
