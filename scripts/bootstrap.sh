@@ -36,6 +36,10 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Optional: ccache (scripts/common.sh uses it when present) is installed when we can, and never demanded.
+if [[ $(id -u) -eq 0 ]] && ! dpkg-query -W -f='${Status}' ccache 2>/dev/null | grep -q "install ok installed"; then
+  missing+=(ccache)
+fi
 if ((${#missing[@]})); then
   if [[ $(id -u) -eq 0 ]]; then
     log "installing Debian packages: ${missing[*]}"

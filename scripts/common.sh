@@ -11,9 +11,19 @@ kokkos_prefix="$("$repo/scripts/bootstrap.sh" | tail -n 1)"
 mpirun_flags=(--oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
 
+# ccache, when installed, keeps compiled objects outside the repo (beside the dependency cache), so a rebuild in a
+# fresh clone recompiles only what changed. CCACHE_BASEDIR makes the clone's path irrelevant to the cache keys.
+# HALO3D_NO_CCACHE=1 turns it off.
+launcher=()
+if [[ "${HALO3D_NO_CCACHE:-0}" != 1 ]] && command -v ccache > /dev/null; then
+  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/halo3d/ccache}" CCACHE_BASEDIR="${CCACHE_BASEDIR:-$repo}"
+  export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-3G}"
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 halo3d_build() {
   local build_dir="$1"; shift
   cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos_prefix" \
-    -DCMAKE_PREFIX_PATH="$kokkos_prefix" "$@"
+    -DCMAKE_PREFIX_PATH="$kokkos_prefix" "${launcher[@]}" "$@"
   cmake --build "$build_dir" -j "$jobs"
 }

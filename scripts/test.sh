@@ -31,7 +31,9 @@ else
     -DCMAKE_CXX_COMPILER="$deps/kokkos-cuda/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS="-arch=sm_80" \
     -DKokkos_ROOT="$deps/kokkos-cuda" -DCMAKE_PREFIX_PATH="$deps/kokkos-cuda" \
     -DHALO3D_ENABLE_TESTS=OFF -DHALO3D_ENABLE_BENCHMARKS=OFF
-  PATH="$cuda_home/bin:$PATH" cmake --build "$build-cuda" -j "$jobs"
+  # The library targets only: the apps and the fp64 build of nn add compile time and no new device code.
+  PATH="$cuda_home/bin:$PATH" cmake --build "$build-cuda" -j "$jobs" \
+    --target halo3d_core halo3d_kernels halo3d_comm halo3d_io halo3d_nn
   echo "== CUDA compile step passed"
 fi
 echo "== all done in $(( $(date +%s) - start )) s"

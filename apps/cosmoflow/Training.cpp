@@ -245,6 +245,8 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
   ctx.overlap = !o.no_overlap;
   ctx.seed = o.seed;
   nn::MseLoss mse;
+  double epoch_loss_sum = 0;  // the epoch's mean training loss goes into the epoch-end line
+  long epoch_loss_steps = 0;
   auto save = [&](long step_done) {
     if (o.checkpoint_dir.empty()) return;
     const std::map<std::string, std::int64_t> counters{{"step", step_done},
@@ -302,7 +304,15 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
       metrics.write(rec);
     }
     progress.update(step, long(batch.epoch), epochs, loss, samples_per_s);
+    epoch_loss_sum += loss;
+    ++epoch_loss_steps;
     const bool epoch_end = (step + 1) % steps_per_epoch == 0 || step + 1 == total;
+    if (epoch_end) {
+      progress.message(concat("epoch ", batch.epoch + 1, ": mean training loss ", epoch_loss_sum / epoch_loss_steps,
+                              " over ", epoch_loss_steps, " steps"));
+      epoch_loss_sum = 0;
+      epoch_loss_steps = 0;
+    }
     if ((o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0) || (o.checkpoint_every == 0 && epoch_end))
       save(step + 1);
     if (epoch_end && val_loader) {
