@@ -39,6 +39,9 @@ void BatchNorm3d::setup(const ProcessGrid&, const std::vector<const Activation*>
   _sums = Kokkos::View<double*, Memory>(name() + ".sums", kernels::batchNormBackwardSumsSize(_channels));
   _mean = Kokkos::View<real*, Memory>(name() + ".mean", _channels);
   _var = Kokkos::View<real*, Memory>(name() + ".var", _channels);
+  _batch_stats = Kokkos::View<double*, Memory>(name() + ".batch_stats", kernels::batchNormStatsSize(_channels));
+  _batch_mean = Kokkos::View<real*, Memory>(name() + ".batch_mean", _channels);
+  _batch_var = Kokkos::View<real*, Memory>(name() + ".batch_var", _channels);
 }
 
 MPI_Comm BatchNorm3d::reduceComm(const RunContext& ctx, const Activation& x) const {
@@ -65,8 +68,25 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
       allreduceSum(_stats, comm);
     }
     kernels::batchNormMoments<real>(_stats, _mean, _var);
-    kernels::batchNormUpdateRunningStats<real>(_mean, _var, groupCount(ctx, x), _momentum,
-                                                Vec(_running_mean->valueAs<1>()), Vec(_running_var->valueAs<1>()));
+    if (_group == StatsGroup::Spatial && ctx.grid->shape().n() > 1) {
+      // Normalisation uses the sample group's statistics, but the running statistics follow the whole
+      // mini-batch: otherwise every sample group would keep its own running statistics, and evaluation (or a
+      // checkpoint, which holds one copy) would depend on the rank.
+      Kokkos::deep_copy(_batch_stats, _stats);
+      {
+        ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
+        allreduceSum(_batch_stats, ctx.grid->dataComm());
+      }
+      kernels::batchNormMoments<real>(_batch_stats, _batch_mean, _batch_var);
+      const Shape5& sh = x.spec.shape;
+      kernels::batchNormUpdateRunningStats<real>(_batch_mean, _batch_var, double(sh[0]) * double(sh[2]) *
+                                                     double(sh[3]) * double(sh[4]),
+                                                 _momentum, Vec(_running_mean->valueAs<1>()),
+                                                 Vec(_running_var->valueAs<1>()));
+    } else {
+      kernels::batchNormUpdateRunningStats<real>(_mean, _var, groupCount(ctx, x), _momentum,
+                                                  Vec(_running_mean->valueAs<1>()), Vec(_running_var->valueAs<1>()));
+    }
     ++*_batches_tracked;
   } else {
     Kokkos::deep_copy(_mean, _running_mean->value());

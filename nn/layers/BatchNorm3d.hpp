@@ -6,6 +6,10 @@
 // makes them the statistics of the spatial group (the samples of one sample group, the default), or of all
 // ranks (StatsGroup::Global: the whole mini-batch, as one process would compute). Backward follows the same
 // pattern. gamma/beta gradients are this rank's partial sums; the GradientReducer adds them up.
+//
+// Running statistics always follow the whole mini-batch (with spatial-group statistics and several sample
+// groups, one more allreduce of 2C+1 doubles over the data group per step), so they are the same on every rank
+// and every grid with the same global batch, and a checkpoint or an evaluation does not depend on the rank.
 
 #include "nn/Layer.hpp"
 
@@ -35,8 +39,8 @@ class BatchNorm3d : public Layer {
   double _eps, _momentum;
   Parameter *_weight = nullptr, *_bias = nullptr, *_running_mean = nullptr, *_running_var = nullptr;
   std::int64_t* _batches_tracked = nullptr;
-  Kokkos::View<double*, Memory> _stats, _sums;
-  Kokkos::View<real*, Memory> _mean, _var;
+  Kokkos::View<double*, Memory> _stats, _sums, _batch_stats;
+  Kokkos::View<real*, Memory> _mean, _var, _batch_mean, _batch_var;
   bool _used_batch_stats = true;
 };
 
