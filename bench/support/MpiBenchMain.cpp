@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -27,13 +28,19 @@ int main(int argc, char** argv) {
   setenv("OMP_PROC_BIND", "false", 0);
   {
     Kokkos::ScopeGuard kokkos(argc, argv);
-    if (rank != 0) {
-      // Only rank 0 writes --benchmark_out files.
-      int kept = 1;
-      for (int i = 1; i < argc; ++i)
-        if (std::strncmp(argv[i], "--benchmark_out", 15) != 0) argv[kept++] = argv[i];
-      argc = kept;
+    // Only rank 0 writes --benchmark_out files. Random interleaving shuffles the runs with a seed from
+    // std::random_device, different on every rank, so the ranks would enter different benchmarks and deadlock
+    // in their collectives: it is dropped with a notice.
+    int kept = 1;
+    for (int i = 1; i < argc; ++i) {
+      const bool out = std::strncmp(argv[i], "--benchmark_out", 15) == 0;
+      const bool interleave = std::strncmp(argv[i], "--benchmark_enable_random_interleaving", 38) == 0;
+      if (interleave && rank == 0 && std::strstr(argv[i], "=false") == nullptr)
+        std::fprintf(stderr, "note: %s ignored: MPI ranks must run the benchmarks in the same order\n", argv[i]);
+      if (interleave || (out && rank != 0)) continue;
+      argv[kept++] = argv[i];
     }
+    argc = kept;
     benchmark::Initialize(&argc, argv);
     if (rank == 0) {
       benchmark::RunSpecifiedBenchmarks();
