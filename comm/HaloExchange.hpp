@@ -103,6 +103,11 @@ class HaloExchange {
   void start(const execution_space& exec, const tensor_type& t, HaloDirection dir);
   // Completes the round started last.
   void finish();
+  // Lets MPI move the messages of the round in flight, without waiting. Call it between pieces of the
+  // computation that overlaps the round: a rendezvous transfer (every message above the eager limit) needs
+  // both sides inside MPI, so without an asynchronous progress thread a round would otherwise move only in
+  // finish(). A no-op when no round is in flight.
+  void progress();
 
   bool inFlight() const { return _active != nullptr; }
   // Bytes this rank receives per round in direction `dir` (the ghost or owner cells it fills).
@@ -285,6 +290,13 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
       MPI_Isend(send_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm, &_requests.back());
     }
   }
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::progress() {
+  if (!inFlight() || _requests.empty()) return;
+  int done = 0;
+  checkMpi(MPI_Testall(int(_requests.size()), _requests.data(), &done, MPI_STATUSES_IGNORE), "halo progress");
 }
 
 template <class T, class M>

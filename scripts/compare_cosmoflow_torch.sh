@@ -7,7 +7,8 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$repo/build}"
 rounds="${2:-3}"
-bench="$build/bench/bench_cosmoflow_step"
+bench="$build/bench/nn/bench_cosmoflow_step"
+[[ -x "$bench" ]] || { echo "no $bench: build halo3d with benchmarks first" >&2; exit 1; }
 python="${PYTHON:-/usr/bin/python3}"
 mpi=(mpirun --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
@@ -23,6 +24,7 @@ torch_rate() {
 printf '%-6s %-22s %-22s %-22s\n' round "halo3d 1x2thr" "pytorch 2thr" "halo3d 2 ranks x 1thr"
 for r in $(seq "$rounds"); do
   a=$(ours 1 2); t=$(torch_rate); b=$(ours 2 1)
+  [[ -n "$a" && -n "$t" && -n "$b" ]] || { echo "a run printed no samples_per_s" >&2; exit 1; }
   printf '%-6s %-22s %-22s %-22s\n' "$r" "$a" "$t" "$b"
   echo "$a $t $b" >> /tmp/halo3d_compare_$$.txt
 done

@@ -13,6 +13,15 @@ Box validWithoutExchange(const TensorBlock& x) {
   return Box(lo, hi);
 }
 
+std::vector<Box> splitAlongD(const Box& box, int parts) {
+  std::vector<Box> out;
+  if (box.empty()) return out;
+  const index_t n = std::min<index_t>(std::max(parts, 1), box.extent(0));
+  for (index_t i = 0; i < n; ++i)
+    out.push_back(box.withRange(0, box.min(0) + box.extent(0) * i / n, box.min(0) + box.extent(0) * (i + 1) / n));
+  return out;
+}
+
 std::vector<Box> shellSlabs(const Box& outer, const Box& inner) {
   std::vector<Box> slabs;
   if (inner.empty()) {

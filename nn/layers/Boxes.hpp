@@ -14,6 +14,9 @@ Box validWithoutExchange(const TensorBlock& x);
 // `outer` minus `inner` (inner inside outer, or empty) as at most six disjoint slabs, D slabs first.
 std::vector<Box> shellSlabs(const Box& outer, const Box& inner);
 
+// `box` cut along D into at most `parts` slabs of nearly equal thickness (fewer when it is thinner).
+std::vector<Box> splitAlongD(const Box& box, int parts);
+
 // The smallest box holding both.
 Box hull(const Box& a, const Box& b);
 

@@ -8,6 +8,12 @@
 
 namespace halo3d::nn {
 
+namespace {
+// The computation that overlaps a halo round runs in this many D slabs, with MPI progress between them (see
+// HaloExchange::progress): enough for the transfers to move early, few enough that the launches cost nothing.
+constexpr int kOverlapPieces = 4;
+}  // namespace
+
 TensorSpec WindowLayer::outputSpec(const std::vector<TensorSpec>& inputs) const {
   require<ShapeError>(inputs.size() == 1, name(), ": expects one input, got ", inputs.size());
   const TensorSpec& x = inputs[0];
@@ -113,7 +119,10 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
   const Box interior = interiorOutputs(validWithoutExchange(x.tensor.block()), out);
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    if (!interior.empty()) computeForward(x, y, interior);
+    for (const Box& piece : splitAlongD(interior, kOverlapPieces)) {
+      computeForward(x, y, piece);
+      _exchange->progress();
+    }
     Kokkos::fence();
   }
   {
@@ -147,7 +156,10 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
   _exchange->start(dx.tensor, HaloDirection::ScatterSum);
   if (ctx.overlap) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    computeBackwardData(dy, dx, owned, dy_box);
+    for (const Box& piece : splitAlongD(owned, kOverlapPieces)) {
+      computeBackwardData(dy, dx, piece, dy_box);
+      _exchange->progress();
+    }
     Kokkos::fence();
   }
   ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
