@@ -14,7 +14,10 @@ mpi=(mpirun --oversubscribe)
 [[ $(id -u) -eq 0 ]] && mpi+=(--allow-run-as-root)
 filter='cosmoflow_step/W0.25_N2/size:64/overlap:1'
 ours() { # RANKS THREADS
-  OMP_NUM_THREADS=$2 OMP_PROC_BIND=false "${mpi[@]}" -np "$1" "$bench" --benchmark_filter="$filter" \
+  # Open MPI binds each rank of a 1-2 rank job to one core: a rank with several threads must be unbound, or
+  # its threads share one core; single-threaded ranks keep the binding.
+  local bind=(); (( $2 > 1 )) && bind=(--bind-to none)
+  OMP_NUM_THREADS=$2 OMP_PROC_BIND=false "${mpi[@]}" "${bind[@]}" -np "$1" "$bench" --benchmark_filter="$filter" \
     --benchmark_min_time=5 2>/dev/null | grep -o 'samples_per_s=[0-9.]*' | head -1 | cut -d= -f2
 }
 torch_rate() {

@@ -6,6 +6,9 @@
 // compute, halo_wait and allreduce (nn::LayerTimers): with overlap, halo_wait is what the interior compute did
 // not hide.
 #include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <mpi.h>
 
 #include "comm/Allreduce.hpp"
@@ -75,6 +78,12 @@ void cosmoflowStep(benchmark::State& state) {
   for (const nn::Layer* l : model->layers())
     if (l->kind().rfind("Conv3d", 0) == 0) conv_wait += timers.get(l->name(), nn::Phase::HaloWait);
   state.counters["conv_halo_wait_s"] = maxOverRanks(conv_wait) / n;
+  // HALO3D_BENCH_LAYERS=1: rank 0 lists every layer's compute and halo wait per step (ms) on stderr.
+  if (std::getenv("HALO3D_BENCH_LAYERS") && grid.isRoot())
+    for (const nn::Layer* l : model->layers())
+      std::fprintf(stderr, "%-28s compute %8.3f ms  halo wait %7.3f ms  %s\n", l->name().c_str(),
+                   1e3 * timers.get(l->name(), nn::Phase::Compute) / n,
+                   1e3 * timers.get(l->name(), nn::Phase::HaloWait) / n, l->kind().c_str());
   state.counters["ranks"] = worldSize();
   state.SetLabel(grid.shape().str() + (ctx.overlap ? " overlap" : " no-overlap"));
 }
