@@ -89,22 +89,24 @@ void conv3dBackwardDataGeneric(const ExecSpace& exec,
           exec, {0, 0, dx_box.min(0), dx_box.min(1), dx_box.min(2)},
           {samples, index_t(dx.block().channels()), dx_box.max(0), dx_box.max(1), dx_box.max(2)}),
       KOKKOS_LAMBDA(index_t n, index_t i, index_t d, index_t h, index_t c) {
+        // Taps outside, output channels inside: the stride/bounds test of a tap (integer divisions) runs
+        // once per tap instead of once per (tap, output channel); that order made CosmoFlow's stride-2 layer 9x slower.
         T acc = 0;
-        for (index_t o = 0; o < out_ch; ++o)
-          for (int kd = 0; kd < ix.kernel[0]; ++kd) {
-            index_t od;
-            if (!outputOf(ix, 0, d, kd, lo[0], hi[0], od)) continue;
-            for (int kh = 0; kh < ix.kernel[1]; ++kh) {
-              index_t oh;
-              if (!outputOf(ix, 1, h, kh, lo[1], hi[1], oh)) continue;
-              for (int kw = 0; kw < ix.kernel[2]; ++kw) {
-                index_t ow;
-                if (!outputOf(ix, 2, c, kw, lo[2], hi[2], ow)) continue;
+        for (int kd = 0; kd < ix.kernel[0]; ++kd) {
+          index_t od;
+          if (!outputOf(ix, 0, d, kd, lo[0], hi[0], od)) continue;
+          for (int kh = 0; kh < ix.kernel[1]; ++kh) {
+            index_t oh;
+            if (!outputOf(ix, 1, h, kh, lo[1], hi[1], oh)) continue;
+            for (int kw = 0; kw < ix.kernel[2]; ++kw) {
+              index_t ow;
+              if (!outputOf(ix, 2, c, kw, lo[2], hi[2], ow)) continue;
+              for (index_t o = 0; o < out_ch; ++o)
                 acc += w(o, i, kd, kh, kw) *
                        dyv(n, o, od + ix.out_shift[0], oh + ix.out_shift[1], ow + ix.out_shift[2]);
-              }
             }
           }
+        }
         dxv(n, i, d + ix.in_shift[0], h + ix.in_shift[1], c + ix.in_shift[2]) = acc;
       });
 }
