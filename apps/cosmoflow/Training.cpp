@@ -1,12 +1,10 @@
 #include "apps/cosmoflow/Training.hpp"
 
 #include <chrono>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 
 #include "apps/common/AppSupport.hpp"
 #include "apps/common/ModelCache.hpp"
+#include "apps/common/RunSupport.hpp"
 #include "comm/Allreduce.hpp"
 #include "core/Error.hpp"
 #include "io/Checkpointer.hpp"
@@ -14,10 +12,8 @@
 #include "io/SampleCatalog.hpp"
 #include "nn/Checkpointing.hpp"
 #include "nn/GradientReducer.hpp"
-#include "nn/Init.hpp"
 #include "nn/LrSchedule.hpp"
 #include "nn/Loss.hpp"
-#include "nn/StateDict.hpp"
 #include "nn/layers/Redistribute.hpp"
 #include "nn/models/CosmoFlow.hpp"
 
@@ -27,20 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-GridShape gridOf(const CosmoFlowOptions& o) {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return o.grid.empty() ? GridShape(1, size, 1, 1) : GridShape::parse(o.grid);
-}
-
-std::vector<std::string> dataFiles(const std::string& path, const char* flag) {
-  require<InputError>(!path.empty(), flag, " is required");
-  require<InputError>(std::filesystem::exists(path), flag, " '", path, "' does not exist");
-  std::vector<std::string> files = listSampleFiles(path);
-  require<InputError>(!files.empty(), flag, " '", path, "' holds no .h5/.hdf5 sample files");
-  return files;
-}
 
 nn::CosmoFlowConfig modelConfig(const CosmoFlowOptions& o, const SampleCatalog& catalog) {
   const Extents3 e = catalog.extents();
@@ -148,21 +130,12 @@ std::array<double, 4> targetMean(const ProcessGrid& grid, DataLoader<>& loader) 
   return sum;
 }
 
-void loadInitialWeights(nn::ParameterStore& store, const CosmoFlowOptions& o) {
-  if (o.init_weights.empty()) {
-    nn::initializeParameters(store, o.seed);
-    return;
-  }
-  const auto [file, group] = nn::splitWeightsSpec(o.init_weights);
-  nn::importStateDict(store, nn::readStateDictFile(file, group), "'" + file + "' group '" + group + "'");
-}
-
 }  // namespace
 
 int trainCosmoFlow(const CosmoFlowOptions& o) {
-  ProcessGrid grid(MPI_COMM_WORLD, gridOf(o));
+  ProcessGrid grid(MPI_COMM_WORLD, gridFromOption(o.grid));
   const bool root = grid.isRoot();
-  const SampleCatalog catalog = SampleCatalog::open(dataFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
+  const SampleCatalog catalog = SampleCatalog::open(sampleFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
   const nn::CosmoFlowConfig config = modelConfig(o, catalog);
   require<InputError>(o.checkpoint_dir.empty() || o.keep_checkpoints >= 1, "--keep-checkpoints must be >= 1");
   require<InputError>(!o.resume || !o.checkpoint_dir.empty(), "--resume needs --checkpoint-dir");
@@ -176,7 +149,7 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
                         grid.shape().str().c_str(), grid.size(), (long long)config.input_size,
                         (long long)config.input_channels, (long long)o.batch,
                         model.parameters().trainableSize(), model.summary().c_str());
-  loadInitialWeights(model.parameters(), o);
+  loadInitialWeights(model.parameters(), o.init_weights, o.seed);
 
   nn::OptimizerConfig oc;
   oc.kind = o.optimizer;
@@ -226,7 +199,7 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
   std::optional<DataLoader<>> val_loader;
   std::array<double, 4> train_mean{0, 0, 0, 0};
   if (!o.val_data.empty()) {
-    const SampleCatalog vc = SampleCatalog::open(dataFiles(o.val_data, "--val-data"), SampleKind::CosmoFlow, grid.comm());
+    const SampleCatalog vc = SampleCatalog::open(sampleFiles(o.val_data, "--val-data"), SampleKind::CosmoFlow, grid.comm());
     require<InputError>(vc.extents() == catalog.extents() && vc.channels() == catalog.channels(),
                         "--val-data samples (", vc.channels(), " x ", vc.extents(), ") differ from --data samples (",
                         catalog.channels(), " x ", catalog.extents(), ")");
@@ -265,44 +238,16 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
     ctx.training = true;
     m.forward(ctx);
     const double loss = mse.compute(grid, m.output(), batch.targets, &m.outputGradient());
-    if (!std::isfinite(loss)) {
-      // Keep the last good checkpoint; leave a diagnostic beside it and stop every rank.
-      const std::string dir = o.checkpoint_dir.empty() ? std::string(".") : o.checkpoint_dir;
-      const std::string diag = dir + "/nan-diagnostic-step" + std::to_string(step) + ".json";
-      if (root) {
-        nlohmann::json d;
-        d["step"] = step;
-        d["epoch"] = long(batch.epoch);
-        d["loss"] = std::to_string(loss);
-        d["lr"] = schedule.at(step);
-        d["sample_ids"] = batch.sample_ids;
-        d["last_good_checkpoint"] = last_checkpoint;
-        std::ofstream(diag) << d.dump(2) << '\n';
-      }
-      throw Error(concat("the loss became ", loss, " at step ", step, " (epoch ", batch.epoch,
-                         "); training stopped. Diagnostic: ", diag, "; last good checkpoint: ", last_checkpoint));
-    }
+    stopOnNonFiniteLoss({step, long(batch.epoch), loss, schedule.at(step), batch.sample_ids}, o.checkpoint_dir,
+                        last_checkpoint, root);
     m.backward(ctx);
     const double lr = schedule.at(step);
     optimizer->step(lr);
     Kokkos::fence();
     const double seconds = maxOver(since(t0), grid.comm());
     const double samples_per_s = double(batch.global_batch) / seconds;
-    if (root) {
-      nlohmann::json rec;
-      rec["phase"] = "train";
-      rec["step"] = step;
-      rec["epoch"] = long(batch.epoch);
-      rec["loss"] = loss;
-      rec["lr"] = lr;
-      rec["samples_per_s"] = samples_per_s;
-      rec["step_seconds"] = seconds;
-      rec["times"] = {{"io", io_seconds},
-                      {"compute", timers.total(nn::Phase::Compute)},
-                      {"halo_wait", timers.total(nn::Phase::HaloWait)},
-                      {"allreduce", timers.total(nn::Phase::Allreduce)}};
-      metrics.write(rec);
-    }
+    if (root)
+      metrics.write(trainStepRecord(step, long(batch.epoch), loss, lr, samples_per_s, seconds, io_seconds, timers));
     progress.update(step, long(batch.epoch), epochs, loss, samples_per_s);
     epoch_loss_sum += loss;
     ++epoch_loss_steps;
@@ -338,22 +283,14 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
 }
 
 int evalCosmoFlow(const CosmoFlowOptions& o) {
-  ProcessGrid grid(MPI_COMM_WORLD, gridOf(o));
-  const SampleCatalog catalog = SampleCatalog::open(dataFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
+  ProcessGrid grid(MPI_COMM_WORLD, gridFromOption(o.grid));
+  const SampleCatalog catalog = SampleCatalog::open(sampleFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
   const nn::CosmoFlowConfig config = modelConfig(o, catalog);
   ModelCache models(grid, [&](std::shared_ptr<nn::ParameterStore> store) {
     return nn::makeCosmoFlow(config, std::move(store));
   });
   nn::Model& model = models.forBatch(o.batch);
-  require<InputError>(!o.init_weights.empty() || !o.checkpoint_dir.empty(),
-                      "eval needs weights: --init-weights FILE.h5[:/group] or --checkpoint-dir DIR");
-  if (!o.init_weights.empty()) {
-    loadInitialWeights(model.parameters(), o);
-  } else {
-    auto ck = loadLatest(o.checkpoint_dir, grid.comm());
-    require<InputError>(ck.has_value(), "no valid checkpoint in '", o.checkpoint_dir, "'");
-    nn::importStateDict(model.parameters(), ck->state.model, ck->path);
-  }
+  loadTrainedWeights(model.parameters(), o.init_weights, o.checkpoint_dir, grid.comm());
   DataLoader<> loader(grid, catalog, loaderOptions(o, model, false));
   DataLoader<> mean_loader(grid, catalog, loaderOptions(o, model, false));
   const std::array<double, 4> mean = targetMean(grid, mean_loader);
