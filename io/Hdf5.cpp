@@ -1,5 +1,8 @@
 #include "io/Hdf5.hpp"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -208,6 +211,33 @@ void selectBox(hid_t space, const std::vector<index_t>& start, const std::vector
   const std::vector<hsize_t> s(start.begin(), start.end()), c(count.begin(), count.end());
   checkStatus(H5Sselect_hyperslab(space, H5S_SELECT_SET, s.data(), nullptr, c.data(), nullptr),
               "H5Sselect_hyperslab");
+}
+
+void writeDataset(hid_t file, const std::string& path, const std::string& name, const std::vector<index_t>& shape,
+                  ElementType type, const void* data) {
+  Id space = makeSpace(shape);
+  Id dset = check(H5Dcreate2(file, name.c_str(), nativeType(type), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                  "cannot create dataset '", name, "' in '", path, "'");
+  checkStatus(H5Dwrite(dset, nativeType(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '",
+              name, "' of '", path, "'");
+}
+
+void writeFileAtomically(const std::string& path, const std::function<void(hid_t, const std::string&)>& write) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  try {
+    Id file = check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "cannot create '", tmp, "'");
+    write(file.get(), tmp);
+    require<IoError>(file.close(), "cannot close '", tmp, "'");
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw IoError(concat("cannot rename '", tmp, "' to '", path, "': ", ec.message()));
+  }
 }
 
 }  // namespace halo3d::h5

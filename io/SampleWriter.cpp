@@ -1,11 +1,7 @@
 #include "io/SampleWriter.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
 
 #include "io/Hdf5.hpp"
 
@@ -13,45 +9,9 @@ namespace halo3d {
 
 namespace {
 
-h5::Id createFile(const std::string& path) {
-  h5::Id fcpl = h5::check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate");
-  return h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), "cannot create '",
-                   path, "'");
-}
-
-void writeDataset(hid_t file, const std::string& path, const std::string& name,
-                  const std::vector<index_t>& shape, ElementType type, const void* data) {
-  h5::Id space = h5::makeSpace(shape);
-  h5::Id dset = h5::check(H5Dcreate2(file, name.c_str(), h5::nativeType(type), space, H5P_DEFAULT,
-                                     H5P_DEFAULT, H5P_DEFAULT),
-                          "cannot create dataset '", name, "' in '", path, "'");
-  h5::checkStatus(H5Dwrite(dset, h5::nativeType(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
-                  "cannot write dataset '", name, "' of '", path, "'");
-}
-
 std::vector<index_t> withN(bool batched, index_t n, std::vector<index_t> shape) {
   if (batched) shape.insert(shape.begin(), n);
   return shape;
-}
-
-// Writes through `write(file)` into a temporary file beside `path`, then renames it into place.
-template <class F>
-void writeAtomically(const std::string& path, F&& write) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  try {
-    h5::Id file = createFile(tmp);
-    write(file.get(), tmp);
-    require<IoError>(file.close(), "cannot close '", tmp, "'");
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw IoError(concat("cannot rename '", tmp, "' to '", path, "': ", ec.message()));
-  }
 }
 
 }  // namespace
@@ -101,17 +61,17 @@ void writeSampleFile(const std::string& path, SampleKind kind,
   const auto guard = h5::lock();
   h5::QuietErrors quiet;
   const SampleDatasets names = datasetsOf(kind);
-  writeAtomically(path, [&](hid_t file, const std::string& where) {
+  h5::writeFileAtomically(path, [&](hid_t file, const std::string& where) {
     const void* in = input16.empty() ? static_cast<const void*>(input.data()) : input16.data();
-    writeDataset(file, where, names.input,
+    h5::writeDataset(file, where, names.input,
                  withN(options.batched, n, {first.channels, e[0], e[1], e[2]}), options.input_type,
                  in);
     if (cosmo)
-      writeDataset(file, where, names.target,
+      h5::writeDataset(file, where, names.target,
                    withN(options.batched, n, {static_cast<index_t>(width)}), ElementType::Float32,
                    targets.data());
     else
-      writeDataset(file, where, names.target, withN(options.batched, n, {e[0], e[1], e[2]}),
+      h5::writeDataset(file, where, names.target, withN(options.batched, n, {e[0], e[1], e[2]}),
                    ElementType::UInt8, labels.data());
   });
 }
@@ -153,9 +113,9 @@ void convertCosmoFlowFile(const std::string& in, const std::string& out) {
   std::vector<float> targets(static_cast<std::size_t>(target_count));
   h5::checkStatus(H5Dread(par, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, targets.data()),
                   "cannot read dataset 'unitPar' of file '", in, "'");
-  writeAtomically(out, [&](hid_t f, const std::string& where) {
-    writeDataset(f, where, "full", withN(batched, n, {c, d, h, w}), type, dst.data());
-    writeDataset(f, where, "unitPar", ps, ElementType::Float32, targets.data());
+  h5::writeFileAtomically(out, [&](hid_t f, const std::string& where) {
+    h5::writeDataset(f, where, "full", withN(batched, n, {c, d, h, w}), type, dst.data());
+    h5::writeDataset(f, where, "unitPar", ps, ElementType::Float32, targets.data());
   });
 }
 

@@ -1,25 +1,12 @@
 #include "apps/unet3d/PredictionFile.hpp"
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
+#include <algorithm>
 
 #include "io/Hdf5.hpp"
 
 namespace halo3d::apps {
 
 namespace {
-
-void writeDataset(hid_t file, const std::string& path, const char* name,
-                  const std::vector<index_t>& shape, ElementType type, const void* data) {
-  h5::Id space = h5::makeSpace(shape);
-  h5::Id dset = h5::check(
-      H5Dcreate2(file, name, h5::nativeType(type), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      "cannot create dataset '", name, "' in '", path, "'");
-  h5::checkStatus(H5Dwrite(dset, h5::nativeType(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
-                  "cannot write dataset '", name, "' of '", path, "'");
-}
 
 void writeStringAttribute(hid_t object, const std::string& path, const char* name,
                           const std::string& text) {
@@ -51,26 +38,13 @@ void writePrediction(const std::string& path, const Prediction& p) {
   }
   const auto guard = h5::lock();
   h5::QuietErrors quiet;
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  try {
-    h5::Id file = h5::check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                            "cannot create '", tmp, "'");
-    writeDataset(file, tmp, "labels", {e[0], e[1], e[2]}, ElementType::UInt8, labels.data());
+  h5::writeFileAtomically(path, [&](hid_t file, const std::string& tmp) {
+    h5::writeDataset(file, tmp, "labels", {e[0], e[1], e[2]}, ElementType::UInt8, labels.data());
     if (!p.probabilities.empty())
-      writeDataset(file, tmp, "probabilities", {p.classes, e[0], e[1], e[2]}, ElementType::Float32,
-                   p.probabilities.data());
+      h5::writeDataset(file, tmp, "probabilities", {p.classes, e[0], e[1], e[2]}, ElementType::Float32,
+                       p.probabilities.data());
     writeStringAttribute(file, tmp, "prediction", p.info_json);
-    require<IoError>(file.close(), "cannot close '", tmp, "'");
-  } catch (...) {
-    std::remove(tmp.c_str());
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw IoError(concat("cannot rename '", tmp, "' to '", path, "': ", ec.message()));
-  }
+  });
 }
 
 std::vector<std::int32_t> readPredictionLabels(const std::string& path, Extents3& extents) {
