@@ -16,6 +16,7 @@
 #include "nn/Init.hpp"
 #include "nn/Loss.hpp"
 #include "nn/Optimizer.hpp"
+#include "nn/layers/Conv3d.hpp"
 #include "nn/models/CosmoFlow.hpp"
 #include "support/MpiTiming.hpp"
 
@@ -76,7 +77,7 @@ void cosmoflowStep(benchmark::State& state) {
   // exchanges halos (pooling) or redistributes.
   double conv_wait = 0;
   for (const nn::Layer* l : model->layers())
-    if (l->kind().rfind("Conv3d", 0) == 0) conv_wait += timers.get(l->name(), nn::Phase::HaloWait);
+    if (dynamic_cast<const nn::Conv3d*>(l)) conv_wait += timers.get(l->name(), nn::Phase::HaloWait);
   state.counters["conv_halo_wait_s"] = maxOverRanks(conv_wait) / n;
   // HALO3D_BENCH_LAYERS=1: rank 0 lists every layer's compute and halo wait per step (ms) on stderr.
   if (std::getenv("HALO3D_BENCH_LAYERS") && grid.isRoot())
