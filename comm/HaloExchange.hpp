@@ -1,24 +1,26 @@
 #pragma once
-// HaloExchange: fills the ghost cells of a HaloTensor from their owners (gather), or sums ghost cells into
-// their owners (scatter), over the faces, edges and corners of all 26 neighbours in one round of
-// non-blocking messages. start()/finish() split the round so that compute on the interior can overlap it.
+// HaloExchange: fills the ghost cells of a HaloTensor from their owners (gather), or sums ghost
+// cells into their owners (scatter), over the faces, edges and corners of all 26 neighbours in one
+// round of non-blocking messages. start()/finish() split the round so that compute on the interior
+// can overlap it.
 //
 // Both directions run through one routine: a direction tag swaps which side sends and whether the
 // receiver assigns or adds. Regions come from impl::HaloPlan. A message travels either
-//   - packed: a Kokkos kernel copies the region into a contiguous buffer (staged through host memory
+//   - packed: a Kokkos kernel copies the region into a contiguous buffer (staged through host
+//   memory
 //     unless HALO3D_ENABLE_GPU_AWARE_MPI), or
 //   - direct (gather only): when the region, stretched over the physical-boundary ghosts of unsplit
 //     dimensions, is a few long contiguous runs and MPI can read the memory, the runs go straight
 //     from tensor to tensor with no copy at all.
 //
-// Invariant: ghosts at a physical boundary are zero, and they are the zero padding of the layer reading the
-// tensor. Tensors are allocated zeroed and no exchange writes those ghosts; kernels that write ghost cells
-// (backward-data before a scatter) write only ghosts that have a neighbour. Scatter consumes what it sends:
-// afterwards every ghost that has a neighbour is zero. zeroBoundaryGhosts() restores the invariant for
-// code that breaks it.
+// Invariant: ghosts at a physical boundary are zero, and they are the zero padding of the layer
+// reading the tensor. Tensors are allocated zeroed and no exchange writes those ghosts; kernels
+// that write ghost cells (backward-data before a scatter) write only ghosts that have a neighbour.
+// Scatter consumes what it sends: afterwards every ghost that has a neighbour is zero.
+// zeroBoundaryGhosts() restores the invariant for code that breaks it.
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <vector>
 
@@ -61,9 +63,9 @@ class HaloExchange {
   static constexpr bool kMpiReadsMemory =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible || kGpuAwareMpi;
 
-  // Plans the exchange of tensors laid out as `block` on `grid`. Collective over grid.spatialComm():
-  // throws (on every rank) if the ranks disagree on the ghost widths or a block is thinner than a halo
-  // width it must feed. `grid` must outlive the exchange.
+  // Plans the exchange of tensors laid out as `block` on `grid`. Collective over
+  // grid.spatialComm(): throws (on every rank) if the ranks disagree on the ghost widths or a block
+  // is thinner than a halo width it must feed. `grid` must outlive the exchange.
   HaloExchange(const ProcessGrid& grid, const TensorBlock& block, HaloExchangeOptions options = {})
       : _comm(grid.spatialComm()), _options(options) {
     std::string local_error;
@@ -73,7 +75,8 @@ class HaloExchange {
       local_error = e.what();
     }
     checkCollective(grid, block, local_error);
-    for (const auto& m : _plan.messages) _peer.push_back(grid.neighbour(m.offset));
+    for (const auto& m : _plan.messages)
+      _peer.push_back(grid.neighbour(m.offset));
     buildSchedule(HaloDirection::Gather);
     buildSchedule(HaloDirection::ScatterSum);
   }
@@ -82,7 +85,8 @@ class HaloExchange {
   HaloExchange& operator=(const HaloExchange&) = delete;
   ~HaloExchange() {
     // An exchange abandoned in flight must not leave MPI writing into freed buffers.
-    if (!_requests.empty()) MPI_Waitall(int(_requests.size()), _requests.data(), MPI_STATUSES_IGNORE);
+    if (!_requests.empty())
+      MPI_Waitall(int(_requests.size()), _requests.data(), MPI_STATUSES_IGNORE);
   }
 
   // Owner -> ghost: after it, every ghost with a neighbour holds that neighbour's owned value.
@@ -90,33 +94,36 @@ class HaloExchange {
     start(t, HaloDirection::Gather);
     finish();
   }
-  // Ghost -> owner, summed: every owned cell gains the ghost copies its neighbours hold; then all ghosts
-  // are zero.
+  // Ghost -> owner, summed: every owned cell gains the ghost copies its neighbours hold; then all
+  // ghosts are zero.
   void scatter(const tensor_type& t) {
     start(t, HaloDirection::ScatterSum);
     finish();
   }
 
   void start(const tensor_type& t, HaloDirection dir) { start(execution_space(), t, dir); }
-  // Posts every receive and send of the round. Until finish(), the caller may read owned cells but must
-  // not write cells of any message region.
+  // Posts every receive and send of the round. Until finish(), the caller may read owned cells but
+  // must not write cells of any message region.
   void start(const execution_space& exec, const tensor_type& t, HaloDirection dir);
   // Completes the round started last.
   void finish();
-  // Lets MPI move the messages of the round in flight, without waiting. Call it between pieces of the
-  // computation that overlaps the round: a rendezvous transfer (every message above the eager limit) needs
-  // both sides inside MPI, so without an asynchronous progress thread a round would otherwise move only in
-  // finish(). A no-op when no round is in flight.
+  // Lets MPI move the messages of the round in flight, without waiting. Call it between pieces of
+  // the computation that overlaps the round: a rendezvous transfer (every message above the eager
+  // limit) needs both sides inside MPI, so without an asynchronous progress thread a round would
+  // otherwise move only in finish(). A no-op when no round is in flight.
   void progress();
 
   bool inFlight() const { return _active != nullptr; }
   // Bytes this rank receives per round in direction `dir` (the ghost or owner cells it fills).
-  std::size_t receivedBytes(HaloDirection dir) const { return schedule(dir).recv_useful * sizeof(T); }
+  std::size_t receivedBytes(HaloDirection dir) const {
+    return schedule(dir).recv_useful * sizeof(T);
+  }
   // Messages this rank sends per round in `dir`, and how many of them go direct (no pack).
   std::size_t sendRoutes(HaloDirection dir) const { return schedule(dir).sends.size(); }
   std::size_t directSendRoutes(HaloDirection dir) const {
     std::size_t n = 0;
-    for (const auto& r : schedule(dir).sends) n += r.direct;
+    for (const auto& r : schedule(dir).sends)
+      n += r.direct;
     return n;
   }
   const impl::HaloPlan& plan() const { return _plan; }
@@ -125,10 +132,10 @@ class HaloExchange {
   struct Route {
     int peer = MPI_PROC_NULL;
     int tag = 0;
-    Box region;               // cells in local indices
-    bool direct = false;      // runs straight from the tensor
-    impl::RunLayout runs;     // when direct
-    std::size_t offset = 0;   // in the pack buffer, when packed
+    Box region;              // cells in local indices
+    bool direct = false;     // runs straight from the tensor
+    impl::RunLayout runs;    // when direct
+    std::size_t offset = 0;  // in the pack buffer, when packed
     std::size_t elements = 0;
   };
   struct Schedule {
@@ -143,9 +150,11 @@ class HaloExchange {
     return _schedules[dir == HaloDirection::Gather ? 0 : 1];
   }
 
-  void checkCollective(const ProcessGrid& grid, const TensorBlock& block, const std::string& local_error);
+  void checkCollective(const ProcessGrid& grid, const TensorBlock& block,
+                       const std::string& local_error);
   void buildSchedule(HaloDirection dir);
-  Route makeRoute(int peer, int tag, const Box& exact, const Box& stretched, bool may_go_direct) const;
+  Route makeRoute(int peer, int tag, const Box& exact, const Box& stretched,
+                  bool may_go_direct) const;
 
   MPI_Comm _comm = MPI_COMM_NULL;
   HaloExchangeOptions _options;
@@ -161,12 +170,14 @@ class HaloExchange {
   std::size_t _recv_count = 0;  // the first _recv_count requests are receives
 };
 
-// ------------------------------------------------------------------------------------------- definitions
+// -------------------------------------------------------------------------------------------
+// definitions
 
 template <class T, class M>
 void HaloExchange<T, M>::checkCollective(const ProcessGrid& grid, const TensorBlock& block,
                                          const std::string& local_error) {
-  // Every rank must hold the same ghost widths: a neighbour sends exactly as many layers as we hold.
+  // Every rank must hold the same ghost widths: a neighbour sends exactly as many layers as we
+  // hold.
   const HaloWidths& h = block.halo();
   int mine[6] = {h.lo[0], h.lo[1], h.lo[2], h.hi[0], h.hi[1], h.hi[2]};
   int lo[6], hi[6];
@@ -180,20 +191,23 @@ void HaloExchange<T, M>::checkCollective(const ProcessGrid& grid, const TensorBl
   if (first_failed >= 0)
     throw ShapeError(concat("halo exchange plan failed on spatial rank ", first_failed,
                             " (see that rank's message)"));
-  require<ShapeError>(widths_agree, "halo exchange: ranks of the spatial group hold different ghost widths (",
+  require<ShapeError>(widths_agree,
+                      "halo exchange: ranks of the spatial group hold different ghost widths (",
                       "this rank ", h, "); every rank of a grid must use the same HaloWidths");
 }
 
 template <class T, class M>
-typename HaloExchange<T, M>::Route HaloExchange<T, M>::makeRoute(int peer, int tag, const Box& exact,
-                                                                  const Box& stretched,
-                                                                  bool may_go_direct) const {
+typename HaloExchange<T, M>::Route HaloExchange<T, M>::makeRoute(int peer, int tag,
+                                                                 const Box& exact,
+                                                                 const Box& stretched,
+                                                                 bool may_go_direct) const {
   Route r;
   r.peer = peer;
   r.tag = tag;
   r.region = exact;
   if (may_go_direct && _options.direct_runs && kMpiReadsMemory) {
-    impl::RunLayout runs = impl::runsOf(_plan.block.allocationExtents(), stretched, _options.direct_max_runs);
+    impl::RunLayout runs =
+        impl::runsOf(_plan.block.allocationExtents(), stretched, _options.direct_max_runs);
     if (!runs.starts.empty() && runs.length * sizeof(T) >= _options.direct_min_run_bytes) {
       r.direct = true;
       r.region = stretched;
@@ -212,11 +226,13 @@ void HaloExchange<T, M>::buildSchedule(HaloDirection dir) {
   const Shape5 a = _plan.block.allocationExtents();
   for (std::size_t i = 0; i < _plan.messages.size(); ++i) {
     const impl::HaloMessage& m = _plan.messages[i];
-    // Tags name the sender's slot, so the receiver expects the slot opposite to where the sender sits.
+    // Tags name the sender's slot, so the receiver expects the slot opposite to where the sender
+    // sits.
     const Box& send_exact = gather ? m.owned_side : m.ghost_side;
     const Box& recv_exact = gather ? m.ghost_side : m.owned_side;
     Route send = makeRoute(_peer[i], m.slot, send_exact, m.owned_side_stretched, gather);
-    Route recv = makeRoute(_peer[i], oppositeSlot(m.slot), recv_exact, m.ghost_side_stretched, gather);
+    Route recv =
+        makeRoute(_peer[i], oppositeSlot(m.slot), recv_exact, m.ghost_side_stretched, gather);
     if (!send_exact.empty()) {
       if (!send.direct) {
         send.offset = s.send_elements;
@@ -234,16 +250,19 @@ void HaloExchange<T, M>::buildSchedule(HaloDirection dir) {
     }
   }
   const char* tag = gather ? "halo3d::HaloExchange::gather" : "halo3d::HaloExchange::scatter";
-  s.send_buf = buffer_type(Kokkos::view_alloc(std::string(tag) + "::send", Kokkos::WithoutInitializing),
-                           s.send_elements);
-  s.recv_buf = buffer_type(Kokkos::view_alloc(std::string(tag) + "::recv", Kokkos::WithoutInitializing),
-                           s.recv_elements);
+  s.send_buf =
+      buffer_type(Kokkos::view_alloc(std::string(tag) + "::send", Kokkos::WithoutInitializing),
+                  s.send_elements);
+  s.recv_buf =
+      buffer_type(Kokkos::view_alloc(std::string(tag) + "::recv", Kokkos::WithoutInitializing),
+                  s.recv_elements);
   s.send_host = Kokkos::create_mirror_view(s.send_buf);
   s.recv_host = Kokkos::create_mirror_view(s.recv_buf);
 }
 
 template <class T, class M>
-void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t, HaloDirection dir) {
+void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t,
+                               HaloDirection dir) {
   require(!inFlight(), "HaloExchange::start: the previous round was not finished");
   require<ShapeError>(t.block() == _plan.block, "HaloExchange planned for ", _plan.block,
                       " was given tensor '", t.label(), "' with ", t.block());
@@ -264,11 +283,13 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
     if (r.direct) {
       for (std::size_t start : r.runs.starts) {
         _requests.emplace_back();
-        MPI_Irecv(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm, &_requests.back());
+        MPI_Irecv(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm,
+                  &_requests.back());
       }
     } else {
       _requests.emplace_back();
-      MPI_Irecv(recv_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm, &_requests.back());
+      MPI_Irecv(recv_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm,
+                &_requests.back());
     }
   }
   _recv_count = _requests.size();
@@ -283,11 +304,13 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
     if (r.direct) {
       for (std::size_t start : r.runs.starts) {
         _requests.emplace_back();
-        MPI_Isend(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm, &_requests.back());
+        MPI_Isend(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm,
+                  &_requests.back());
       }
     } else {
       _requests.emplace_back();
-      MPI_Isend(send_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm, &_requests.back());
+      MPI_Isend(send_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm,
+                &_requests.back());
     }
   }
 }
@@ -296,7 +319,8 @@ template <class T, class M>
 void HaloExchange<T, M>::progress() {
   if (!inFlight() || _requests.empty()) return;
   int done = 0;
-  checkMpi(MPI_Testall(int(_requests.size()), _requests.data(), &done, MPI_STATUSES_IGNORE), "halo progress");
+  checkMpi(MPI_Testall(int(_requests.size()), _requests.data(), &done, MPI_STATUSES_IGNORE),
+           "halo progress");
 }
 
 template <class T, class M>
@@ -315,9 +339,10 @@ void HaloExchange<T, M>::finish() {
 
   if (accumulate) {
     // The ghost contributions are delivered: zero the ghosts that were sent. Sends were packed in
-    // start(), so this cannot race them. Ghosts at a physical boundary are never sent and stay as they
-    // were, zero by the invariant.
-    for (const Route& r : s.sends) impl::zeroRegion(exec, v, r.region);
+    // start(), so this cannot race them. Ghosts at a physical boundary are never sent and stay as
+    // they were, zero by the invariant.
+    for (const Route& r : s.sends)
+      impl::zeroRegion(exec, v, r.region);
   }
   checkMpi(MPI_Waitall(int(_requests.size() - _recv_count), _requests.data() + _recv_count,
                        MPI_STATUSES_IGNORE),
@@ -338,8 +363,10 @@ void zeroBoundaryGhosts(const HaloTensor<T, M>& t) {
   const TensorBlock& b = t.block();
   const Box all = b.localAll(), own = b.localOwned();
   for (int d = 0; d < 3; ++d) {
-    if (b.atBoundary(d, 0)) impl::zeroRegion(Exec(), t.view(), all.withRange(d, all.min(d), own.min(d)));
-    if (b.atBoundary(d, 1)) impl::zeroRegion(Exec(), t.view(), all.withRange(d, own.max(d), all.max(d)));
+    if (b.atBoundary(d, 0))
+      impl::zeroRegion(Exec(), t.view(), all.withRange(d, all.min(d), own.min(d)));
+    if (b.atBoundary(d, 1))
+      impl::zeroRegion(Exec(), t.view(), all.withRange(d, own.max(d), all.max(d)));
   }
   fence(Exec(), "boundary ghosts zeroed");
 }

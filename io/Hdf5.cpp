@@ -213,19 +213,22 @@ void selectBox(hid_t space, const std::vector<index_t>& start, const std::vector
               "H5Sselect_hyperslab");
 }
 
-void writeDataset(hid_t file, const std::string& path, const std::string& name, const std::vector<index_t>& shape,
-                  ElementType type, const void* data) {
+void writeDataset(hid_t file, const std::string& path, const std::string& name,
+                  const std::vector<index_t>& shape, ElementType type, const void* data) {
   Id space = makeSpace(shape);
-  Id dset = check(H5Dcreate2(file, name.c_str(), nativeType(type), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+  Id dset = check(H5Dcreate2(file, name.c_str(), nativeType(type), space, H5P_DEFAULT, H5P_DEFAULT,
+                             H5P_DEFAULT),
                   "cannot create dataset '", name, "' in '", path, "'");
-  checkStatus(H5Dwrite(dset, nativeType(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "cannot write dataset '",
-              name, "' of '", path, "'");
+  checkStatus(H5Dwrite(dset, nativeType(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+              "cannot write dataset '", name, "' of '", path, "'");
 }
 
-void writeFileAtomically(const std::string& path, const std::function<void(hid_t, const std::string&)>& write) {
+void writeFileAtomically(const std::string& path,
+                         const std::function<void(hid_t, const std::string&)>& write) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   try {
-    Id file = check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "cannot create '", tmp, "'");
+    Id file = check(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                    "cannot create '", tmp, "'");
     write(file.get(), tmp);
     require<IoError>(file.close(), "cannot close '", tmp, "'");
   } catch (...) {

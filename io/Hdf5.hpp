@@ -109,14 +109,15 @@ Id makeSpace(const std::vector<index_t>& extents);
 // Selects the hyperslab [start, start + count) of `space`, replacing any selection.
 void selectBox(hid_t space, const std::vector<index_t>& start, const std::vector<index_t>& count);
 
-// Creates dataset `name` of `shape` in `file` and writes all of `data` (native layout of `type`); `path` names
-// the file in errors.
-void writeDataset(hid_t file, const std::string& path, const std::string& name, const std::vector<index_t>& shape,
-                  ElementType type, const void* data);
-// Writes a new file through `write(file, temporary_path)` under a temporary name beside `path`, then renames it
-// into place, so a reader never sees a half-written file; the temporary is removed on any failure. The caller
-// holds lock().
-void writeFileAtomically(const std::string& path, const std::function<void(hid_t, const std::string&)>& write);
+// Creates dataset `name` of `shape` in `file` and writes all of `data` (native layout of `type`);
+// `path` names the file in errors.
+void writeDataset(hid_t file, const std::string& path, const std::string& name,
+                  const std::vector<index_t>& shape, ElementType type, const void* data);
+// Writes a new file through `write(file, temporary_path)` under a temporary name beside `path`,
+// then renames it into place, so a reader never sees a half-written file; the temporary is removed
+// on any failure. The caller holds lock().
+void writeFileAtomically(const std::string& path,
+                         const std::function<void(hid_t, const std::string&)>& write);
 
 }  // namespace h5
 }  // namespace halo3d

@@ -104,7 +104,7 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
     const std::vector<index_t> extents(a.begin(), a.end());
     const std::vector<index_t> start{tile.slot, index_t(0), lo.min(0), lo.min(1), lo.min(2)};
     const std::vector<index_t> block_count{index_t(1), channels, lo.extent(0), lo.extent(1),
-                                      lo.extent(2)};
+                                           lo.extent(2)};
     memory_space = h5::makeSpace(extents);
     h5::selectBox(memory_space, start, block_count);
     destination = tile.data;

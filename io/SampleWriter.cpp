@@ -64,15 +64,15 @@ void writeSampleFile(const std::string& path, SampleKind kind,
   h5::writeFileAtomically(path, [&](hid_t file, const std::string& where) {
     const void* in = input16.empty() ? static_cast<const void*>(input.data()) : input16.data();
     h5::writeDataset(file, where, names.input,
-                 withN(options.batched, n, {first.channels, e[0], e[1], e[2]}), options.input_type,
-                 in);
+                     withN(options.batched, n, {first.channels, e[0], e[1], e[2]}),
+                     options.input_type, in);
     if (cosmo)
       h5::writeDataset(file, where, names.target,
-                   withN(options.batched, n, {static_cast<index_t>(width)}), ElementType::Float32,
-                   targets.data());
+                       withN(options.batched, n, {static_cast<index_t>(width)}),
+                       ElementType::Float32, targets.data());
     else
       h5::writeDataset(file, where, names.target, withN(options.batched, n, {e[0], e[1], e[2]}),
-                   ElementType::UInt8, labels.data());
+                       ElementType::UInt8, labels.data());
   });
 }
 

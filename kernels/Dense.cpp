@@ -35,24 +35,28 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
 #endif
 }
 
-// Up to this many samples the three products run as row kernels below instead of gemm. Kokkos Kernels' native
-// gemm (no vendor BLAS) spends ~1.5 ms on a (2 x 512) x (512 x 512) product, 300x the arithmetic; a CNN's dense head
-// sees a handful of samples per rank, where one contiguous row loop per output is both simpler and faster.
+// Up to this many samples the three products run as row kernels below instead of gemm. Kokkos
+// Kernels' native gemm (no vendor BLAS) spends ~1.5 ms on a (2 x 512) x (512 x 512) product, 300x
+// the arithmetic; a CNN's dense head sees a handful of samples per rank, where one contiguous row
+// loop per output is both simpler and faster.
 constexpr index_t kRowKernelMaxSamples = 16;
 // Row chunk of the backward-data kernel; lanes of the per-thread accumulators.
 constexpr index_t kChunk = 64, kLanes = 16;
 
-// sum_i a[i] b[i] over contiguous rows, in kLanes independent partial sums (vectorisable without reassociation
-// flags, and a fixed order: the result does not depend on the thread count).
+// sum_i a[i] b[i] over contiguous rows, in kLanes independent partial sums (vectorisable without
+// reassociation flags, and a fixed order: the result does not depend on the thread count).
 template <class T>
 KOKKOS_INLINE_FUNCTION T rowDot(const T* a, const T* b, index_t n) {
   T acc[kLanes] = {};
   index_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (index_t l = 0; l < kLanes; ++l) acc[l] += a[i + l] * b[i + l];
-  for (index_t l = 0; i + l < n; ++l) acc[l] += a[i + l] * b[i + l];
+    for (index_t l = 0; l < kLanes; ++l)
+      acc[l] += a[i + l] * b[i + l];
+  for (index_t l = 0; i + l < n; ++l)
+    acc[l] += a[i + l] * b[i + l];
   T sum = T(0);
-  for (index_t l = 0; l < kLanes; ++l) sum += acc[l];
+  for (index_t l = 0; l < kLanes; ++l)
+    sum += acc[l];
   return sum;
 }
 
@@ -70,7 +74,8 @@ void denseForward(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, 
   require<ShapeError>(b.extent(0) == 0 || b.extent(0) == w.extent(0), kernel, ": bias '", b.label(),
                       "' has extent ", b.extent(0), " but w (out, in) has out = ", w.extent(0),
                       " (extent 0 means no bias)");
-  if (index_t(x.extent(0)) <= kRowKernelMaxSamples && x.span_is_contiguous() && w.span_is_contiguous()) {
+  if (index_t(x.extent(0)) <= kRowKernelMaxSamples && x.span_is_contiguous() &&
+      w.span_is_contiguous()) {
     const index_t outputs = index_t(y.extent(1)), inputs = index_t(x.extent(1));
     const bool bias = b.extent(0) != 0;
     Kokkos::parallel_for(
@@ -101,12 +106,14 @@ void denseBackwardData(const ExecSpace& exec,
   requireExtentOf(kernel, dx, 0, dy.extent(0), "dy (N, out)");
   requireExtentOf(kernel, dx, 1, w.extent(1), "w (out, in)");
   if (index_t(dy.extent(0)) <= kRowKernelMaxSamples && w.span_is_contiguous()) {
-    // dx(n, i) = sum_o dy(n, o) w(o, i): each item owns a chunk of one dx row and adds the w rows into it.
+    // dx(n, i) = sum_o dy(n, o) w(o, i): each item owns a chunk of one dx row and adds the w rows
+    // into it.
     const index_t inputs = index_t(dx.extent(1)), outputs = index_t(w.extent(0));
     const index_t chunks = (inputs + kChunk - 1) / kChunk;
     Kokkos::parallel_for(
         "halo3d::denseBackwardData rows",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, index_t(dx.extent(0)) * chunks),
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0,
+                                                                   index_t(dx.extent(0)) * chunks),
         KOKKOS_LAMBDA(index_t k) {
           const index_t n = k / chunks, i0 = (k % chunks) * kChunk;
           const index_t len = inputs - i0 < kChunk ? inputs - i0 : kChunk;
@@ -114,9 +121,11 @@ void denseBackwardData(const ExecSpace& exec,
           for (index_t o = 0; o < outputs; ++o) {
             const T g = dy(n, o);
             const T* wr = &w(o, i0);
-            for (index_t i = 0; i < len; ++i) acc[i] += g * wr[i];
+            for (index_t i = 0; i < len; ++i)
+              acc[i] += g * wr[i];
           }
-          for (index_t i = 0; i < len; ++i) dx(n, i0 + i) = acc[i];
+          for (index_t i = 0; i < len; ++i)
+            dx(n, i0 + i) = acc[i];
         });
     return;
   }
@@ -132,7 +141,8 @@ void denseBackwardWeights(const ExecSpace& exec,
   requireExtentOf(kernel, dy, 0, x.extent(0), "x (N, in)");
   requireExtentOf(kernel, dw, 0, dy.extent(1), "dy (N, out)");
   requireExtentOf(kernel, dw, 1, x.extent(1), "x (N, in)");
-  if (index_t(x.extent(0)) <= kRowKernelMaxSamples && x.span_is_contiguous() && dw.span_is_contiguous()) {
+  if (index_t(x.extent(0)) <= kRowKernelMaxSamples && x.span_is_contiguous() &&
+      dw.span_is_contiguous()) {
     // dw(o, :) = [dw(o, :)] + sum_n dy(n, o) x(n, :): one contiguous row per item.
     const index_t inputs = index_t(x.extent(1)), samples = index_t(x.extent(0));
     Kokkos::parallel_for(
@@ -141,11 +151,13 @@ void denseBackwardWeights(const ExecSpace& exec,
         KOKKOS_LAMBDA(index_t o) {
           T* row = &dw(o, 0);
           if (!accumulate)
-            for (index_t i = 0; i < inputs; ++i) row[i] = T(0);
+            for (index_t i = 0; i < inputs; ++i)
+              row[i] = T(0);
           for (index_t n = 0; n < samples; ++n) {
             const T g = dy(n, o);
             const T* xr = &x(n, 0);
-            for (index_t i = 0; i < inputs; ++i) row[i] += g * xr[i];
+            for (index_t i = 0; i < inputs; ++i)
+              row[i] += g * xr[i];
           }
         });
     return;

@@ -1,10 +1,10 @@
 #pragma once
-// Dense (fully connected) layers, as PyTorch's Linear: y = x w^T + b. Up to 16 samples they run as contiguous row
-// kernels (Kokkos Kernels' native gemm is ~50x slower at a handful of rows); above that, through KokkosBlas::gemm.
-// x is (N, in), w is (out, in), b is (out) or of extent 0 for no bias, y is (N, out); all
-// LayoutRight Views in the memory space of the execution space. Dense layers run on
-// Sample-distributed activations, so every sum here is over this rank's samples; the gradient
-// allreduce adds the other ranks'.
+// Dense (fully connected) layers, as PyTorch's Linear: y = x w^T + b. Up to 16 samples they run as
+// contiguous row kernels (Kokkos Kernels' native gemm is ~50x slower at a handful of rows); above
+// that, through KokkosBlas::gemm. x is (N, in), w is (out, in), b is (out) or of extent 0 for no
+// bias, y is (N, out); all LayoutRight Views in the memory space of the execution space. Dense
+// layers run on Sample-distributed activations, so every sum here is over this rank's samples; the
+// gradient allreduce adds the other ranks'.
 
 #include <Kokkos_Core.hpp>
 

@@ -8,7 +8,8 @@
 namespace halo3d::nn {
 
 CheckpointState captureState(const ParameterStore& store, Optimizer& optimizer,
-                             const std::map<std::string, std::int64_t>& counters, const std::string& config_json) {
+                             const std::map<std::string, std::int64_t>& counters,
+                             const std::string& config_json) {
   CheckpointState s;
   s.model = exportStateDict(store);
   for (const auto& [name, view] : optimizer.state()) {
@@ -23,8 +24,9 @@ CheckpointState captureState(const ParameterStore& store, Optimizer& optimizer,
   return s;
 }
 
-std::map<std::string, std::int64_t> restoreState(const CheckpointState& state, ParameterStore& store,
-                                                 Optimizer& optimizer, const std::string& source) {
+std::map<std::string, std::int64_t> restoreState(const CheckpointState& state,
+                                                 ParameterStore& store, Optimizer& optimizer,
+                                                 const std::string& source) {
   importStateDict(store, state.model, source);
   std::ostringstream missing;
   int bad = 0;
@@ -36,13 +38,17 @@ std::map<std::string, std::int64_t> restoreState(const CheckpointState& state, P
       continue;
     }
     auto host = Kokkos::create_mirror_view(view);
-    std::visit([&](const auto& v) {
-      for (std::size_t i = 0; i < v.size(); ++i) host(i) = real(v[i]);
-    }, it->second.values);
+    std::visit(
+        [&](const auto& v) {
+          for (std::size_t i = 0; i < v.size(); ++i)
+            host(i) = real(v[i]);
+        },
+        it->second.values);
     Kokkos::deep_copy(view, host);
   }
-  require<InputError>(bad == 0, "checkpoint ", source, " does not fit the optimizer (a different optimizer or model?):",
-                      missing.str());
+  require<InputError>(
+      bad == 0, "checkpoint ", source,
+      " does not fit the optimizer (a different optimizer or model?):", missing.str());
   const auto steps = state.counters.find("optimizer.steps");
   optimizer.setSteps(steps == state.counters.end() ? 0 : steps->second);
   return state.counters;

@@ -9,7 +9,8 @@ namespace halo3d::nn {
 
 int Model::input(const std::array<index_t, 4>& sample_shape) {
   require(_nodes.empty(), "Model::input() must come first");
-  for (index_t e : sample_shape) require<ShapeError>(e > 0, "model input shape ", sample_shape, " must be positive");
+  for (index_t e : sample_shape)
+    require<ShapeError>(e > 0, "model input shape ", sample_shape, " must be positive");
   Node n;
   n.spec.shape = {0, sample_shape[0], sample_shape[1], sample_shape[2], sample_shape[3]};
   _nodes.push_back(std::move(n));
@@ -33,7 +34,8 @@ int Model::add(std::unique_ptr<Layer> layer, std::vector<int> inputs) {
 int Model::replicated(int id) {
   if (_replica_of[std::size_t(id)] >= 0) return _replica_of[std::size_t(id)];
   Node n;
-  n.layer = std::make_unique<Redistribute>(node(id).layer ? node(id).layer->name() + ".replicate" : "input.replicate");
+  n.layer = std::make_unique<Redistribute>(node(id).layer ? node(id).layer->name() + ".replicate"
+                                                          : "input.replicate");
   n.inputs = {id};
   n.spec = n.layer->outputSpec({node(id).spec});
   _nodes.push_back(std::move(n));
@@ -47,8 +49,9 @@ int Model::replicated(int id) {
 void Model::build(const ProcessGrid& grid, index_t batch) {
   require(!built(), "Model::build() called twice");
   require(_nodes.size() >= 2, "the model has no layers");
-  require<InputError>(batch >= grid.shape().n(), "global batch ", batch, " is smaller than the ", grid.shape().n(),
-                      " sample groups of grid ", grid.shape().str(), " (every sample group needs a sample)");
+  require<InputError>(batch >= grid.shape().n(), "global batch ", batch, " is smaller than the ",
+                      grid.shape().n(), " sample groups of grid ", grid.shape().str(),
+                      " (every sample group needs a sample)");
   if (!_params->finalized()) _params->finalize();
   _batch = batch;
   const GridShape& gs = grid.shape();
@@ -62,9 +65,11 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
   for (std::size_t id = 1; id < declared; ++id) {
     Node& n = _nodes[id];
     std::vector<TensorSpec> specs;
-    for (int i : n.inputs) specs.push_back(node(i).spec);
+    for (int i : n.inputs)
+      specs.push_back(node(i).spec);
     bool any_replicated = false;
-    for (const TensorSpec& s : specs) any_replicated |= s.dist == Distribution::Replicated;
+    for (const TensorSpec& s : specs)
+      any_replicated |= s.dist == Distribution::Replicated;
     const bool spatial_ok = !any_replicated && n.layer->acceptsSpatial(specs, gs);
     if (!spatial_ok) {
       std::vector<int> inputs = n.inputs;  // replicated() grows _nodes: no references across it
@@ -72,7 +77,8 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
         if (node(i).spec.dist == Distribution::Spatial) i = replicated(i);
       _nodes[id].inputs = inputs;
       specs.clear();
-      for (int i : inputs) specs.push_back(node(i).spec);
+      for (int i : inputs)
+        specs.push_back(node(i).spec);
     }
     Node& m = _nodes[id];
     m.spec = m.layer->outputSpec(specs);
@@ -83,12 +89,14 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
     Node& n = node(id);
     if (!n.layer) continue;
     std::vector<TensorSpec> specs;
-    for (int i : n.inputs) specs.push_back(node(i).spec);
+    for (int i : n.inputs)
+      specs.push_back(node(i).spec);
     for (std::size_t j = 0; j < n.inputs.size(); ++j) {
       Node& src = node(n.inputs[j]);
       n.input_part.push_back(int(src.consumers.size()));
       src.consumers.push_back(id);
-      if (src.spec.dist == Distribution::Spatial) src.halo = max(src.halo, n.layer->inputHalo(specs, int(j), gs));
+      if (src.spec.dist == Distribution::Spatial)
+        src.halo = max(src.halo, n.layer->inputHalo(specs, int(j), gs));
     }
   }
   // 3. Activations and gradients.
@@ -101,18 +109,20 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
       if (id != 0) n.grad = makeActivation(label + ".grad", n.spec, grid, n.halo);
       if (id != 0 && n.consumers.size() > 1)
         for (std::size_t c = 0; c < n.consumers.size(); ++c)
-          n.grad_parts.push_back(makeActivation(label + ".grad" + std::to_string(c), n.spec, grid, n.halo));
+          n.grad_parts.push_back(
+              makeActivation(label + ".grad" + std::to_string(c), n.spec, grid, n.halo));
     } catch (const ShapeError& e) {
       _grid = nullptr;
-      throw ShapeError(concat("layer '", label, "' output ", n.spec.shape, " (", toString(n.spec.dist),
-                              ") on grid ", gs.str(), ": ", e.what()));
+      throw ShapeError(concat("layer '", label, "' output ", n.spec.shape, " (",
+                              toString(n.spec.dist), ") on grid ", gs.str(), ": ", e.what()));
     }
   }
   for (int id : _order) {
     Node& n = node(id);
     if (!n.layer) continue;
     std::vector<const Activation*> in;
-    for (int i : n.inputs) in.push_back(&node(i).act);
+    for (int i : n.inputs)
+      in.push_back(&node(i).act);
     n.layer->setup(grid, in, n.act);
   }
 }
@@ -123,7 +133,8 @@ void Model::forward(RunContext& ctx) {
     Node& n = node(id);
     if (!n.layer) continue;
     std::vector<const Activation*> in;
-    for (int i : n.inputs) in.push_back(&node(i).act);
+    for (int i : n.inputs)
+      in.push_back(&node(i).act);
     n.layer->forward(ctx, in, n.act);
   }
 }
@@ -142,9 +153,12 @@ void Model::backward(RunContext& ctx) {
         auto part = n.grad_parts[c].tensor.owned();
         Kokkos::parallel_for(
             "halo3d::sumGradients",
-            Kokkos::MDRangePolicy<Kokkos::Rank<5>>({0, 0, 0, 0, 0}, {total.extent(0), total.extent(1), total.extent(2),
-                                                                     total.extent(3), total.extent(4)}),
-            KOKKOS_LAMBDA(int a, int b, int d, int h, int w) { total(a, b, d, h, w) += part(a, b, d, h, w); });
+            Kokkos::MDRangePolicy<Kokkos::Rank<5>>(
+                {0, 0, 0, 0, 0}, {total.extent(0), total.extent(1), total.extent(2),
+                                  total.extent(3), total.extent(4)}),
+            KOKKOS_LAMBDA(int a, int b, int d, int h, int w) {
+              total(a, b, d, h, w) += part(a, b, d, h, w);
+            });
       }
     }
     std::vector<const Activation*> in;
@@ -172,9 +186,10 @@ std::string Model::summary() const {
   std::ostringstream os;
   for (int id : _order) {
     const Node& n = _nodes.at(std::size_t(id));
-    os << (n.layer ? n.layer->name() : std::string("input")) << "  " << (n.layer ? n.layer->kind() : "Input")
-       << "  (" << n.spec.shape[0] << ", " << n.spec.shape[1] << ", " << n.spec.shape[2] << ", " << n.spec.shape[3]
-       << ", " << n.spec.shape[4] << ")  " << toString(n.spec.dist) << "  halo " << n.halo << '\n';
+    os << (n.layer ? n.layer->name() : std::string("input")) << "  "
+       << (n.layer ? n.layer->kind() : "Input") << "  (" << n.spec.shape[0] << ", "
+       << n.spec.shape[1] << ", " << n.spec.shape[2] << ", " << n.spec.shape[3] << ", "
+       << n.spec.shape[4] << ")  " << toString(n.spec.dist) << "  halo " << n.halo << '\n';
   }
   return os.str();
 }
@@ -185,8 +200,12 @@ const Model::Node& Model::named(const std::string& name) const {
   throw InputError(concat("the model has no layer named '", name, "'"));
 }
 
-const Activation& Model::activation(const std::string& name) const { return named(name).act; }
-const Activation& Model::gradient(const std::string& name) const { return named(name).grad; }
+const Activation& Model::activation(const std::string& name) const {
+  return named(name).act;
+}
+const Activation& Model::gradient(const std::string& name) const {
+  return named(name).grad;
+}
 
 std::vector<const Layer*> Model::layers() const {
   std::vector<const Layer*> out;

@@ -1,13 +1,16 @@
 #pragma once
-// The model graph: a network input and layers in execution order, each consuming earlier nodes (so skip
-// connections are plain extra inputs). build() plans every tensor for a grid and a global batch:
-//   1. output specs, layer by layer; where a layer cannot run on a Spatial input (the volume is too small to split
-//      over the spatial group, or the layer needs whole volumes, like Flatten), a Redistribute node is inserted
-//      that replicates the input over the spatial group (the rule is Layer::acceptsSpatial);
+// The model graph: a network input and layers in execution order, each consuming earlier nodes (so
+// skip connections are plain extra inputs). build() plans every tensor for a grid and a global
+// batch:
+//   1. output specs, layer by layer; where a layer cannot run on a Spatial input (the volume is too
+//   small to split
+//      over the spatial group, or the layer needs whole volumes, like Flatten), a Redistribute node
+//      is inserted that replicates the input over the spatial group (the rule is
+//      Layer::acceptsSpatial);
 //   2. the ghost widths of each Spatial tensor: the maximum over its consumers' needs;
 //   3. the activations and their gradients, with identical blocks.
-// forward() runs the nodes in order; backward() in reverse, summing the gradients of tensors with several
-// consumers.
+// forward() runs the nodes in order; backward() in reverse, summing the gradients of tensors with
+// several consumers.
 
 #include <array>
 #include <memory>
@@ -20,13 +23,15 @@ namespace halo3d::nn {
 
 class Model {
  public:
-  // A model over `store` (a fresh one by default; pass another model's store to share its parameters).
+  // A model over `store` (a fresh one by default; pass another model's store to share its
+  // parameters).
   explicit Model(std::shared_ptr<ParameterStore> store = std::make_shared<ParameterStore>())
       : _params(std::move(store)) {}
 
   // The network input: per-sample shape (C, D, H, W). Returns its node id (0).
   int input(const std::array<index_t, 4>& sample_shape);
-  // Appends `layer` consuming nodes `inputs` (all earlier); registers its parameters. Returns its node id.
+  // Appends `layer` consuming nodes `inputs` (all earlier); registers its parameters. Returns its
+  // node id.
   int add(std::unique_ptr<Layer> layer, std::vector<int> inputs);
   // Appends `layer` consuming the last node.
   int add(std::unique_ptr<Layer> layer) { return add(std::move(layer), {int(_nodes.size()) - 1}); }
@@ -35,9 +40,9 @@ class Model {
   const ParameterStore& parameters() const { return *_params; }
   const std::shared_ptr<ParameterStore>& sharedParameters() const { return _params; }
 
-  // Plans and allocates everything for global mini-batch `batch` on `grid` (see the file comment). Collective
-  // over the grid. Throws ShapeError naming the layer if a shape cannot work, InputError if the batch is
-  // smaller than the number of sample groups.
+  // Plans and allocates everything for global mini-batch `batch` on `grid` (see the file comment).
+  // Collective over the grid. Throws ShapeError naming the layer if a shape cannot work, InputError
+  // if the batch is smaller than the number of sample groups.
   void build(const ProcessGrid& grid, index_t batch);
   bool built() const { return _grid != nullptr; }
   index_t batch() const { return _batch; }

@@ -1,11 +1,11 @@
 #pragma once
-// The model's named state. A Parameter is a trainable tensor with its gradient, or a buffer (BatchNorm running
-// statistics) that is saved and loaded but not trained. Names are PyTorch state_dict keys and shapes are
-// PyTorch's, so checkpoints and --init-weights files map one to one.
+// The model's named state. A Parameter is a trainable tensor with its gradient, or a buffer
+// (BatchNorm running statistics) that is saved and loaded but not trained. Names are PyTorch
+// state_dict keys and shapes are PyTorch's, so checkpoints and --init-weights files map one to one.
 //
-// All values live in one flat View per model (ParameterStore), trainable parameters first, so that the gradient
-// allreduce and the optimizers work on a few contiguous ranges instead of one call per tensor. Parameters are
-// replicated: every rank of every grid holds the same values.
+// All values live in one flat View per model (ParameterStore), trainable parameters first, so that
+// the gradient allreduce and the optimizers work on a few contiguous ranges instead of one call per
+// tensor. Parameters are replicated: every rank of every grid holds the same values.
 
 #include <Kokkos_Core.hpp>
 
@@ -26,15 +26,18 @@ template <int Rank>
 struct UnmanagedViewOf;
 template <>
 struct UnmanagedViewOf<1> {
-  using type = Kokkos::View<real*, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using type =
+      Kokkos::View<real*, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 };
 template <>
 struct UnmanagedViewOf<2> {
-  using type = Kokkos::View<real**, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using type =
+      Kokkos::View<real**, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 };
 template <>
 struct UnmanagedViewOf<5> {
-  using type = Kokkos::View<real*****, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using type =
+      Kokkos::View<real*****, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 };
 
 class Parameter {
@@ -49,8 +52,8 @@ class Parameter {
   // Element offset in the store's flat views (valid after ParameterStore::finalize()).
   std::size_t offset() const { return _offset; }
 
-  // The value and gradient as flat Views, or reshaped to the PyTorch shape (rank 1, 2 or 5). The gradient of a
-  // buffer is empty.
+  // The value and gradient as flat Views, or reshaped to the PyTorch shape (rank 1, 2 or 5). The
+  // gradient of a buffer is empty.
   FlatView value() const { return _value; }
   FlatView grad() const { return _grad; }
   template <int Rank>
@@ -75,9 +78,9 @@ class Parameter {
 };
 
 // Owns the flat storage of all parameters and buffers of a model, plus integer counters (PyTorch's
-// num_batches_tracked). Add everything, then finalize() once; Parameter references stay valid for the store's
-// lifetime. After finalize(), add() binds to an existing entry of the same name and shape, so that several
-// models (built for different batch sizes) can share one set of parameters.
+// num_batches_tracked). Add everything, then finalize() once; Parameter references stay valid for
+// the store's lifetime. After finalize(), add() binds to an existing entry of the same name and
+// shape, so that several models (built for different batch sizes) can share one set of parameters.
 class ParameterStore {
  public:
   Parameter& add(const std::string& name, const std::vector<index_t>& shape, bool trainable = true);

@@ -34,8 +34,9 @@ int runGuarded(const std::string& program, const std::function<int()>& body) {
   } catch (const std::exception& e) {
     error = e.what();
   }
-  // Every rank that gets here failed. Wait (bounded) for the others to fail too, so that a collective error is
-  // reported once and the job ends cleanly; abort if some rank is still inside a collective.
+  // Every rank that gets here failed. Wait (bounded) for the others to fail too, so that a
+  // collective error is reported once and the job ends cleanly; abort if some rank is still inside
+  // a collective.
   if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", program.c_str(), error.c_str());
   MPI_Request barrier;
   MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
@@ -46,8 +47,8 @@ int runGuarded(const std::string& program, const std::function<int()>& body) {
     if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (!done) {
-    std::fprintf(stderr, "%s: error on rank %d: %s (other ranks did not stop; aborting the job)\n", program.c_str(),
-                 rank, error.c_str());
+    std::fprintf(stderr, "%s: error on rank %d: %s (other ranks did not stop; aborting the job)\n",
+                 program.c_str(), rank, error.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -63,17 +64,22 @@ std::string formatDuration(double seconds) {
 }
 
 Progress::Progress(bool enabled, long total_steps, long first_step)
-    : _enabled(enabled), _total(total_steps), _first(first_step), _start(std::chrono::steady_clock::now()) {}
+    : _enabled(enabled),
+      _total(total_steps),
+      _first(first_step),
+      _start(std::chrono::steady_clock::now()) {}
 
 void Progress::update(long step, long epoch, long epochs, double loss, double samples_per_s) {
   if (!_enabled) return;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count();
   // At most one line every 2 s, plus the first and the last step.
   if (step + 1 != _total && step != _first && elapsed - _last_print < 2.0) return;
   _last_print = elapsed;
   const double per_step = elapsed / double(step + 1 - _first);
-  std::printf("epoch %ld/%ld  step %ld/%ld  loss %.6g  %.2f samples/s  ETA %s\n", epoch + 1, epochs, step + 1, _total,
-              loss, samples_per_s, formatDuration(per_step * double(_total - step - 1)).c_str());
+  std::printf("epoch %ld/%ld  step %ld/%ld  loss %.6g  %.2f samples/s  ETA %s\n", epoch + 1, epochs,
+              step + 1, _total, loss, samples_per_s,
+              formatDuration(per_step * double(_total - step - 1)).c_str());
   std::fflush(stdout);
 }
 
@@ -85,7 +91,8 @@ void Progress::message(const std::string& text) {
 
 void Progress::finish() {
   if (!_enabled) return;
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count();
   std::printf("done in %s\n", formatDuration(elapsed).c_str());
   std::fflush(stdout);
 }

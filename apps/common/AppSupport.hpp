@@ -1,6 +1,6 @@
 #pragma once
-// What both application binaries need around their training loops: MPI + Kokkos start-up, error handling
-// that never hangs a rank, a progress line and JSON-lines metrics on rank 0.
+// What both application binaries need around their training loops: MPI + Kokkos start-up, error
+// handling that never hangs a rank, a progress line and JSON-lines metrics on rank 0.
 
 #include <mpi.h>
 
@@ -14,7 +14,8 @@
 
 namespace halo3d::apps {
 
-// Initialises MPI (THREAD_MULTIPLE, for the prefetching data loader) and Kokkos, and finalises both.
+// Initialises MPI (THREAD_MULTIPLE, for the prefetching data loader) and Kokkos, and finalises
+// both.
 class Session {
  public:
   Session(int& argc, char**& argv);
@@ -28,9 +29,9 @@ class Session {
   int _rank = 0, _size = 1;
 };
 
-// Runs `body`; returns its exit code, or 1 after printing the error. Errors of halo3d are thrown on every rank
-// together, so rank 0 prints the message once. If the ranks do not all fail within a few seconds (an error
-// seen by some ranks only), the job is aborted rather than left hanging.
+// Runs `body`; returns its exit code, or 1 after printing the error. Errors of halo3d are thrown on
+// every rank together, so rank 0 prints the message once. If the ranks do not all fail within a few
+// seconds (an error seen by some ranks only), the job is aborted rather than left hanging.
 int runGuarded(const std::string& program, const std::function<int()>& body);
 
 // Rank-0 progress line: "epoch 1/3  step 12/40  loss 0.1234  18.2 samples/s  ETA 00:01:23".
@@ -48,7 +49,8 @@ class Progress {
   double _last_print = -1;
 };
 
-// One JSON object per line, written by rank 0 (flushed per record, so a crash keeps what was written).
+// One JSON object per line, written by rank 0 (flushed per record, so a crash keeps what was
+// written).
 class MetricsWriter {
  public:
   MetricsWriter(const std::string& path, bool enabled);

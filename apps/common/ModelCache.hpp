@@ -1,6 +1,6 @@
 #pragma once
-// Models of one network built for several global batch sizes over one shared set of parameters: the regular
-// mini-batch and, when an epoch ends with a smaller final batch, that one too.
+// Models of one network built for several global batch sizes over one shared set of parameters: the
+// regular mini-batch and, when an epoch ends with a smaller final batch, that one too.
 
 #include <functional>
 #include <map>
@@ -13,7 +13,8 @@ namespace halo3d::apps {
 class ModelCache {
  public:
   using Factory = std::function<std::unique_ptr<nn::Model>(std::shared_ptr<nn::ParameterStore>)>;
-  ModelCache(const ProcessGrid& grid, Factory factory) : _grid(grid), _factory(std::move(factory)) {}
+  ModelCache(const ProcessGrid& grid, Factory factory)
+      : _grid(grid), _factory(std::move(factory)) {}
 
   // The model for global batch `batch`, built on first use (collective then).
   nn::Model& forBatch(index_t batch) {

@@ -12,8 +12,8 @@
 #include "io/SampleCatalog.hpp"
 #include "nn/Checkpointing.hpp"
 #include "nn/GradientReducer.hpp"
-#include "nn/LrSchedule.hpp"
 #include "nn/Loss.hpp"
+#include "nn/LrSchedule.hpp"
 #include "nn/layers/Redistribute.hpp"
 #include "nn/models/CosmoFlow.hpp"
 
@@ -22,11 +22,14 @@ namespace halo3d::apps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 nn::CosmoFlowConfig modelConfig(const CosmoFlowOptions& o, const SampleCatalog& catalog) {
   const Extents3 e = catalog.extents();
-  require<InputError>(e[0] == e[1] && e[1] == e[2], "CosmoFlow needs cubic samples, the data holds ", e);
+  require<InputError>(e[0] == e[1] && e[1] == e[2],
+                      "CosmoFlow needs cubic samples, the data holds ", e);
   require<InputError>(o.input_size == 0 || o.input_size == e[0], "--input-size ", o.input_size,
                       " does not match the data's samples of ", e[0], "^3");
   require<InputError>(catalog.targetWidth() == 4, "CosmoFlow regresses 4 parameters; the data has ",
@@ -42,8 +45,8 @@ nn::CosmoFlowConfig modelConfig(const CosmoFlowOptions& o, const SampleCatalog& 
   return c;
 }
 
-// The run configuration stored in checkpoints: everything that defines the model and the optimisation, and
-// nothing about the partition (checkpoints are identical under every grid).
+// The run configuration stored in checkpoints: everything that defines the model and the
+// optimisation, and nothing about the partition (checkpoints are identical under every grid).
 std::string configJson(const CosmoFlowOptions& o, const nn::CosmoFlowConfig& c) {
   nlohmann::json j;
   j["model"] = "cosmoflow";
@@ -83,14 +86,17 @@ nn::Model& feed(ModelCache& models, const Batch<>& b) {
 }
 
 // Sum over the data group of a quantity identical on the ranks of each spatial group.
-double sumOverGroups(const ProcessGrid& grid, double local) { return sumOver(local, grid.dataComm()); }
+double sumOverGroups(const ProcessGrid& grid, double local) {
+  return sumOver(local, grid.dataComm());
+}
 
 struct Evaluation {
   double mse = 0, baseline_mse = 0;  // baseline: predicting the given target mean
   index_t samples = 0;
 };
 
-// MSE of the model on every sample of `loader`'s data, in evaluation mode (BatchNorm uses running statistics).
+// MSE of the model on every sample of `loader`'s data, in evaluation mode (BatchNorm uses running
+// statistics).
 Evaluation evaluate(const ProcessGrid& grid, ModelCache& models, DataLoader<>& loader,
                     const std::array<double, 4>& target_mean) {
   Evaluation e;
@@ -123,10 +129,12 @@ std::array<double, 4> targetMean(const ProcessGrid& grid, DataLoader<>& loader) 
   index_t n = 0;
   for (index_t s = 0; s < loader.stepsPerEpoch(); ++s) {
     const Batch<> b = loader.next();
-    for (std::size_t i = 0; i < b.targets.size(); ++i) sum[i % 4] += b.targets[i];
+    for (std::size_t i = 0; i < b.targets.size(); ++i)
+      sum[i % 4] += b.targets[i];
     n += b.global_batch;
   }
-  for (double& v : sum) v = sumOverGroups(grid, v) / double(n);
+  for (double& v : sum)
+    v = sumOverGroups(grid, v) / double(n);
   return sum;
 }
 
@@ -135,9 +143,11 @@ std::array<double, 4> targetMean(const ProcessGrid& grid, DataLoader<>& loader) 
 int trainCosmoFlow(const CosmoFlowOptions& o) {
   ProcessGrid grid(MPI_COMM_WORLD, gridFromOption(o.grid));
   const bool root = grid.isRoot();
-  const SampleCatalog catalog = SampleCatalog::open(sampleFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
+  const SampleCatalog catalog =
+      SampleCatalog::open(sampleFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
   const nn::CosmoFlowConfig config = modelConfig(o, catalog);
-  require<InputError>(o.checkpoint_dir.empty() || o.keep_checkpoints >= 1, "--keep-checkpoints must be >= 1");
+  require<InputError>(o.checkpoint_dir.empty() || o.keep_checkpoints >= 1,
+                      "--keep-checkpoints must be >= 1");
   require<InputError>(!o.resume || !o.checkpoint_dir.empty(), "--resume needs --checkpoint-dir");
   require<InputError>(o.epochs >= 1 || o.steps >= 1, "give --epochs >= 1 or --steps >= 1");
 
@@ -145,10 +155,11 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
     return nn::makeCosmoFlow(config, std::move(store));
   });
   nn::Model& model = models.forBatch(o.batch);
-  if (root) std::printf("cosmoflow: grid %s, %d ranks, input %lld^3 x %lld, batch %lld, %zu parameters\n%s",
-                        grid.shape().str().c_str(), grid.size(), (long long)config.input_size,
-                        (long long)config.input_channels, (long long)o.batch,
-                        model.parameters().trainableSize(), model.summary().c_str());
+  if (root)
+    std::printf("cosmoflow: grid %s, %d ranks, input %lld^3 x %lld, batch %lld, %zu parameters\n%s",
+                grid.shape().str().c_str(), grid.size(), (long long)config.input_size,
+                (long long)config.input_channels, (long long)o.batch,
+                model.parameters().trainableSize(), model.summary().c_str());
   loadInitialWeights(model.parameters(), o.init_weights, o.seed);
 
   nn::OptimizerConfig oc;
@@ -180,8 +191,8 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
   if (o.resume) {
     if (auto ck = loadLatest(o.checkpoint_dir, grid.comm())) {
       require<InputError>(ck->state.config == config_json, "checkpoint ", ck->path,
-                          " was written by a different run configuration:\n  checkpoint: ", ck->state.config,
-                          "\n  this run:   ", config_json);
+                          " was written by a different run configuration:\n  checkpoint: ",
+                          ck->state.config, "\n  this run:   ", config_json);
       const auto counters = nn::restoreState(ck->state, model.parameters(), *optimizer, ck->path);
       first = long(counters.at("step"));
       last_checkpoint = ck->path;
@@ -199,10 +210,12 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
   std::optional<DataLoader<>> val_loader;
   std::array<double, 4> train_mean{0, 0, 0, 0};
   if (!o.val_data.empty()) {
-    const SampleCatalog vc = SampleCatalog::open(sampleFiles(o.val_data, "--val-data"), SampleKind::CosmoFlow, grid.comm());
+    const SampleCatalog vc = SampleCatalog::open(sampleFiles(o.val_data, "--val-data"),
+                                                 SampleKind::CosmoFlow, grid.comm());
     require<InputError>(vc.extents() == catalog.extents() && vc.channels() == catalog.channels(),
-                        "--val-data samples (", vc.channels(), " x ", vc.extents(), ") differ from --data samples (",
-                        catalog.channels(), " x ", catalog.extents(), ")");
+                        "--val-data samples (", vc.channels(), " x ", vc.extents(),
+                        ") differ from --data samples (", catalog.channels(), " x ",
+                        catalog.extents(), ")");
     val_loader.emplace(grid, vc, loaderOptions(o, model, false));
     DataLoader<> mean_loader(grid, catalog, loaderOptions(o, model, false));
     train_mean = targetMean(grid, mean_loader);
@@ -224,8 +237,9 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
     if (o.checkpoint_dir.empty()) return;
     const std::map<std::string, std::int64_t> counters{{"step", step_done},
                                                        {"epoch", step_done / steps_per_epoch}};
-    last_checkpoint = saveCheckpoint(nn::captureState(model.parameters(), *optimizer, counters, config_json),
-                                     step_done, policy, grid.comm());
+    last_checkpoint =
+        saveCheckpoint(nn::captureState(model.parameters(), *optimizer, counters, config_json),
+                       step_done, policy, grid.comm());
   };
 
   for (long step = first; step < total; ++step) {
@@ -238,8 +252,8 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
     ctx.training = true;
     m.forward(ctx);
     const double loss = mse.compute(grid, m.output(), batch.targets, &m.outputGradient());
-    stopOnNonFiniteLoss({step, long(batch.epoch), loss, schedule.at(step), batch.sample_ids}, o.checkpoint_dir,
-                        last_checkpoint, root);
+    stopOnNonFiniteLoss({step, long(batch.epoch), loss, schedule.at(step), batch.sample_ids},
+                        o.checkpoint_dir, last_checkpoint, root);
     m.backward(ctx);
     const double lr = schedule.at(step);
     optimizer->step(lr);
@@ -247,18 +261,21 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
     const double seconds = maxOver(since(t0), grid.comm());
     const double samples_per_s = double(batch.global_batch) / seconds;
     if (root)
-      metrics.write(trainStepRecord(step, long(batch.epoch), loss, lr, samples_per_s, seconds, io_seconds, timers));
+      metrics.write(trainStepRecord(step, long(batch.epoch), loss, lr, samples_per_s, seconds,
+                                    io_seconds, timers));
     progress.update(step, long(batch.epoch), epochs, loss, samples_per_s);
     epoch_loss_sum += loss;
     ++epoch_loss_steps;
     const bool epoch_end = (step + 1) % steps_per_epoch == 0 || step + 1 == total;
     if (epoch_end) {
-      progress.message(concat("epoch ", batch.epoch + 1, ": mean training loss ", epoch_loss_sum / epoch_loss_steps,
-                              " over ", epoch_loss_steps, " steps"));
+      progress.message(concat("epoch ", batch.epoch + 1, ": mean training loss ",
+                              epoch_loss_sum / epoch_loss_steps, " over ", epoch_loss_steps,
+                              " steps"));
       epoch_loss_sum = 0;
       epoch_loss_steps = 0;
     }
-    if ((o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0) || (o.checkpoint_every == 0 && epoch_end))
+    if ((o.checkpoint_every > 0 && (step + 1) % o.checkpoint_every == 0) ||
+        (o.checkpoint_every == 0 && epoch_end))
       save(step + 1);
     if (epoch_end && val_loader) {
       loader.finishPrefetch();  // no two collective readers at once
@@ -273,8 +290,8 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
         rec["samples"] = e.samples;
         metrics.write(rec);
         progress.message(concat("validation after epoch ", batch.epoch + 1, ": mse ", e.mse,
-                                 " (predicting the training mean: ", e.baseline_mse, ", ratio ",
-                                 e.baseline_mse / e.mse, ")"));
+                                " (predicting the training mean: ", e.baseline_mse, ", ratio ",
+                                e.baseline_mse / e.mse, ")"));
       }
     }
   }
@@ -284,7 +301,8 @@ int trainCosmoFlow(const CosmoFlowOptions& o) {
 
 int evalCosmoFlow(const CosmoFlowOptions& o) {
   ProcessGrid grid(MPI_COMM_WORLD, gridFromOption(o.grid));
-  const SampleCatalog catalog = SampleCatalog::open(sampleFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
+  const SampleCatalog catalog =
+      SampleCatalog::open(sampleFiles(o.data, "--data"), SampleKind::CosmoFlow, grid.comm());
   const nn::CosmoFlowConfig config = modelConfig(o, catalog);
   ModelCache models(grid, [&](std::shared_ptr<nn::ParameterStore> store) {
     return nn::makeCosmoFlow(config, std::move(store));
@@ -296,10 +314,13 @@ int evalCosmoFlow(const CosmoFlowOptions& o) {
   const std::array<double, 4> mean = targetMean(grid, mean_loader);
   const Evaluation e = evaluate(grid, models, loader, mean);
   if (grid.isRoot()) {
-    std::printf("cosmoflow eval: %lld samples, mse %.6g (predicting this set's mean: %.6g)\n", (long long)e.samples,
-                e.mse, e.baseline_mse);
+    std::printf("cosmoflow eval: %lld samples, mse %.6g (predicting this set's mean: %.6g)\n",
+                (long long)e.samples, e.mse, e.baseline_mse);
     MetricsWriter metrics(o.metrics, true);
-    metrics.write({{"phase", "eval"}, {"mse", e.mse}, {"baseline_mse", e.baseline_mse}, {"samples", e.samples}});
+    metrics.write({{"phase", "eval"},
+                   {"mse", e.mse},
+                   {"baseline_mse", e.baseline_mse},
+                   {"samples", e.samples}});
   }
   return 0;
 }

@@ -5,7 +5,8 @@
 
 namespace halo3d::apps {
 
-// Trains as the options say; returns the exit code. Throws halo3d errors (collectively) on bad input.
+// Trains as the options say; returns the exit code. Throws halo3d errors (collectively) on bad
+// input.
 int trainCosmoFlow(const CosmoFlowOptions& options);
 // Evaluates the model (from --init-weights or the newest checkpoint in --checkpoint-dir) on --data.
 int evalCosmoFlow(const CosmoFlowOptions& options);

@@ -41,8 +41,8 @@ void writePrediction(const std::string& path, const Prediction& p) {
   h5::writeFileAtomically(path, [&](hid_t file, const std::string& tmp) {
     h5::writeDataset(file, tmp, "labels", {e[0], e[1], e[2]}, ElementType::UInt8, labels.data());
     if (!p.probabilities.empty())
-      h5::writeDataset(file, tmp, "probabilities", {p.classes, e[0], e[1], e[2]}, ElementType::Float32,
-                       p.probabilities.data());
+      h5::writeDataset(file, tmp, "probabilities", {p.classes, e[0], e[1], e[2]},
+                       ElementType::Float32, p.probabilities.data());
     writeStringAttribute(file, tmp, "prediction", p.info_json);
   });
 }

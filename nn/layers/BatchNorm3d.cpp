@@ -11,18 +11,20 @@ using Vec = Kokkos::View<real*, Kokkos::LayoutRight, Memory>;
 using ConstVec = Kokkos::View<const real*, Kokkos::LayoutRight, Memory>;
 }  // namespace
 
-BatchNorm3d::BatchNorm3d(std::string name, index_t channels, StatsGroup group, double eps, double momentum)
+BatchNorm3d::BatchNorm3d(std::string name, index_t channels, StatsGroup group, double eps,
+                         double momentum)
     : Layer(std::move(name)), _channels(channels), _group(group), _eps(eps), _momentum(momentum) {
   require<ShapeError>(channels > 0, this->name(), ": channels must be positive, got ", channels);
 }
 
 std::string BatchNorm3d::kind() const {
-  return concat("BatchNorm3d(", _channels, _group == StatsGroup::Global ? ", global stats)" : ", spatial-group stats)");
+  return concat("BatchNorm3d(", _channels,
+                _group == StatsGroup::Global ? ", global stats)" : ", spatial-group stats)");
 }
 
 TensorSpec BatchNorm3d::outputSpec(const std::vector<TensorSpec>& inputs) const {
-  require<ShapeError>(inputs.size() == 1 && inputs[0].shape[1] == _channels, name(), ": expects ", _channels,
-                      " channels, got ", inputs.at(0).shape[1]);
+  require<ShapeError>(inputs.size() == 1 && inputs[0].shape[1] == _channels, name(), ": expects ",
+                      _channels, " channels, got ", inputs.at(0).shape[1]);
   return inputs[0];
 }
 
@@ -34,12 +36,15 @@ void BatchNorm3d::addParameters(ParameterStore& store) {
   _batches_tracked = &store.counter(name() + ".num_batches_tracked");
 }
 
-void BatchNorm3d::setup(const ProcessGrid&, const std::vector<const Activation*>&, const Activation&) {
+void BatchNorm3d::setup(const ProcessGrid&, const std::vector<const Activation*>&,
+                        const Activation&) {
   _stats = Kokkos::View<double*, Memory>(name() + ".stats", kernels::batchNormStatsSize(_channels));
-  _sums = Kokkos::View<double*, Memory>(name() + ".sums", kernels::batchNormBackwardSumsSize(_channels));
+  _sums = Kokkos::View<double*, Memory>(name() + ".sums",
+                                        kernels::batchNormBackwardSumsSize(_channels));
   _mean = Kokkos::View<real*, Memory>(name() + ".mean", _channels);
   _var = Kokkos::View<real*, Memory>(name() + ".var", _channels);
-  _batch_stats = Kokkos::View<double*, Memory>(name() + ".batch_stats", kernels::batchNormStatsSize(_channels));
+  _batch_stats = Kokkos::View<double*, Memory>(name() + ".batch_stats",
+                                               kernels::batchNormStatsSize(_channels));
   _batch_mean = Kokkos::View<real*, Memory>(name() + ".batch_mean", _channels);
   _batch_var = Kokkos::View<real*, Memory>(name() + ".batch_var", _channels);
 }
@@ -57,7 +62,8 @@ double BatchNorm3d::groupCount(const RunContext& ctx, const Activation& x) const
   return double(x.tensor.block().localSamples()) * voxels;
 }
 
-void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>& in,
+                          Activation& out) {
   const Activation& x = *in[0];
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   _used_batch_stats = ctx.training;
@@ -69,9 +75,9 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
     }
     kernels::batchNormMoments<real>(_stats, _mean, _var);
     if (_group == StatsGroup::Spatial && ctx.grid->shape().n() > 1) {
-      // Normalisation uses the sample group's statistics, but the running statistics follow the whole
-      // mini-batch: otherwise every sample group would keep its own running statistics, and evaluation (or a
-      // checkpoint, which holds one copy) would depend on the rank.
+      // Normalisation uses the sample group's statistics, but the running statistics follow the
+      // whole mini-batch: otherwise every sample group would keep its own running statistics, and
+      // evaluation (or a checkpoint, which holds one copy) would depend on the rank.
       Kokkos::deep_copy(_batch_stats, _stats);
       {
         ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
@@ -79,13 +85,13 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
       }
       kernels::batchNormMoments<real>(_batch_stats, _batch_mean, _batch_var);
       const Shape5& sh = x.spec.shape;
-      kernels::batchNormUpdateRunningStats<real>(_batch_mean, _batch_var, double(sh[0]) * double(sh[2]) *
-                                                     double(sh[3]) * double(sh[4]),
-                                                 _momentum, Vec(_running_mean->valueAs<1>()),
-                                                 Vec(_running_var->valueAs<1>()));
+      kernels::batchNormUpdateRunningStats<real>(
+          _batch_mean, _batch_var, double(sh[0]) * double(sh[2]) * double(sh[3]) * double(sh[4]),
+          _momentum, Vec(_running_mean->valueAs<1>()), Vec(_running_var->valueAs<1>()));
     } else {
       kernels::batchNormUpdateRunningStats<real>(_mean, _var, groupCount(ctx, x), _momentum,
-                                                  Vec(_running_mean->valueAs<1>()), Vec(_running_var->valueAs<1>()));
+                                                 Vec(_running_mean->valueAs<1>()),
+                                                 Vec(_running_var->valueAs<1>()));
     }
     ++*_batches_tracked;
   } else {
@@ -93,19 +99,22 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
     Kokkos::deep_copy(_var, _running_var->value());
   }
   kernels::batchNormForward<real>(x.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()),
-                                   ConstVec(_bias->valueAs<1>()), _eps, out.tensor, out.owned());
+                                  ConstVec(_bias->valueAs<1>()), _eps, out.tensor, out.owned());
   Kokkos::fence();
 }
 
-void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation&,
-                           const Activation& dout, const std::vector<Activation*>& din) {
+void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                           const Activation&, const Activation& dout,
+                           const std::vector<Activation*>& din) {
   const Activation& x = *in[0];
   require(_used_batch_stats, name(), ": backward after an evaluation-mode forward");
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  kernels::batchNormBackwardSums<real>(x.tensor, dout.tensor, _mean, _var, _eps, _sums, x.owned(), false);
+  kernels::batchNormBackwardSums<real>(x.tensor, dout.tensor, _mean, _var, _eps, _sums, x.owned(),
+                                       false);
   // gamma/beta gradients from this rank's partial sums: the GradientReducer adds the ranks up.
   if (contributesReplicatedGradient(ctx, x)) {
-    kernels::batchNormParameterGradients<real>(_sums, Vec(_weight->gradAs<1>()), Vec(_bias->gradAs<1>()), false);
+    kernels::batchNormParameterGradients<real>(_sums, Vec(_weight->gradAs<1>()),
+                                               Vec(_bias->gradAs<1>()), false);
   } else {
     Kokkos::deep_copy(_weight->grad(), real(0));
     Kokkos::deep_copy(_bias->grad(), real(0));
@@ -120,8 +129,9 @@ void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>
     ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
     allreduceSum(_sums, comm);
   }
-  kernels::batchNormBackward<real>(x.tensor, dout.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()), _eps, _sums,
-                                    groupCount(ctx, x), din[0]->tensor, x.owned());
+  kernels::batchNormBackward<real>(x.tensor, dout.tensor, _mean, _var,
+                                   ConstVec(_weight->valueAs<1>()), _eps, _sums, groupCount(ctx, x),
+                                   din[0]->tensor, x.owned());
   Kokkos::fence();
 }
 

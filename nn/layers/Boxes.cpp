@@ -18,7 +18,8 @@ std::vector<Box> splitAlongD(const Box& box, int parts) {
   if (box.empty()) return out;
   const index_t n = std::min<index_t>(std::max(parts, 1), box.extent(0));
   for (index_t i = 0; i < n; ++i)
-    out.push_back(box.withRange(0, box.min(0) + box.extent(0) * i / n, box.min(0) + box.extent(0) * (i + 1) / n));
+    out.push_back(box.withRange(0, box.min(0) + box.extent(0) * i / n,
+                                box.min(0) + box.extent(0) * (i + 1) / n));
   return out;
 }
 

@@ -7,14 +7,16 @@
 
 namespace halo3d::nn {
 
-// Cells of `x` valid before any exchange: its owned block plus its ghosts past the global volume (the zero
-// padding, never exchanged).
+// Cells of `x` valid before any exchange: its owned block plus its ghosts past the global volume
+// (the zero padding, never exchanged).
 Box validWithoutExchange(const TensorBlock& x);
 
-// `outer` minus `inner` (inner inside outer, or empty) as at most six disjoint slabs, D slabs first.
+// `outer` minus `inner` (inner inside outer, or empty) as at most six disjoint slabs, D slabs
+// first.
 std::vector<Box> shellSlabs(const Box& outer, const Box& inner);
 
-// `box` cut along D into at most `parts` slabs of nearly equal thickness (fewer when it is thinner).
+// `box` cut along D into at most `parts` slabs of nearly equal thickness (fewer when it is
+// thinner).
 std::vector<Box> splitAlongD(const Box& box, int parts);
 
 // The smallest box holding both.

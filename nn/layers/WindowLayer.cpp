@@ -9,8 +9,9 @@
 namespace halo3d::nn {
 
 namespace {
-// The computation that overlaps a halo round runs in this many D slabs, with MPI progress between them (see
-// HaloExchange::progress): enough for the transfers to move early, few enough that the launches cost nothing.
+// The computation that overlaps a halo round runs in this many D slabs, with MPI progress between
+// them (see HaloExchange::progress): enough for the transfers to move early, few enough that the
+// launches cost nothing.
 constexpr int kOverlapPieces = 4;
 }  // namespace
 
@@ -20,7 +21,8 @@ TensorSpec WindowLayer::outputSpec(const std::vector<TensorSpec>& inputs) const 
   checkInputChannels(x.shape[1]);
   Extents3 out;
   try {
-    for (int d = 0; d < 3; ++d) out[d] = outputExtent(d, x.shape[2 + d]);
+    for (int d = 0; d < 3; ++d)
+      out[d] = outputExtent(d, x.shape[2 + d]);
   } catch (const ShapeError& e) {
     throw ShapeError(concat(name(), ": input volume ", x.volume(), ": ", e.what()));
   }
@@ -36,11 +38,13 @@ HaloWidths WindowLayer::haloFor(const Extents3& input, const std::array<int, 3>&
     checkDecomposable(dimName(d), input[d], parts[d]);
     checkDecomposable(dimName(d), out, parts[d]);
     for (int i = 0; i < parts[d]; ++i) {
-      const index_t i0 = blockOffset(input[d], parts[d], i), i1 = i0 + blockExtent(input[d], parts[d], i);
+      const index_t i0 = blockOffset(input[d], parts[d], i),
+                    i1 = i0 + blockExtent(input[d], parts[d], i);
       const index_t o0 = blockOffset(out, parts[d], i), o1 = o0 + blockExtent(out, parts[d], i);
       const auto r = inputRange(d, o0, o1);
-      require<ShapeError>(r[0] < i1 && r[1] > i0, name(), ": outputs [", o0, ", ", o1, ") along ", dimName(d),
-                          " read inputs [", r[0], ", ", r[1], "), disjoint from the block's own [", i0, ", ", i1, ")");
+      require<ShapeError>(r[0] < i1 && r[1] > i0, name(), ": outputs [", o0, ", ", o1, ") along ",
+                          dimName(d), " read inputs [", r[0], ", ", r[1],
+                          "), disjoint from the block's own [", i0, ", ", i1, ")");
       h.lo[d] = std::max(h.lo[d], int(std::max<index_t>(0, i0 - r[0])));
       h.hi[d] = std::max(h.hi[d], int(std::max<index_t>(0, r[1] - i1)));
     }
@@ -48,7 +52,8 @@ HaloWidths WindowLayer::haloFor(const Extents3& input, const std::array<int, 3>&
   return h;
 }
 
-bool WindowLayer::acceptsSpatial(const std::vector<TensorSpec>& inputs, const GridShape& grid) const {
+bool WindowLayer::acceptsSpatial(const std::vector<TensorSpec>& inputs,
+                                 const GridShape& grid) const {
   const Extents3 in = inputs[0].volume();
   const std::array<int, 3> parts = grid.spatial();
   try {
@@ -61,7 +66,8 @@ bool WindowLayer::acceptsSpatial(const std::vector<TensorSpec>& inputs, const Gr
   return true;
 }
 
-HaloWidths WindowLayer::inputHalo(const std::vector<TensorSpec>& inputs, int, const GridShape& grid) const {
+HaloWidths WindowLayer::inputHalo(const std::vector<TensorSpec>& inputs, int,
+                                  const GridShape& grid) const {
   return haloFor(inputs[0].volume(), grid.spatial());
 }
 
@@ -76,8 +82,8 @@ Box WindowLayer::inputWindow(const Box& out) const {
 }
 
 Box WindowLayer::interiorOutputs(const Box& avail, const Box& out) const {
-  // inputRange is monotone in the output cell: the interior along d is a contiguous run, found by scanning
-  // from both ends (blocks are small compared to the work of one output plane).
+  // inputRange is monotone in the output cell: the interior along d is a contiguous run, found by
+  // scanning from both ends (blocks are small compared to the work of one output plane).
   Extents3 lo, hi;
   for (int d = 0; d < 3; ++d) {
     index_t a = out.min(d), b = out.max(d);
@@ -85,15 +91,18 @@ Box WindowLayer::interiorOutputs(const Box& avail, const Box& out) const {
       const auto r = inputRange(d, o, o + 1);
       return r[0] >= avail.min(d) && r[1] <= avail.max(d);
     };
-    while (a < b && !inside(a)) ++a;
-    while (b > a && !inside(b - 1)) --b;
+    while (a < b && !inside(a))
+      ++a;
+    while (b > a && !inside(b - 1))
+      --b;
     lo[d] = a;
     hi[d] = b;
   }
   return Box(lo, hi);
 }
 
-void WindowLayer::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation&) {
+void WindowLayer::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
+                        const Activation&) {
   if (in[0]->spec.dist == Distribution::Spatial && grid.shape().spatialSize() > 1)
     _exchange = std::make_unique<HaloExchange<real>>(grid, in[0]->tensor.block());
 }
@@ -130,16 +139,19 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
     _exchange->finish();
   }
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  for (const Box& slab : shellSlabs(out, interior)) computeForward(x, y, slab);
+  for (const Box& slab : shellSlabs(out, interior))
+    computeForward(x, y, slab);
   Kokkos::fence();
 }
 
-void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy, const Activation& dx) {
+void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
+                                          const Activation& dx) {
   const TensorBlock& xb = dx.tensor.block();
   const Box volume = Box::fromExtents(xb.globalExtents());
   const Box owned = xb.owned();
   const Box& dy_box = dy.owned();
-  // Every owned cell is assigned (zero where no output reads it); ghost cells only where owned outputs read.
+  // Every owned cell is assigned (zero where no output reads it); ghost cells only where owned
+  // outputs read.
   const Box region = hull(owned, intersect(inputWindow(dy_box), volume));
   if (!_exchange) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
@@ -149,7 +161,8 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
   }
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    for (const Box& slab : shellSlabs(region, owned)) computeBackwardData(dy, dx, slab, dy_box);
+    for (const Box& slab : shellSlabs(region, owned))
+      computeBackwardData(dy, dx, slab, dy_box);
     if (!ctx.overlap) computeBackwardData(dy, dx, owned, dy_box);
     Kokkos::fence();
   }

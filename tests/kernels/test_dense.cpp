@@ -15,10 +15,14 @@ struct DenseCase {
   index_t samples, in, out;
   bool bias;
 };
-const DenseCase kCases[] = {
-    {1, 1, 1, true}, {3, 10, 6, true}, {4, 7, 1, false}, {1, 33, 17, true}, {5, 2, 9, false},
-    // More samples than the row kernels take (16): the gemm path.
-    {17, 5, 3, true}, {24, 40, 70, false}};
+const DenseCase kCases[] = {{1, 1, 1, true},
+                            {3, 10, 6, true},
+                            {4, 7, 1, false},
+                            {1, 33, 17, true},
+                            {5, 2, 9, false},
+                            // More samples than the row kernels take (16): the gemm path.
+                            {17, 5, 3, true},
+                            {24, 40, 70, false}};
 
 template <class T, class E = Exec>
 kernels::Matrix<T, E> matrix(const std::string& label, index_t rows, index_t cols,

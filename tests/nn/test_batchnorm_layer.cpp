@@ -1,6 +1,7 @@
-// BatchNorm3d's running statistics with spatial-group statistics: at every grid of the communicator's size they
-// follow the whole mini-batch (PyTorch's definition applied to the global batch), and every rank holds the same
-// values, so an evaluation or a checkpoint does not depend on the rank.
+// BatchNorm3d's running statistics with spatial-group statistics: at every grid of the
+// communicator's size they follow the whole mini-batch (PyTorch's definition applied to the global
+// batch), and every rank holds the same values, so an evaluation or a checkpoint does not depend on
+// the rank.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -23,14 +24,16 @@ int worldSize() {
 
 // Differs per sample and channel in mean and spread, so group statistics differ from the batch's.
 double value(index_t n, index_t c, index_t d, index_t h, index_t w) {
-  return 0.5 * double(n) - 0.3 * double(c) + (1.0 + 0.25 * double(n + c)) * std::sin(double(d * 7 + h * 3 + w) + 0.1 * double(n));
+  return 0.5 * double(n) - 0.3 * double(c) +
+         (1.0 + 0.25 * double(n + c)) * std::sin(double(d * 7 + h * 3 + w) + 0.1 * double(n));
 }
 
 constexpr index_t kChannels = 3, kD = 9, kH = 8, kW = 10;  // uneven splits over up to 8 ranks
 
 TEST(BatchNormLayer, RunningStatisticsFollowTheWholeBatchOnEveryGrid) {
   const index_t batch = 2 * worldSize();
-  // What PyTorch keeps after one training step on the whole batch: momentum 0.1 from (0, 1), unbiased variance.
+  // What PyTorch keeps after one training step on the whole batch: momentum 0.1 from (0, 1),
+  // unbiased variance.
   std::vector<double> want_mean(kChannels), want_var(kChannels);
   for (index_t c = 0; c < kChannels; ++c) {
     double s = 0, s2 = 0, m = 0;
@@ -63,15 +66,17 @@ TEST(BatchNormLayer, RunningStatisticsFollowTheWholeBatchOnEveryGrid) {
         for (index_t d = 0; d < index_t(h.extent(2)); ++d)
           for (index_t y = 0; y < index_t(h.extent(3)); ++y)
             for (index_t x = 0; x < index_t(h.extent(4)); ++x)
-              h(n, c, d, y, x) = real(value(n + b.sampleBegin(), c, d + b.owned().min(0), y + b.owned().min(1),
-                                             x + b.owned().min(2)));
+              h(n, c, d, y, x) = real(value(n + b.sampleBegin(), c, d + b.owned().min(0),
+                                            y + b.owned().min(1), x + b.owned().min(2)));
     Kokkos::deep_copy(in.tensor.owned(), h);
     RunContext ctx;
     ctx.grid = &grid;
     ctx.training = true;
     m.forward(ctx);
-    auto mean = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m.parameters().find("bn.running_mean").value());
-    auto var = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m.parameters().find("bn.running_var").value());
+    auto mean = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                    m.parameters().find("bn.running_mean").value());
+    auto var = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                   m.parameters().find("bn.running_var").value());
     const double tol = sizeof(real) == 4 ? 1e-5 : 1e-12;
     for (index_t c = 0; c < kChannels; ++c) {
       EXPECT_NEAR(mean(c), want_mean[c], tol * (1 + std::abs(want_mean[c]))) << "channel " << c;
