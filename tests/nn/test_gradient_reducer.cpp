@@ -31,8 +31,12 @@ TEST(GradientReducer, SumsEveryParameterInBucketsWhicheverOrderBackwardMarksThem
       for (std::size_t i = 0; i < h.size(); ++i) ASSERT_EQ(h(i), ranks_sum * float(i + step)) << i;
     }
     EXPECT_GE(reducer.buckets(), 1u);
-    if (bucket_bytes == 4) EXPECT_EQ(reducer.buckets(), 6u);
-    if (bucket_bytes == (std::size_t(1) << 20)) EXPECT_EQ(reducer.buckets(), 1u);
+    if (bucket_bytes == 4) {
+      EXPECT_EQ(reducer.buckets(), 6u);
+    }
+    if (bucket_bytes == (std::size_t(1) << 20)) {
+      EXPECT_EQ(reducer.buckets(), 1u);
+    }
   }
 }
 
