@@ -3,9 +3,14 @@
 // chosen from the rank count: 1 rank 1x1x1x1, 2 ranks 1x2x1x1, 4 ranks 1x2x2x1, 8 ranks 1x2x2x2.
 // Time is the slowest rank's.
 //
-// Arguments: {input size, overlap (1/0)}. Counters: samples_per_s, and the slowest rank's seconds
-// per step in compute, halo_wait and allreduce (nn::LayerTimers): with overlap, halo_wait is what
-// the interior compute did not hide.
+// cosmoflow_step, arguments {input size, overlap (1/0)}. Counters: samples_per_s, and the slowest
+// rank's seconds per step in compute, halo_wait and allreduce (nn::LayerTimers): with overlap,
+// halo_wait is what the interior compute did not hide.
+//
+// cosmoflow_overlap_pair, argument {input size}: every iteration runs one step with overlap and one
+// without, on the same model, so that drift on a shared machine hits both alike (two separate
+// benchmarks run minutes apart differ by more than overlap changes on 2 cores). Counters: the
+// slowest rank's step time and convolution halo wait per variant, and plain / overlap step time.
 #include <benchmark/benchmark.h>
 
 #include <mpi.h>
@@ -36,64 +41,107 @@ GridShape gridFor(int ranks) {
   return GridShape(1, ranks, 1, 1);
 }
 
-void cosmoflowStep(benchmark::State& state) {
-  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
-  nn::CosmoFlowConfig c;
-  c.input_size = state.range(0);
-  c.width = 0.25;
-  const index_t batch = 2;
-  auto model = nn::makeCosmoFlow(c);
-  model->build(grid, batch);
-  nn::initializeParameters(model->parameters(), 1);
-  Kokkos::deep_copy(model->input().tensor.owned(), 1.0f);
-  nn::OptimizerConfig oc;
-  auto opt = nn::makeOptimizer(model->parameters(), oc);
-  nn::GradientReducer reducer(grid.comm(), model->parameters());
-  nn::LayerTimers timers;
-  nn::RunContext ctx;
-  ctx.grid = &grid;
-  ctx.reducer = &reducer;
-  ctx.timers = &timers;
-  ctx.overlap = state.range(1) != 0;
+// A CosmoFlow model at width 0.25, batch 2, with everything one training step needs.
+struct StepRig {
+  ProcessGrid grid{MPI_COMM_WORLD, gridFor(worldSize())};
+  static constexpr index_t batch = 2;
+  std::unique_ptr<nn::Model> model;
+  std::unique_ptr<nn::Optimizer> opt;
+  std::unique_ptr<nn::GradientReducer> reducer;
   nn::MseLoss mse;
-  const std::vector<float> targets(std::size_t(model->output().tensor.block().localSamples() * 4),
-                                   0.5f);
-  auto step = [&] {
+  std::vector<float> targets;
+  nn::RunContext ctx;
+
+  explicit StepRig(index_t size) {
+    nn::CosmoFlowConfig c;
+    c.input_size = size;
+    c.width = 0.25;
+    model = nn::makeCosmoFlow(c);
+    model->build(grid, batch);
+    nn::initializeParameters(model->parameters(), 1);
+    Kokkos::deep_copy(model->input().tensor.owned(), 1.0f);
+    opt = nn::makeOptimizer(model->parameters(), nn::OptimizerConfig{});
+    reducer = std::make_unique<nn::GradientReducer>(grid.comm(), model->parameters());
+    targets.assign(std::size_t(model->output().tensor.block().localSamples() * 4), 0.5f);
+    ctx.grid = &grid;
+    ctx.reducer = reducer.get();
+  }
+  void step(bool overlap, nn::LayerTimers& timers) {
+    ctx.overlap = overlap;
+    ctx.timers = &timers;
     model->forward(ctx);
     mse.compute(grid, model->output(), targets, &model->outputGradient());
     model->backward(ctx);
     opt->step(1e-4);
     Kokkos::fence();
-  };
-  step();  // warm-up: first-touch allocations, weight repacking
-  timers.reset();
-  for (auto _ : state) {
+  }
+  // The slowest rank's wall time of one step; the ranks start together.
+  double timedStep(bool overlap, nn::LayerTimers& timers) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    step();
-    state.SetIterationTime(maxOverRanks(MPI_Wtime() - t0));
+    step(overlap, timers);
+    return maxOverRanks(MPI_Wtime() - t0);
   }
+  // The halo wait of the convolutions alone (the overlap claim is about them), per step.
+  double convHaloWait(const nn::LayerTimers& timers, double steps) const {
+    double wait = 0;
+    for (const nn::Layer* l : model->layers())
+      if (dynamic_cast<const nn::Conv3d*>(l)) wait += timers.get(l->name(), nn::Phase::HaloWait);
+    return maxOverRanks(wait) / steps;
+  }
+};
+
+void cosmoflowStep(benchmark::State& state) {
+  StepRig rig(state.range(0));
+  const bool overlap = state.range(1) != 0;
+  nn::LayerTimers timers;
+  rig.step(overlap, timers);  // warm-up: first-touch allocations, weight repacking
+  timers.reset();
+  for (auto _ : state)
+    state.SetIterationTime(rig.timedStep(overlap, timers));
   const double n = double(state.iterations());
   state.counters["samples_per_s"] =
-      benchmark::Counter(double(batch), benchmark::Counter::kIsIterationInvariantRate);
+      benchmark::Counter(double(rig.batch), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["compute_s"] = maxOverRanks(timers.total(nn::Phase::Compute)) / n;
   state.counters["halo_wait_s"] = maxOverRanks(timers.total(nn::Phase::HaloWait)) / n;
   state.counters["allreduce_s"] = maxOverRanks(timers.total(nn::Phase::Allreduce)) / n;
-  // The halo wait of the convolutions alone (the overlap claim is about them) and of everything
-  // else that exchanges halos (pooling) or redistributes.
-  double conv_wait = 0;
-  for (const nn::Layer* l : model->layers())
-    if (dynamic_cast<const nn::Conv3d*>(l)) conv_wait += timers.get(l->name(), nn::Phase::HaloWait);
-  state.counters["conv_halo_wait_s"] = maxOverRanks(conv_wait) / n;
+  // ... and of everything else that exchanges halos (pooling) or redistributes, in halo_wait_s.
+  state.counters["conv_halo_wait_s"] = rig.convHaloWait(timers, n);
   // HALO3D_BENCH_LAYERS=1: rank 0 lists every layer's compute and halo wait per step (ms) on
   // stderr.
-  if (std::getenv("HALO3D_BENCH_LAYERS") && grid.isRoot())
-    for (const nn::Layer* l : model->layers())
+  if (std::getenv("HALO3D_BENCH_LAYERS") && rig.grid.isRoot())
+    for (const nn::Layer* l : rig.model->layers())
       std::fprintf(stderr, "%-28s compute %8.3f ms  halo wait %7.3f ms  %s\n", l->name().c_str(),
                    1e3 * timers.get(l->name(), nn::Phase::Compute) / n,
                    1e3 * timers.get(l->name(), nn::Phase::HaloWait) / n, l->kind().c_str());
   state.counters["ranks"] = worldSize();
-  state.SetLabel(grid.shape().str() + (ctx.overlap ? " overlap" : " no-overlap"));
+  state.SetLabel(rig.grid.shape().str() + (overlap ? " overlap" : " no-overlap"));
+}
+
+void cosmoflowOverlapPair(benchmark::State& state) {
+  StepRig rig(state.range(0));
+  nn::LayerTimers with, without;
+  rig.step(true, with);
+  rig.step(false, without);
+  with.reset();
+  without.reset();
+  double t_with = 0, t_without = 0;
+  for (auto _ : state) {
+    const double a = rig.timedStep(true, with);
+    const double b = rig.timedStep(false, without);
+    t_with += a;
+    t_without += b;
+    state.SetIterationTime(a + b);
+  }
+  const double n = double(state.iterations());
+  state.counters["step_s_overlap"] = t_with / n;
+  state.counters["step_s_plain"] = t_without / n;
+  state.counters["plain_over_overlap"] = t_without / t_with;
+  state.counters["conv_wait_s_overlap"] = rig.convHaloWait(with, n);
+  state.counters["conv_wait_s_plain"] = rig.convHaloWait(without, n);
+  state.counters["wait_s_overlap"] = maxOverRanks(with.total(nn::Phase::HaloWait)) / n;
+  state.counters["wait_s_plain"] = maxOverRanks(without.total(nn::Phase::HaloWait)) / n;
+  state.SetLabel(rig.grid.shape().str());
 }
 
 BENCHMARK(cosmoflowStep)
@@ -103,6 +151,18 @@ BENCHMARK(cosmoflowStep)
     ->Args({64, 0})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(cosmoflowOverlapPair)
+    ->Name("cosmoflow_overlap_pair/W0.25_N2")
+    ->ArgNames({"size"})
+    ->Arg(64)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(cosmoflowOverlapPair)
+    ->Name("cosmoflow_overlap_pair_smoke")
+    ->ArgNames({"size"})
+    ->Arg(32)
+    ->UseManualTime()
+    ->Iterations(2);
 BENCHMARK(cosmoflowStep)
     ->Name("cosmoflow_step_smoke")
     ->ArgNames({"size", "overlap"})
