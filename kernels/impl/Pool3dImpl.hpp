@@ -7,7 +7,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "core/Error.hpp"
 #include "kernels/Pool3d.hpp"
@@ -169,10 +171,16 @@ struct PoolForwardBody {
     }
   }
 
-  // Output cells [w0, w1) of row (n, c, od, oh) with the same arithmetic, through row pointers: the
-  // window rows (kd, kh) outside, the cells inside, in chunks of accumulators on the stack. Each
-  // cell still sees its taps in window order, so the first maximum wins as in operator().
+  // Output cells [w0, w1) of row (n, c, od, oh) through row pointers. Average pooling sums the
+  // window's (kd, kh) input rows into one row buffer first (contiguous, vectorised), then each
+  // cell's W taps from it: (sum over kw of (sum over kd, kh)), a different order from operator()
+  // but the same for a cell whatever box it is computed in. Max pooling (and windows wider than
+  // the buffer) keep operator()'s order: window rows outside, cells inside, in chunks of
+  // accumulators on the stack, each cell seeing its taps in window order so that the first maximum
+  // wins.
   void hostRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
+    if constexpr (!kMax)
+      if (avgRow(n, c, od, oh, w0, w1)) return;
     constexpr index_t kChunk = 64;
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
     const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
@@ -222,6 +230,80 @@ struct PoolForwardBody {
       }
     }
   }
+
+  // The average-pooling row through a buffer of summed input rows; false (nothing written) when
+  // one cell's window is wider than the buffer.
+  bool avgRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
+    constexpr index_t kBuf = 512;
+    const index_t dil = ax[2].dilation, stride = ax[2].stride;
+    const index_t span = dil * (ax[2].taps - 1) + 1;
+    if (span + stride + 1 > kBuf) return false;
+    const index_t per = (kBuf - 1 - span) / stride + 1;  // cells whose input cells fit the buffer
+    const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
+    const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
+    T* yrow = &y(n, c, od + ys[0], oh + ys[1], 0) + ys[2];
+    for (index_t c0 = w0; c0 < w1; c0 += per) {
+      const index_t c1 = w1 - c0 < per ? w1 : c0 + per;
+      // Input cells [lo, hi): every tap of the cells [c0, c1), at most (per - 1) stride + span.
+      index_t lo = std::numeric_limits<index_t>::max(), hi = 0;
+      for (index_t o = c0; o < c1; ++o) {
+        const index_t f = taps.at(2, o, 0), k0 = taps.at(2, o, 1), k1 = taps.at(2, o, 2);
+        if (k0 >= k1) continue;
+        lo = std::min(lo, f + k0 * dil);
+        hi = std::max(hi, f + (k1 - 1) * dil + 1);
+      }
+      const index_t len = hi > lo ? hi - lo : 0;
+      if (len + 1 > kBuf) return false;
+      T buf[kBuf];
+      for (index_t i = 0; i <= len; ++i)  // one zero past the end, for clamped outside taps
+        buf[i] = T(0);
+      for (index_t kd = kd0; kd < kd1; ++kd) {
+        const index_t id = fd + kd * ax[0].dilation;
+        for (index_t kh = kh0; kh < kh1; ++kh) {
+          const index_t ih = fh + kh * ax[1].dilation;
+          const T* xrow = &x(n, c, id + xs[0], ih + xs[1], 0) + xs[2] + lo;
+          for (index_t i = 0; i < len; ++i)
+            buf[i] += xrow[i];
+        }
+      }
+      // Every tap of the window, those outside the volume adding +0 (which changes no sum): a
+      // fixed trip count the compiler vectorises over the cells. An outside tap's index is
+      // clamped into the buffer, which is read but not used.
+      const index_t* r = &taps.at(2, c0, 0);
+      const index_t cells = c1 - c0;
+      const T* b = buf;
+      T* out = yrow + c0;
+      const T sc = scale;
+      const auto sum = [&](auto window) {
+        for (index_t j = 0; j < cells; ++j) {
+          const index_t f = r[3 * j] - lo, k0 = r[3 * j + 1], k1 = r[3 * j + 2];
+          T acc = T(0);
+          for (index_t kw = 0; kw < decltype(window)::value; ++kw) {
+            const index_t i = std::min(std::max<index_t>(f + kw * dil, 0), len);
+            acc += kw >= k0 && kw < k1 ? b[i] : T(0);
+          }
+          out[j] = acc * sc;
+        }
+      };
+      switch (ax[2].taps) {
+        case 2:
+          sum(std::integral_constant<index_t, 2>());
+          break;
+        case 3:
+          sum(std::integral_constant<index_t, 3>());
+          break;
+        default:
+          for (index_t j = 0; j < cells; ++j) {
+            const index_t f = r[3 * j] - lo;
+            T acc = T(0);
+            for (index_t kw = r[3 * j + 1]; kw < r[3 * j + 2]; ++kw)
+              acc += buf[f + kw * dil];
+            out[j] = acc * sc;
+          }
+      }
+    }
+    return true;
+  }
 };
 
 template <class T, class MemorySpace, bool kMax>
@@ -255,9 +337,12 @@ struct PoolBackwardBody {
     dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = kMax ? sum : sum * scale;
   }
 
-  // Input cells [w0, w1) of row (n, c, id, ih) with the same arithmetic and order as operator(),
-  // through row pointers of dy and argmax.
+  // Input cells [w0, w1) of row (n, c, id, ih) through row pointers of dy and argmax. Average
+  // pooling sums the covering (od, oh) rows of dy into one row buffer first, then each cell's
+  // outputs from it (see PoolForwardBody::hostRow); max pooling keeps operator()'s order.
   void hostRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
+    if constexpr (!kMax)
+      if (avgRow(n, c, id, ih, w0, w1)) return;
     constexpr index_t kChunk = 64;
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
     const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
@@ -291,6 +376,84 @@ struct PoolBackwardBody {
       for (index_t j = 0; j < cn; ++j)
         dxrow[c0 + j] = kMax ? acc[j] : acc[j] * scale;
     }
+  }
+
+  // The average-pooling row through a buffer of summed dy rows; false (nothing written) when the
+  // window is wider than the buffer.
+  bool avgRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
+    constexpr index_t kBuf = 512;
+    const index_t span = ax[2].dilation * (ax[2].taps - 1) + 1;
+    if (2 * span + 8 > kBuf) return false;
+    // The outputs over cells [c0, c1) lie in [o0(c0), o1(c1 - 1)), at most c1 - c0 + span + 1 of
+    // them (both ends grow with the cell).
+    const index_t per = kBuf - span - 4;
+    const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
+    const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
+    T* dxrow = &dx(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
+    for (index_t c0 = w0; c0 < w1; c0 += per) {
+      const index_t c1 = w1 - c0 < per ? w1 : c0 + per;
+      const index_t lo = outputs.at(2, c0, 0);
+      const index_t len = std::max<index_t>(0, outputs.at(2, c1 - 1, 1) - lo);
+      // Three zeros past the end: the candidate outputs below read up to two cells past a cell's
+      // last output (and discard them).
+      if (len + 3 > kBuf) return false;
+      T buf[kBuf];
+      for (index_t i = 0; i < len + 3; ++i)
+        buf[i] = T(0);
+      for (index_t od = od0; od < od1; ++od)
+        for (index_t oh = oh0; oh < oh1; ++oh) {
+          if (dilated && !(ax[0].isTap(id, od) && ax[1].isTap(ih, oh))) continue;
+          const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + lo;
+          for (index_t i = 0; i < len; ++i)
+            buf[i] += dyrow[i];
+        }
+      if (dilated) {
+        for (index_t iw = c0; iw < c1; ++iw) {
+          const index_t o0 = outputs.at(2, iw, 0), o1 = outputs.at(2, iw, 1);
+          T acc = T(0);
+          for (index_t ow = o0; ow < o1; ++ow)
+            if (ax[2].isTap(iw, ow)) acc += buf[ow - lo];
+          dxrow[iw] = acc * scale;
+        }
+      } else {
+        // A fixed number of candidate outputs per cell (absent ones add +0, which changes no sum):
+        // a loop the compiler vectorises over the cells.
+        const index_t* r = &outputs.at(2, c0, 0);
+        const index_t cells = c1 - c0;
+        const T* b = buf;
+        T* out = dxrow + c0;
+        const T sc = scale;
+        const auto sum = [&](auto most) {
+          for (index_t j = 0; j < cells; ++j) {
+            // o0 <= o1 <= len: a cell without outputs reads only the zeros.
+            const index_t o1 = r[3 * j + 1] - lo, o0 = std::min(r[3 * j] - lo, o1);
+            T acc = T(0);
+            for (index_t t = 0; t < decltype(most)::value; ++t)
+              acc += o0 + t < o1 ? b[o0 + t] : T(0);
+            out[j] = acc * sc;
+          }
+        };
+        switch ((span - 1) / ax[2].stride + 1) {
+          case 1:
+            sum(std::integral_constant<index_t, 1>());
+            break;
+          case 2:
+            sum(std::integral_constant<index_t, 2>());
+            break;
+          case 3:
+            sum(std::integral_constant<index_t, 3>());
+            break;
+          default:
+            for (index_t j = 0; j < cells; ++j) {
+              T acc = T(0);
+              for (index_t ow = r[3 * j]; ow < r[3 * j + 1]; ++ow)
+                acc += buf[ow - lo];
+              out[j] = acc * sc;
+            }
+        }
+      }
+    }
+    return true;
   }
 };
 
