@@ -22,22 +22,13 @@
 #include "nn/Model.hpp"
 #include "nn/layers/Conv3d.hpp"
 #include "support/MpiTiming.hpp"
+#include "support/SplitGrid.hpp"
 
 namespace halo3d::bench {
 namespace {
 
-GridShape gridFor(int ranks) {
-  switch (ranks) {
-    case 4:
-      return GridShape(1, 2, 2, 1);
-    case 8:
-      return GridShape(1, 2, 2, 2);
-  }
-  return GridShape(1, ranks, 1, 1);
-}
-
 void convOverlap(benchmark::State& state) {
-  ProcessGrid grid(MPI_COMM_WORLD, gridFor(worldSize()));
+  ProcessGrid grid(MPI_COMM_WORLD, splitGridFor(worldSize()));
   const index_t size = state.range(0), channels = state.range(1), batch = 2;
   const auto g = WindowGeometry::cubic(3, 1, 1);
   nn::Model model;

@@ -25,25 +25,14 @@
 #include "nn/layers/Conv3d.hpp"
 #include "nn/models/CosmoFlow.hpp"
 #include "support/MpiTiming.hpp"
+#include "support/SplitGrid.hpp"
 
 namespace halo3d::bench {
 namespace {
 
-GridShape gridFor(int ranks) {
-  switch (ranks) {
-    case 2:
-      return GridShape(1, 2, 1, 1);
-    case 4:
-      return GridShape(1, 2, 2, 1);
-    case 8:
-      return GridShape(1, 2, 2, 2);
-  }
-  return GridShape(1, ranks, 1, 1);
-}
-
 // A CosmoFlow model at width 0.25, batch 2, with everything one training step needs.
 struct StepRig {
-  ProcessGrid grid{MPI_COMM_WORLD, gridFor(worldSize())};
+  ProcessGrid grid{MPI_COMM_WORLD, splitGridFor(worldSize())};
   static constexpr index_t batch = 2;
   std::unique_ptr<nn::Model> model;
   std::unique_ptr<nn::Optimizer> opt;

@@ -125,6 +125,25 @@ struct PoolRanges {
   }
 };
 
+// Calls f(std::integral_constant<index_t, n>()) and returns true for n in 1..3, false otherwise:
+// the average-pooling rows take a cell's taps with a compile-time trip count, which the compiler
+// vectorises across cells.
+template <class F>
+inline bool withFixedTaps(index_t n, const F& f) {
+  switch (n) {
+    case 1:
+      f(std::integral_constant<index_t, 1>());
+      return true;
+    case 2:
+      f(std::integral_constant<index_t, 2>());
+      return true;
+    case 3:
+      f(std::integral_constant<index_t, 3>());
+      return true;
+  }
+  return false;
+}
+
 template <class T, class MemorySpace, bool kMax>
 struct PoolForwardBody {
   typename PoolViews<T, MemorySpace>::const_tensor x;
@@ -285,22 +304,14 @@ struct PoolForwardBody {
           out[j] = acc * sc;
         }
       };
-      switch (ax[2].taps) {
-        case 2:
-          sum(std::integral_constant<index_t, 2>());
-          break;
-        case 3:
-          sum(std::integral_constant<index_t, 3>());
-          break;
-        default:
-          for (index_t j = 0; j < cells; ++j) {
-            const index_t f = r[3 * j] - lo;
-            T acc = T(0);
-            for (index_t kw = r[3 * j + 1]; kw < r[3 * j + 2]; ++kw)
-              acc += buf[f + kw * dil];
-            out[j] = acc * sc;
-          }
-      }
+      if (!withFixedTaps(ax[2].taps, sum))
+        for (index_t j = 0; j < cells; ++j) {
+          const index_t f = r[3 * j] - lo;
+          T acc = T(0);
+          for (index_t kw = r[3 * j + 1]; kw < r[3 * j + 2]; ++kw)
+            acc += buf[f + kw * dil];
+          out[j] = acc * sc;
+        }
     }
     return true;
   }
@@ -433,24 +444,13 @@ struct PoolBackwardBody {
             out[j] = acc * sc;
           }
         };
-        switch ((span - 1) / ax[2].stride + 1) {
-          case 1:
-            sum(std::integral_constant<index_t, 1>());
-            break;
-          case 2:
-            sum(std::integral_constant<index_t, 2>());
-            break;
-          case 3:
-            sum(std::integral_constant<index_t, 3>());
-            break;
-          default:
-            for (index_t j = 0; j < cells; ++j) {
-              T acc = T(0);
-              for (index_t ow = r[3 * j]; ow < r[3 * j + 1]; ++ow)
-                acc += buf[ow - lo];
-              out[j] = acc * sc;
-            }
-        }
+        if (!withFixedTaps((span - 1) / ax[2].stride + 1, sum))
+          for (index_t j = 0; j < cells; ++j) {
+            T acc = T(0);
+            for (index_t ow = r[3 * j]; ow < r[3 * j + 1]; ++ow)
+              acc += buf[ow - lo];
+            out[j] = acc * sc;
+          }
       }
     }
     return true;
