@@ -5,6 +5,7 @@
 #include "comm/HaloExchange.hpp"
 #include "comm/ProcessGrid.hpp"
 #include "support/GridFactorisations.hpp"
+#include "support/MpiWorld.hpp"
 
 namespace halo3d {
 namespace {
@@ -12,11 +13,7 @@ namespace {
 using Memory = Kokkos::DefaultExecutionSpace::memory_space;
 using Tensor = HaloTensor<double, Memory>;
 
-int worldSize() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using testing::worldSize;
 
 // A distinct non-zero value for every global cell.
 double encode(const Shape5& s, index_t n, index_t c, index_t d, index_t h, index_t w) {

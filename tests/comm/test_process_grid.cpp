@@ -5,17 +5,14 @@
 #include "comm/Distribute.hpp"
 #include "comm/ProcessGrid.hpp"
 #include "support/GridFactorisations.hpp"
+#include "support/MpiWorld.hpp"
 
 namespace halo3d {
 namespace {
 
 using Memory = Kokkos::DefaultExecutionSpace::memory_space;
 
-int worldSize() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using testing::worldSize;
 
 TEST(ProcessGrid, WrongProductIsAClearErrorOnEveryRank) {
   const int size = worldSize();

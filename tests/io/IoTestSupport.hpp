@@ -12,19 +12,9 @@
 
 #include "io/Hdf5.hpp"
 #include "io/SampleWriter.hpp"
+#include "support/MpiWorld.hpp"
 
 namespace halo3d::testing {
-
-inline int worldRank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-inline int worldSize() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
 
 // A fresh directory under $TMPDIR (or /tmp), the same on every rank of `comm`; removed (by rank 0,
 // after a barrier) when the object dies. Collective over `comm` at construction and destruction.

@@ -12,15 +12,12 @@
 #include "nn/Model.hpp"
 #include "nn/layers/BatchNorm3d.hpp"
 #include "support/GridFactorisations.hpp"
+#include "support/MpiWorld.hpp"
 
 namespace halo3d::nn {
 namespace {
 
-int worldSize() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using testing::worldSize;
 
 // Differs per sample and channel in mean and spread, so group statistics differ from the batch's.
 double value(index_t n, index_t c, index_t d, index_t h, index_t w) {

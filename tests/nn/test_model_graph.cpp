@@ -6,15 +6,12 @@
 #include "core/Error.hpp"
 #include "nn/Model.hpp"
 #include "support/GridFactorisations.hpp"
+#include "support/MpiWorld.hpp"
 
 namespace halo3d::nn {
 namespace {
 
-int worldSize() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using testing::worldSize;
 
 double code(index_t n, index_t c, index_t d, index_t h, index_t w) { return double(((n * 7 + c) * 11 + d) * 13 + h) + 0.01 * double(w); }
 

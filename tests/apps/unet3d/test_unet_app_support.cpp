@@ -15,6 +15,7 @@
 #include "comm/Distribute.hpp"
 #include "io/SampleWriter.hpp"
 #include "support/GridFactorisations.hpp"
+#include "support/MpiWorld.hpp"
 
 namespace halo3d::apps {
 namespace {
@@ -24,11 +25,7 @@ bool fits(const GridShape& shape, const Extents3& e) {
   return shape.d() <= e[0] && shape.h() <= e[1] && shape.w() <= e[2];
 }
 
-int worldSize() {
-  int s = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using halo3d::testing::worldSize;
 
 // A directory shared by every rank, removed at the end.
 class SharedDir {
