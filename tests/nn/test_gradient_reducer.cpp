@@ -14,21 +14,25 @@ TEST(GradientReducer, SumsEveryParameterInBucketsWhicheverOrderBackwardMarksThem
   for (std::size_t bucket_bytes : {std::size_t(4), std::size_t(64), std::size_t(1) << 20}) {
     ParameterStore store;
     std::vector<Parameter*> ps;
-    for (int k = 0; k < 6; ++k) store.add("p" + std::to_string(k), {index_t(3 + k)});
+    for (int k = 0; k < 6; ++k)
+      store.add("p" + std::to_string(k), {index_t(3 + k)});
     store.add("buffer", {4}, false);
     store.finalize();
     GradientReducer reducer(MPI_COMM_WORLD, store, bucket_bytes);
     for (int step = 0; step < 2; ++step) {
       auto h = Kokkos::create_mirror_view(store.grads());
-      for (std::size_t i = 0; i < h.size(); ++i) h(i) = float(rank + 1) * float(i + step);
+      for (std::size_t i = 0; i < h.size(); ++i)
+        h(i) = float(rank + 1) * float(i + step);
       Kokkos::deep_copy(store.grads(), h);
       reducer.begin();
       auto params = store.trainable();
-      for (std::size_t k = params.size(); k-- > 0;) reducer.markReady(*params[k]);  // backward order
+      for (std::size_t k = params.size(); k-- > 0;)
+        reducer.markReady(*params[k]);  // backward order
       reducer.finish();
       Kokkos::deep_copy(h, store.grads());
       const float ranks_sum = float(size * (size + 1) / 2);
-      for (std::size_t i = 0; i < h.size(); ++i) ASSERT_EQ(h(i), ranks_sum * float(i + step)) << i;
+      for (std::size_t i = 0; i < h.size(); ++i)
+        ASSERT_EQ(h(i), ranks_sum * float(i + step)) << i;
     }
     EXPECT_GE(reducer.buckets(), 1u);
     if (bucket_bytes == 4) {
