@@ -1,5 +1,5 @@
-// Whether a convolution hides its halo exchange behind its interior compute (DESIGN.md "Halo
-// overlap"), one layer at a time.
+// Whether a convolution hides its halo exchange behind its interior compute (DESIGN.md, "Parallel
+// algorithms": start, interior, finish, shell), one layer at a time.
 //
 // The model is input -> conv "a" -> conv "b" (C -> C channels, 3^3, padding 1, batch 2), split
 // over the ranks like bench_cosmoflow_step (2 ranks 1x2x1x1, 4 ranks 1x2x2x1, 8 ranks 1x2x2x2).
@@ -12,8 +12,8 @@
 // so that drift on a shared machine hits all three alike. The ranks meet at a barrier before each.
 //
 // Counters, seconds per iteration on the slowest rank: exchange_s; layer_s / wait_s for each
-// variant (suffix _overlap / _plain; layer_s is b's forward + backward wall time, wait_s the part
-// spent waiting in the exchange); hidden = 1 - wait_overlap / wait_plain.
+// variant (suffix _overlap / _plain; layer_s is the time in b's timers over forward + backward,
+// compute and halo wait, wait_s the halo wait alone); hidden = 1 - wait_overlap / wait_plain.
 #include <benchmark/benchmark.h>
 
 #include <mpi.h>
