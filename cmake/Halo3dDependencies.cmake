@@ -1,5 +1,42 @@
 # Finds every dependency with a minimum version and CONFIG mode where the package ships one.
 
+# halo3d_find_optional_package(<name> <what-it-enables>)
+# Finds an optional CONFIG package without letting a broken one fail the configure. A package's config
+# file may itself call find_package(... REQUIRED) on something absent (Debian 12's dnnl-config.cmake
+# requires OpenCL, whose headers libdnnl-dev only recommends), and QUIET does not shield that: the
+# FATAL_ERROR would end our configure. So the package is first loaded in a throwaway CMake run, and only
+# loaded here when that run succeeds. Sets <name>_FOUND; prints a notice naming what is disabled.
+function(halo3d_find_optional_package name what)
+  set(probe ${PROJECT_BINARY_DIR}/probe/${name})
+  file(WRITE ${probe}/CMakeLists.txt
+       "cmake_minimum_required(VERSION 3.18)\nproject(halo3d_probe_${name} LANGUAGES C CXX)\n"
+       "find_package(${name} CONFIG REQUIRED)\n")
+  # The search settings travel in an initial-cache script: list values would split on the command line.
+  set(init "")
+  foreach(var CMAKE_C_COMPILER CMAKE_CXX_COMPILER CMAKE_PREFIX_PATH ${name}_DIR ${name}_ROOT)
+    if(DEFINED ${var})
+      string(APPEND init "set(${var} \"${${var}}\" CACHE STRING \"\")\n")
+    endif()
+  endforeach()
+  file(WRITE ${probe}/init.cmake "${init}")
+  file(REMOVE_RECURSE ${probe}/build)
+  execute_process(COMMAND ${CMAKE_COMMAND} -C ${probe}/init.cmake -S ${probe} -B ${probe}/build
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    # The probe's first error line says why ("Could NOT find OpenCL (missing: ...)").
+    set(why "its package configuration was not found")
+    if(err MATCHES "CMake Error[^\n]*\n[ \n]*([^\n]+)")
+      string(STRIP "${CMAKE_MATCH_1}" why)
+    endif()
+    message(STATUS "notice: ${name} is absent or unusable, so ${what} is disabled: ${why}")
+    set(${name}_FOUND FALSE PARENT_SCOPE)
+    return()
+  endif()
+  find_package(${name} CONFIG QUIET)
+  set(${name}_FOUND ${${name}_FOUND} PARENT_SCOPE)
+  set(${name}_VERSION ${${name}_VERSION} PARENT_SCOPE)
+endfunction()
+
 find_package(Kokkos 3.4 CONFIG REQUIRED)
 # Kokkos Kernels usually sits in the same prefix as Kokkos: look there first.
 get_filename_component(_halo3d_kokkos_prefix "${Kokkos_DIR}/../../.." ABSOLUTE)
@@ -36,7 +73,7 @@ endif()
 if(HALO3D_ENABLE_BENCHMARKS)
   find_package(benchmark 1.5 CONFIG REQUIRED)
   if(HALO3D_ENABLE_ONEDNN_BENCH)
-    find_package(dnnl CONFIG QUIET)
+    halo3d_find_optional_package(dnnl "the oneDNN anchor benchmark (bench_conv3d_onednn)")
   endif()
 endif()
 
