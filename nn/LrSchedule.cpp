@@ -7,13 +7,30 @@
 
 namespace halo3d::nn {
 
+const char* lrDecayName(LrDecay decay) {
+  switch (decay) {
+    case LrDecay::None:
+      return "none";
+    case LrDecay::Step:
+      return "step";
+    case LrDecay::Poly:
+      return "poly";
+  }
+  return "?";
+}
+
+LrDecay parseLrDecay(const std::string& name) {
+  for (LrDecay d : kLrDecays)
+    if (name == lrDecayName(d)) return d;
+  throw InputError(concat("unknown lr decay '", name, "' (expected none, step or poly)"));
+}
+
 void LrSchedule::validate() const {
   require<InputError>(base_lr > 0, "learning rate must be positive, got ", base_lr);
   require<InputError>(warmup_steps >= 0, "warm-up steps must be >= 0, got ", warmup_steps);
-  require<InputError>(decay == "none" || decay == "step" || decay == "poly", "unknown lr decay '", decay,
-                      "' (expected none, step or poly)");
-  if (decay == "step") require<InputError>(step_every > 0, "lr step interval must be positive, got ", step_every);
-  if (decay == "poly")
+  if (decay == LrDecay::Step)
+    require<InputError>(step_every > 0, "lr step interval must be positive, got ", step_every);
+  if (decay == LrDecay::Poly)
     require<InputError>(total_steps > warmup_steps, "poly decay needs total steps (", total_steps,
                         ") beyond the warm-up (", warmup_steps, ")");
 }
@@ -24,8 +41,8 @@ double LrSchedule::at(long step) const {
     return base_lr * (warmup_start + (1.0 - warmup_start) * f);
   }
   const long t = step - warmup_steps;
-  if (decay == "step") return base_lr * std::pow(step_gamma, double(t / step_every));
-  if (decay == "poly") {
+  if (decay == LrDecay::Step) return base_lr * std::pow(step_gamma, double(t / step_every));
+  if (decay == LrDecay::Poly) {
     const double span = double(total_steps - warmup_steps);
     const double f = std::clamp(1.0 - double(t) / span, 0.0, 1.0);
     return end_lr + (base_lr - end_lr) * std::pow(f, poly_power);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "core/Error.hpp"
 #include "core/KokkosCompat.hpp"
 
@@ -11,27 +13,60 @@ std::vector<std::pair<std::string, FlatView>> Optimizer::perParameter(const std:
                                                                       const FlatView& flat) {
   std::vector<std::pair<std::string, FlatView>> out;
   for (Parameter* p : _store.trainable())
-    out.emplace_back(prefix + "." + p->name(),
-                     Kokkos::subview(flat, Kokkos::make_pair(p->offset(), p->offset() + p->size())));
+    out.emplace_back(
+        prefix + "." + p->name(),
+        Kokkos::subview(flat, Kokkos::make_pair(p->offset(), p->offset() + p->size())));
   return out;
+}
+
+const char* optimizerKindName(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::Adam:
+      return "adam";
+    case OptimizerKind::Sgd:
+      return "sgd";
+  }
+  return "?";
+}
+
+OptimizerKind parseOptimizerKind(const std::string& name) {
+  for (OptimizerKind k : kOptimizerKinds)
+    if (name == optimizerKindName(k)) return k;
+  throw InputError(concat("unknown optimizer '", name, "' (expected adam or sgd)"));
+}
+
+void to_json(nlohmann::json& j, OptimizerKind kind) {
+  j = optimizerKindName(kind);
+}
+
+void from_json(const nlohmann::json& j, OptimizerKind& kind) {
+  require<InputError>(j.is_string(), "an optimizer is named by a string, got ", j.dump());
+  kind = parseOptimizerKind(j.get<std::string>());
 }
 
 std::unique_ptr<Optimizer> makeOptimizer(ParameterStore& store, const OptimizerConfig& config) {
   require<InputError>(config.lr > 0, "learning rate must be positive, got ", config.lr);
-  if (config.kind == "adam") return std::make_unique<Adam>(store, config);
-  if (config.kind == "sgd") return std::make_unique<Sgd>(store, config);
-  throw InputError(concat("unknown optimizer '", config.kind, "' (expected adam or sgd)"));
+  switch (config.kind) {
+    case OptimizerKind::Adam:
+      return std::make_unique<Adam>(store, config);
+    case OptimizerKind::Sgd:
+      return std::make_unique<Sgd>(store, config);
+  }
+  throw InputError(concat("unknown optimizer kind ", int(config.kind)));
 }
 
 Sgd::Sgd(ParameterStore& store, const OptimizerConfig& config)
-    : Optimizer(store), _config(config), _momentum("halo3d::sgd::momentum_buffer", store.trainableSize()) {}
+    : Optimizer(store),
+      _config(config),
+      _momentum("halo3d::sgd::momentum_buffer", store.trainableSize()) {}
 
 void Sgd::step(double lr) {
   const FlatView p = _store.values(), g = _store.grads(), buf = _momentum;
   const real m = real(_config.momentum), lr_f = real(lr), wd = real(_config.weight_decay);
   const bool first = _steps == 0;
   Kokkos::parallel_for(
-      "halo3d::sgd", Kokkos::RangePolicy<>(0, _store.trainableSize()), KOKKOS_LAMBDA(const std::size_t i) {
+      "halo3d::sgd", Kokkos::RangePolicy<>(0, _store.trainableSize()),
+      KOKKOS_LAMBDA(const std::size_t i) {
         const real grad = g(i) + wd * p(i);
         const real b = first ? grad : m * buf(i) + grad;
         buf(i) = b;
@@ -40,7 +75,9 @@ void Sgd::step(double lr) {
   ++_steps;
 }
 
-std::vector<std::pair<std::string, FlatView>> Sgd::state() { return perParameter("momentum_buffer", _momentum); }
+std::vector<std::pair<std::string, FlatView>> Sgd::state() {
+  return perParameter("momentum_buffer", _momentum);
+}
 
 Adam::Adam(ParameterStore& store, const OptimizerConfig& config)
     : Optimizer(store),
@@ -59,7 +96,8 @@ void Adam::step(double lr) {
   const real wd = real(_config.weight_decay);
   const FlatView p = _store.values(), g = _store.grads(), m = _exp_avg, v = _exp_avg_sq;
   Kokkos::parallel_for(
-      "halo3d::adam", Kokkos::RangePolicy<>(0, _store.trainableSize()), KOKKOS_LAMBDA(const std::size_t i) {
+      "halo3d::adam", Kokkos::RangePolicy<>(0, _store.trainableSize()),
+      KOKKOS_LAMBDA(const std::size_t i) {
         const real grad = g(i) + wd * p(i);
         const real mi = b1 * m(i) + (real(1) - b1) * grad;
         const real vi = b2 * v(i) + (real(1) - b2) * grad * grad;

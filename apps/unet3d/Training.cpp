@@ -123,7 +123,7 @@ int trainUNet(const UNetOptions& o) {
   loadInitialWeights(model.parameters(), o.init_weights, o.seed);
 
   nn::OptimizerConfig oc;
-  oc.kind = o.optimizer;
+  oc.kind = nn::parseOptimizerKind(o.optimizer);
   oc.lr = o.lr;
   oc.momentum = o.momentum;
   auto optimizer = nn::makeOptimizer(model.parameters(), oc);
@@ -136,7 +136,7 @@ int trainUNet(const UNetOptions& o) {
   nn::LrSchedule schedule;
   schedule.base_lr = o.lr;
   schedule.warmup_steps = o.warmup_steps;
-  schedule.decay = o.lr_decay;
+  schedule.decay = nn::parseLrDecay(o.lr_decay);
   schedule.step_every = o.lr_step_every;
   schedule.step_gamma = o.lr_gamma;
   schedule.total_steps = total;

@@ -52,7 +52,7 @@ struct Step {
     model->build(grid, batch);
     nn::initializeParameters(model->parameters(), 1);
     nn::OptimizerConfig oc;
-    oc.kind = "sgd";
+    oc.kind = nn::OptimizerKind::Sgd;
     oc.lr = 1e-3;
     optimizer = nn::makeOptimizer(model->parameters(), oc);
     reducer = std::make_unique<nn::GradientReducer>(grid.comm(), model->parameters());

@@ -46,7 +46,7 @@ struct Fixture {
 TEST(Optimizer, AdamFollowsTorch) {
   Fixture f(37);
   OptimizerConfig c;
-  c.kind = "adam";
+  c.kind = OptimizerKind::Adam;
   auto opt = makeOptimizer(f.store, c);
   std::vector<double> m(f.p.size(), 0), v(f.p.size(), 0);
   for (int t = 1; t <= 5; ++t) {
@@ -71,7 +71,7 @@ TEST(Optimizer, AdamFollowsTorch) {
 TEST(Optimizer, SgdMomentumFollowsTorch) {
   Fixture f(19);
   OptimizerConfig c;
-  c.kind = "sgd";
+  c.kind = OptimizerKind::Sgd;
   c.momentum = 0.9;
   auto opt = makeOptimizer(f.store, c);
   std::vector<double> buf(f.p.size(), 0);
@@ -91,10 +91,10 @@ TEST(Optimizer, UnknownKindIsAnError) {
   ParameterStore store;
   store.add("w", {1});
   store.finalize();
+  EXPECT_THROW(parseOptimizerKind("adagrad"), InputError);
+  for (OptimizerKind k : kOptimizerKinds) EXPECT_EQ(parseOptimizerKind(optimizerKindName(k)), k);
   OptimizerConfig c;
-  c.kind = "adagrad";
-  EXPECT_THROW(makeOptimizer(store, c), InputError);
-  c.kind = "sgd";
+  c.kind = OptimizerKind::Sgd;
   c.lr = 0;
   EXPECT_THROW(makeOptimizer(store, c), InputError);
 }
@@ -107,13 +107,13 @@ TEST(LrSchedule, WarmupThenStepAndPoly) {
   EXPECT_DOUBLE_EQ(s.at(0), 0.25);
   EXPECT_DOUBLE_EQ(s.at(3), 1.0);
   EXPECT_DOUBLE_EQ(s.at(100), 1.0);
-  s.decay = "step";
+  s.decay = LrDecay::Step;
   s.step_every = 10;
   s.step_gamma = 0.5;
   EXPECT_DOUBLE_EQ(s.at(13), 1.0);
   EXPECT_DOUBLE_EQ(s.at(14), 0.5);
   EXPECT_DOUBLE_EQ(s.at(34), 0.125);
-  s.decay = "poly";
+  s.decay = LrDecay::Poly;
   s.total_steps = 14;
   s.end_lr = 0.0;
   EXPECT_DOUBLE_EQ(s.at(9), 0.5);
@@ -121,8 +121,8 @@ TEST(LrSchedule, WarmupThenStepAndPoly) {
   s.validate();
   s.total_steps = 2;
   EXPECT_THROW(s.validate(), InputError);
-  s.decay = "cosine";
-  EXPECT_THROW(s.validate(), InputError);
+  EXPECT_THROW(parseLrDecay("cosine"), InputError);
+  for (LrDecay d : kLrDecays) EXPECT_EQ(parseLrDecay(lrDecayName(d)), d);
 }
 
 }  // namespace
