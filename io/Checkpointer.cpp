@@ -149,12 +149,13 @@ std::optional<LoadedCheckpoint> loadLatestLocal(const std::string& dir, const st
 }
 
 std::optional<LoadedCheckpoint> loadLatest(const std::string& dir, MPI_Comm comm, int root,
-                                           const std::string& prefix) {
+                                           const std::string& prefix,
+                                           std::vector<std::string>* invalid) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // Root picks the newest file that validates and ships its bytes; every rank then parses the same
   // bytes.
-  std::string bytes, path;
+  std::string bytes, path, skipped;  // skipped: the invalid files' paths, one per line
   index_t step = -1;
   if (rank == root) {
     auto files = listCheckpoints(dir, prefix);
@@ -167,8 +168,15 @@ std::optional<LoadedCheckpoint> loadLatest(const std::string& dir, MPI_Comm comm
         step = it->first;
       } catch (const std::exception& e) {
         std::fprintf(stderr, "halo3d: warning: skipping invalid checkpoint: %s\n", e.what());
+        skipped += it->second + "\n";
       }
     }
+  }
+  if (invalid) {
+    broadcastBytes(skipped, root, comm);
+    std::istringstream lines(skipped);
+    for (std::string line; std::getline(lines, line);)
+      invalid->push_back(line);
   }
   broadcastBytes(path, root, comm);
   if (path.empty()) return std::nullopt;
@@ -177,6 +185,17 @@ std::optional<LoadedCheckpoint> loadLatest(const std::string& dir, MPI_Comm comm
   LoadedCheckpoint out{path, step, CheckpointState()};
   runCollectively(comm, [&] { out.state = readCheckpointImage(bytes, path); });
   return out;
+}
+
+std::string setAsideCheckpoint(const std::string& path) {
+  std::string target = path + ".invalid";
+  for (int n = 1; fs::exists(target); ++n)
+    target = path + ".invalid-" + std::to_string(n);
+  std::error_code ec;
+  fs::rename(path, target, ec);
+  require<IoError>(!ec, "cannot set aside the invalid checkpoint '", path, "' as '", target,
+                   "': ", ec.message());
+  return target;
 }
 
 }  // namespace halo3d

@@ -8,7 +8,9 @@
 // newest `keep_last` checkpoints are removed, with temporaries left by writers that died. A crash
 // at any moment leaves the previous checkpoints intact; the completion marker inside each file
 // (CheckpointFile.hpp) guards against torn files that reach a final name some other way. One writer
-// per directory.
+// per directory (the training apps lock it: apps/common/CheckpointDirLock.hpp). Pruning removes
+// only files with final names: a file that failed validation is set aside (setAsideCheckpoint) by
+// whoever found it, never deleted.
 
 #include <mpi.h>
 
@@ -51,8 +53,16 @@ std::optional<LoadedCheckpoint> loadLatestLocal(const std::string& dir,
                                                 const std::string& prefix = "checkpoint");
 // Collective over `comm`: `root` finds the newest valid checkpoint and broadcasts its bytes; every
 // rank returns the same state (or nullopt). Loads on any grid and rank count: nothing in it is
-// partitioned.
+// partitioned. With `invalid`, every rank also gets the paths of the newer files that failed
+// validation (newest first), so that a caller can refuse to go on or set them aside.
 std::optional<LoadedCheckpoint> loadLatest(const std::string& dir, MPI_Comm comm, int root = 0,
-                                           const std::string& prefix = "checkpoint");
+                                           const std::string& prefix = "checkpoint",
+                                           std::vector<std::string>* invalid = nullptr);
+
+// One process: renames a checkpoint file that failed validation to "<path>.invalid" (or
+// "<path>.invalid-<n>" if that exists), out of the rotation that prunes old checkpoints, so that it
+// is never deleted and never mistaken for a checkpoint. Returns the new path; throws IoError naming
+// both paths.
+std::string setAsideCheckpoint(const std::string& path);
 
 }  // namespace halo3d

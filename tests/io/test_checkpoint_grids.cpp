@@ -98,5 +98,38 @@ TEST(CheckpointGrids, ErrorsOfTheWritingRankReachEveryRank) {
   EXPECT_FALSE(loadLatest(dir.file("missing"), MPI_COMM_WORLD).has_value());
 }
 
+// A corrupt newest checkpoint: every rank learns its path, resumes from the one before, and once
+// it is set aside, pruning (keep 1) never deletes it.
+TEST(CheckpointGrids, InvalidFilesAreReportedAndSetAsideNotDeleted) {
+  testing::SharedTempDir dir;
+  const CheckpointState s = replicatedState();
+  const CheckpointPolicy policy{dir.file("run"), "checkpoint", 3};
+  saveCheckpoint(s, 3, policy, MPI_COMM_WORLD);
+  const std::string corrupt = saveCheckpoint(s, 4, policy, MPI_COMM_WORLD);
+  if (worldRank() == 0) std::ofstream(corrupt, std::ios::trunc) << "not a checkpoint";
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<std::string> invalid;
+  const auto loaded = loadLatest(policy.dir, MPI_COMM_WORLD, 0, "checkpoint", &invalid);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->step, 3);
+  ASSERT_EQ(invalid, std::vector<std::string>{corrupt});
+  std::string aside;
+  if (worldRank() == 0) aside = setAsideCheckpoint(corrupt);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const CheckpointPolicy keep_one{policy.dir, "checkpoint", 1};
+  for (index_t step : {5, 6})
+    saveCheckpoint(s, step, keep_one, MPI_COMM_WORLD);
+  if (worldRank() == 0) {
+    EXPECT_EQ(aside, corrupt + ".invalid");
+    EXPECT_EQ(bytesOf(aside), "not a checkpoint");
+    const auto files = listCheckpoints(policy.dir);
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_EQ(files[0].first, 6);
+  }
+  invalid.clear();
+  EXPECT_EQ(loadLatest(policy.dir, MPI_COMM_WORLD, 0, "checkpoint", &invalid)->step, 6);
+  EXPECT_TRUE(invalid.empty());
+}
+
 }  // namespace
 }  // namespace halo3d
