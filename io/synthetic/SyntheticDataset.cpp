@@ -21,6 +21,8 @@ void validate(const SyntheticDatasetSpec& s) {
   require<InputError>(s.channels >= 1, "--channels ", s.channels, " must be >= 1");
   require<InputError>(s.size >= (s.kind == SampleKind::CosmoFlow ? 2 : 4), "--size ", s.size,
                       " is too small");
+  require<InputError>(s.kind != SampleKind::CosmoFlow || s.mean_count > 0, "--mean-count ",
+                      s.mean_count, " must be > 0");
   require<InputError>(!s.out.empty(), "--out: no output directory given");
   require<InputError>(s.input_type == ElementType::Int16 || s.input_type == ElementType::Float32,
                       "--dtype ", elementTypeName(s.input_type), ": expected int16 or float32");
@@ -86,9 +88,9 @@ std::vector<std::string> writeSyntheticDataset(const SyntheticDatasetSpec& spec,
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
+  runCollectively(comm, [&] { validate(spec); });  // before dividing by per_file
   const index_t files = (spec.count + spec.per_file - 1) / spec.per_file;
   runCollectively(comm, [&] {
-    validate(spec);
     if (rank == 0) {
       std::error_code ec;
       std::filesystem::create_directories(spec.out, ec);
