@@ -50,7 +50,8 @@ class Layer {
   virtual bool acceptsSpatial(const std::vector<TensorSpec>& inputs, const GridShape& grid) const {
     return true;
   }
-  // Ghost widths read on Spatial input i.
+  // Ghost widths read on input i. For a Replicated input `grid` is unsplit (spatially 1x1x1): the widths are
+  // then how far a padded window reads past the volume.
   virtual HaloWidths inputHalo(const std::vector<TensorSpec>& inputs, int i, const GridShape& grid) const {
     return {};
   }

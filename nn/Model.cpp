@@ -84,7 +84,10 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
     m.spec = m.layer->outputSpec(specs);
     _order.push_back(int(id));
   }
-  // 2. Ghost widths: the most any consumer reads.
+  // 2. Ghost widths: the most any consumer reads. A Replicated tensor is whole on every rank, as if the
+  //    spatial group were one block, but a padded window still reads past the volume: its ghosts are that
+  //    zero padding, so it gets the widths of an unsplit volume.
+  const GridShape unsplit(gs.n(), 1, 1, 1);
   for (int id : _order) {
     Node& n = node(id);
     if (!n.layer) continue;
@@ -95,8 +98,8 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
       Node& src = node(n.inputs[j]);
       n.input_part.push_back(int(src.consumers.size()));
       src.consumers.push_back(id);
-      if (src.spec.dist == Distribution::Spatial)
-        src.halo = max(src.halo, n.layer->inputHalo(specs, int(j), gs));
+      const bool spatial = src.spec.dist == Distribution::Spatial;
+      src.halo = max(src.halo, n.layer->inputHalo(specs, int(j), spatial ? gs : unsplit));
     }
   }
   // 3. Activations and gradients.

@@ -1,8 +1,9 @@
 #pragma once
-// Running a model of the reference files (tests/reference/README.md) on a grid: load the initial weights and
-// the batch, run steps, and compare tensors with the PyTorch values.
+// Running a model of the reference files (tests/reference/README.md) on a grid: load the initial
+// weights and the batch, run steps, and compare tensors with the PyTorch values.
 
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,23 @@
 
 namespace halo3d::nn::testing {
 
+// Runs fn(grid) for a grid on the first shape.size() ranks of MPI_COMM_WORLD; the other ranks skip
+// it. This is how a 4-rank job also covers 3-block grids and an 8-rank job 5- and 6-rank grids
+// (uneven splits, more than two blocks along a dimension) without more CTest registrations.
+template <class F>
+void onGrid(const GridShape& shape, F&& fn) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < shape.size() ? 0 : MPI_UNDEFINED, rank, &sub);
+  if (sub == MPI_COMM_NULL) return;
+  {
+    ProcessGrid grid(sub, shape);  // keeps its own duplicate
+    fn(grid);
+  }
+  MPI_Comm_free(&sub);
+}
+
 // max |ours - ref| / max |ref|: the error relative to the tensor's scale.
 inline double relativeError(const std::vector<double>& ours, const std::vector<double>& ref) {
   double diff = 0, scale = 0;
@@ -29,13 +47,16 @@ inline double relativeError(const std::vector<double>& ours, const std::vector<d
 
 // The global batch tensor of a reference file, on the root only (empty elsewhere), as T.
 template <class T = real>
-GlobalHostTensor<T> readGlobal(const halo3d::testing::H5File& f, const std::string& name, bool root) {
+GlobalHostTensor<T> readGlobal(const halo3d::testing::H5File& f, const std::string& name,
+                               bool root) {
   if (!root) return {};
   const halo3d::testing::Array a = f.read(name);
   std::vector<index_t> s = a.shape;
-  while (s.size() < 5) s.insert(s.begin() + 1, 1);  // (N, D, H, W) labels -> (N, 1, D, H, W)
+  while (s.size() < 5)
+    s.insert(s.begin() + 1, 1);  // (N, D, H, W) labels -> (N, 1, D, H, W)
   GlobalHostTensor<T> g("reference", s[0], s[1], s[2], s[3], s[4]);
-  for (std::size_t i = 0; i < a.data.size(); ++i) g.data()[i] = T(a.data[i]);
+  for (std::size_t i = 0; i < a.data.size(); ++i)
+    g.data()[i] = T(a.data[i]);
   return g;
 }
 
@@ -56,14 +77,17 @@ inline std::vector<double> ownedValues(const Activation& a) {
     for (std::size_t c = 0; c < h.extent(1); ++c)
       for (std::size_t d = 0; d < h.extent(2); ++d)
         for (std::size_t y = 0; y < h.extent(3); ++y)
-          for (std::size_t x = 0; x < h.extent(4); ++x) out.push_back(h(n, c, d, y, x));
+          for (std::size_t x = 0; x < h.extent(4); ++x)
+            out.push_back(h(n, c, d, y, x));
   return out;
 }
 
-// The part of a global reference array (N, ...) holding samples [n0, n1) and, for spatial tensors, the box.
+// The part of a global reference array (N, ...) holding samples [n0, n1) and, for spatial tensors,
+// the box.
 inline std::vector<double> referenceBlock(const halo3d::testing::Array& a, const TensorBlock& b) {
   std::vector<index_t> s = a.shape;
-  while (s.size() < 5) s.push_back(1);
+  while (s.size() < 5)
+    s.push_back(1);
   std::vector<double> out;
   const Box& o = b.owned();
   for (index_t n = b.sampleBegin(); n < b.sampleEnd(); ++n)
