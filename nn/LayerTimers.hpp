@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace halo3d::nn {
 
@@ -30,11 +31,15 @@ class LayerTimers {
   std::map<std::string, std::array<double, 4>> _t;
 };
 
-// Adds the lifetime of the scope to `timers` (if any) under (layer, phase).
+// Adds the lifetime of the scope to `timers` (if any) under (layer, phase). The name is kept by value:
+// callers pass temporaries ("allreduce"), which a reference would outlive.
 class ScopedTimer {
  public:
-  ScopedTimer(LayerTimers* timers, const std::string& layer, Phase phase)
-      : _timers(timers), _layer(layer), _phase(phase), _start(std::chrono::steady_clock::now()) {}
+  ScopedTimer(LayerTimers* timers, std::string layer, Phase phase)
+      : _timers(timers),
+        _layer(std::move(layer)),
+        _phase(phase),
+        _start(std::chrono::steady_clock::now()) {}
   ~ScopedTimer() {
     if (_timers)
       _timers->add(_layer, _phase,
@@ -43,7 +48,7 @@ class ScopedTimer {
 
  private:
   LayerTimers* _timers;
-  const std::string& _layer;
+  std::string _layer;
   Phase _phase;
   std::chrono::steady_clock::time_point _start;
 };
