@@ -45,6 +45,13 @@ int Communicator::size() const {
   return s;
 }
 
+int ranksOnNode(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  checkMpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+           "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)");
+  return Communicator(node).size();
+}
+
 void Communicator::release() noexcept {
   int finalized = 0;
   MPI_Finalized(&finalized);

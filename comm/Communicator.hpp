@@ -1,6 +1,6 @@
 #pragma once
-// RAII ownership of an MPI communicator: the communicator is freed with its owner, never leaked and never
-// freed twice. Move-only.
+// RAII ownership of an MPI communicator: the communicator is freed with its owner, never leaked and
+// never freed twice. Move-only.
 
 #include <mpi.h>
 
@@ -33,6 +33,9 @@ class Communicator {
   void release() noexcept;
   MPI_Comm _comm = MPI_COMM_NULL;
 };
+
+// Collective over `comm`: how many of its ranks run on this rank's node (share its memory).
+int ranksOnNode(MPI_Comm comm);
 
 // Throws halo3d::Error naming `what` and MPI's error string unless `code` is MPI_SUCCESS.
 void checkMpi(int code, const char* what);

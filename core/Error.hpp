@@ -1,6 +1,6 @@
 #pragma once
-// Errors thrown at the boundary where a bad value comes in. Every message names what was expected and
-// what was found, with the values, so that a user on a cluster can fix the flag or the file.
+// Errors thrown at the boundary where a bad value comes in. Every message names what was expected
+// and what was found, with the values, so that a user on a cluster can fix the flag or the file.
 
 #include <array>
 #include <sstream>
@@ -16,7 +16,8 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A shape, extent or grid that cannot work (mismatched channels, a block thinner than its halo, ...).
+// A shape, extent or grid that cannot work (mismatched channels, a block thinner than its halo,
+// ...).
 class ShapeError : public Error {
  public:
   using Error::Error;
@@ -28,12 +29,20 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// A plan that needs more memory than a rank has: names the bytes needed, the limit and the largest
+// tensors.
+class ResourceError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 
 template <class T, std::size_t N>
 std::ostream& streamArray(std::ostream& os, const std::array<T, N>& a) {
   os << '(';
-  for (std::size_t i = 0; i < N; ++i) os << (i ? ", " : "") << a[i];
+  for (std::size_t i = 0; i < N; ++i)
+    os << (i ? ", " : "") << a[i];
   return os << ')';
 }
 
@@ -48,7 +57,8 @@ void streamOne(std::ostream& os, const std::array<T, N>& value) {
 template <class T>
 void streamOne(std::ostream& os, const std::vector<T>& value) {
   os << '[';
-  for (std::size_t i = 0; i < value.size(); ++i) os << (i ? ", " : "") << value[i];
+  for (std::size_t i = 0; i < value.size(); ++i)
+    os << (i ? ", " : "") << value[i];
   os << ']';
 }
 

@@ -1,8 +1,13 @@
 #include "nn/Model.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <sstream>
 
+#include "comm/Communicator.hpp"
 #include "core/Error.hpp"
+#include "core/MemoryInfo.hpp"
+#include "io/Collective.hpp"
 #include "nn/layers/Redistribute.hpp"
 
 namespace halo3d::nn {
@@ -46,7 +51,7 @@ int Model::replicated(int id) {
   return rid;
 }
 
-void Model::build(const ProcessGrid& grid, index_t batch) {
+void Model::build(const ProcessGrid& grid, index_t batch, std::size_t memory_limit) {
   require(!built(), "Model::build() called twice");
   require(_nodes.size() >= 2, "the model has no layers");
   require<InputError>(batch >= grid.shape().n(), "global batch ", batch, " is smaller than the ",
@@ -84,9 +89,10 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
     m.spec = m.layer->outputSpec(specs);
     _order.push_back(int(id));
   }
-  // 2. Ghost widths: the most any consumer reads. A Replicated tensor is whole on every rank, as if the
-  //    spatial group were one block, but a padded window still reads past the volume: its ghosts are that
-  //    zero padding, so it gets the widths of an unsplit volume.
+  // 2. Ghost widths: the most any consumer reads. A Replicated tensor is whole on every rank, as if
+  // the
+  //    spatial group were one block, but a padded window still reads past the volume: its ghosts
+  //    are that zero padding, so it gets the widths of an unsplit volume.
   const GridShape unsplit(gs.n(), 1, 1, 1);
   for (int id : _order) {
     Node& n = node(id);
@@ -102,7 +108,9 @@ void Model::build(const ProcessGrid& grid, index_t batch) {
       src.halo = max(src.halo, n.layer->inputHalo(specs, int(j), spatial ? gs : unsplit));
     }
   }
-  // 3. Activations and gradients.
+  // 3. Memory, before the first allocation.
+  planMemory(grid, memory_limit);
+  // 4. Activations and gradients.
   _grid = &grid;
   for (int id : _order) {
     Node& n = node(id);
@@ -185,6 +193,73 @@ void Model::backward(RunContext& ctx) {
   }
 }
 
+void Model::planMemory(const ProcessGrid& grid, std::size_t memory_limit) {
+  const GridShape& gs = grid.shape();
+  std::size_t total = 0;
+  for (int id : _order) {
+    Node& n = node(id);
+    const std::string label = n.layer ? n.layer->name() : std::string("input");
+    // The activation, its gradient (not for the input), and one gradient part per consumer when
+    // there are several.
+    const std::size_t copies = id == 0 ? 1 : 2 + (n.consumers.size() > 1 ? n.consumers.size() : 0);
+    try {
+      const Shape5 e = blockFor(n.spec, grid, n.halo).allocationExtents();
+      n.bytes = copies * sizeof(real) * std::size_t(e[0] * e[1] * e[2] * e[3] * e[4]);
+    } catch (const ShapeError& e) {
+      throw ShapeError(concat("layer '", label, "' output ", n.spec.shape, " (",
+                              toString(n.spec.dist), ") on grid ", gs.str(), ": ", e.what()));
+    }
+    total += n.bytes;
+  }
+  // Ranks of a node share its memory (a device's free memory is taken as this rank's own).
+  std::size_t limit = memory_limit;
+  if (limit == 0) {
+    const std::size_t available = availableBytes<Memory>();
+    limit = available == 0
+                ? std::numeric_limits<std::size_t>::max()
+                : available /
+                      std::size_t(Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible
+                                      ? ranksOnNode(grid.comm())
+                                      : 1);
+  }
+  // Every rank learns the worst ratio, and the rank that has it says why.
+  struct {
+    double ratio;
+    int rank;
+  } mine{double(total) / double(limit), grid.rank()}, worst{};
+  MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, grid.comm());
+  if (worst.ratio <= 1.0) return;
+  std::string why;
+  if (grid.rank() == worst.rank) {
+    std::vector<int> ids = _order;
+    std::sort(ids.begin(), ids.end(), [&](int a, int b) { return node(a).bytes > node(b).bytes; });
+    std::ostringstream largest;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, ids.size()); ++i) {
+      const Node& n = node(ids[i]);
+      largest << (i ? ", " : "")
+              << concat("'", n.layer ? n.layer->name() : std::string("input"), "' ", n.spec.shape,
+                        " ", formatBytes(double(n.bytes)));
+    }
+    why = concat(
+        "the model's activations and gradients need ", formatBytes(double(total)), " (", total,
+        " bytes) on rank ", grid.rank(), " of grid ", gs.str(), ", but it can have ",
+        formatBytes(double(limit)),
+        memory_limit ? " (--memory-limit)"
+                     : " (the memory still available, shared by the node's ranks)",
+        "; the largest: ", largest.str(),
+        ". Split the volume over more ranks (--grid), or lower --batch or the model's width");
+  }
+  broadcastBytes(why, worst.rank, grid.comm());
+  throw ResourceError(why);
+}
+
+std::size_t Model::activationBytes() const {
+  std::size_t total = 0;
+  for (int id : _order)
+    total += _nodes.at(std::size_t(id)).bytes;
+  return total;
+}
+
 std::string Model::summary() const {
   std::ostringstream os;
   for (int id : _order) {
@@ -192,8 +267,10 @@ std::string Model::summary() const {
     os << (n.layer ? n.layer->name() : std::string("input")) << "  "
        << (n.layer ? n.layer->kind() : "Input") << "  (" << n.spec.shape[0] << ", "
        << n.spec.shape[1] << ", " << n.spec.shape[2] << ", " << n.spec.shape[3] << ", "
-       << n.spec.shape[4] << ")  " << toString(n.spec.dist) << "  halo " << n.halo << '\n';
+       << n.spec.shape[4] << ")  " << toString(n.spec.dist) << "  halo " << n.halo << "  "
+       << formatBytes(double(n.bytes)) << '\n';
   }
+  os << "activations and gradients per rank: " << formatBytes(double(activationBytes())) << '\n';
   return os.str();
 }
 

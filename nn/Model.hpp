@@ -41,9 +41,12 @@ class Model {
   const std::shared_ptr<ParameterStore>& sharedParameters() const { return _params; }
 
   // Plans and allocates everything for global mini-batch `batch` on `grid` (see the file comment).
-  // Collective over the grid. Throws ShapeError naming the layer if a shape cannot work, InputError
-  // if the batch is smaller than the number of sample groups.
-  void build(const ProcessGrid& grid, index_t batch);
+  // Collective over the grid. Before allocating, checks that this rank's activations and gradients
+  // fit in `memory_limit` bytes (0: what the memory space can still allocate, shared by the ranks
+  // of the node). Throws ShapeError naming the layer if a shape cannot work, InputError if the
+  // batch is smaller than the number of sample groups, ResourceError (on every rank) naming the
+  // bytes needed, the limit and the largest tensors if some rank's plan does not fit.
+  void build(const ProcessGrid& grid, index_t batch, std::size_t memory_limit = 0);
   bool built() const { return _grid != nullptr; }
   index_t batch() const { return _batch; }
 
@@ -59,8 +62,11 @@ class Model {
   const Activation& activation(const std::string& name) const;
   const Activation& gradient(const std::string& name) const;
 
-  // One line per node: name, kind, output shape, distribution, ghost widths.
+  // One line per node: name, kind, output shape, distribution, ghost widths, and this rank's bytes
+  // of the node's activation and gradients; then the total.
   std::string summary() const;
+  // This rank's bytes of every activation and gradient of the plan (known after build()).
+  std::size_t activationBytes() const;
   // The layers in execution order (including inserted Redistribute nodes).
   std::vector<const Layer*> layers() const;
 
@@ -74,10 +80,12 @@ class Model {
     Activation act, grad;
     std::vector<int> consumers;
     std::vector<Activation> grad_parts;  // one per consumer when there are several
+    std::size_t bytes = 0;               // this rank's act + grad + grad_parts
   };
   Node& node(int id) { return _nodes.at(std::size_t(id)); }
   const Node& named(const std::string& name) const;
   int replicated(int id);
+  void planMemory(const ProcessGrid& grid, std::size_t memory_limit);
 
   std::vector<Node> _nodes;
   std::vector<int> _order;  // execution order of node ids
