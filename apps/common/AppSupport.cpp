@@ -97,7 +97,8 @@ void Progress::finish() {
   std::fflush(stdout);
 }
 
-MetricsWriter::MetricsWriter(const std::string& path, bool enabled) {
+MetricsWriter::MetricsWriter(const std::string& path, bool enabled, std::string run_id)
+    : _run_id(std::move(run_id)) {
   if (!enabled || path.empty()) return;
   _file = std::fopen(path.c_str(), "a");
   require<InputError>(_file != nullptr, "cannot open metrics file '", path, "' for writing");
@@ -107,8 +108,9 @@ MetricsWriter::~MetricsWriter() {
   if (_file) std::fclose(_file);
 }
 
-void MetricsWriter::write(const nlohmann::json& record) {
+void MetricsWriter::write(nlohmann::json record) {
   if (!_file) return;
+  record["run_id"] = _run_id;
   const std::string line = record.dump() + "\n";
   std::fwrite(line.data(), 1, line.size(), _file);
   std::fflush(_file);

@@ -50,15 +50,19 @@ class Progress {
 };
 
 // One JSON object per line, written by rank 0 (flushed per record, so a crash keeps what was
-// written).
+// written). Every record gets the run's id as "run_id" (RunId.hpp), so that the records of runs
+// that share a file can be told apart.
 class MetricsWriter {
  public:
-  MetricsWriter(const std::string& path, bool enabled);
+  MetricsWriter(const std::string& path, bool enabled, std::string run_id);
   ~MetricsWriter();
-  void write(const nlohmann::json& record);
+  MetricsWriter(const MetricsWriter&) = delete;
+  MetricsWriter& operator=(const MetricsWriter&) = delete;
+  void write(nlohmann::json record);
 
  private:
   std::FILE* _file = nullptr;
+  std::string _run_id;
 };
 
 // "hh:mm:ss".

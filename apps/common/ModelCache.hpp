@@ -6,30 +6,45 @@
 #include <map>
 #include <memory>
 
+#include "core/Activity.hpp"
+#include "core/Error.hpp"
+#include "io/DataLoader.hpp"
 #include "nn/Model.hpp"
+#include "nn/layers/Redistribute.hpp"
 
 namespace halo3d::apps {
 
 class ModelCache {
  public:
   using Factory = std::function<std::unique_ptr<nn::Model>(std::shared_ptr<nn::ParameterStore>)>;
-  ModelCache(const ProcessGrid& grid, Factory factory)
-      : _grid(grid), _factory(std::move(factory)) {}
+  // Checks a model just built (throws InputError); may be empty.
+  using Check = std::function<void(const nn::Model&)>;
+  ModelCache(const ProcessGrid& grid, Factory factory, Check check = {})
+      : _grid(grid), _factory(std::move(factory)), _check(std::move(check)) {}
 
-  // The model for global batch `batch`, built on first use (collective then).
+  // The model for global batch `batch`, built (and checked) on first use (collective then).
   nn::Model& forBatch(index_t batch) {
     auto it = _models.find(batch);
     if (it != _models.end()) return *it->second;
+    ScopedActivity activity(concat("building the model for a batch of ", batch));
     auto m = _factory(_store);
     if (!_store) _store = m->sharedParameters();
     m->build(_grid, batch);
+    if (_check) _check(*m);
     return *(_models[batch] = std::move(m));
+  }
+  // The model for batch `b`'s size, with `b`'s input block copied into its input.
+  nn::Model& feed(const Batch<>& b) {
+    nn::Model& m = forBatch(b.global_batch);
+    nn::copyBox(b.input, m.input().tensor, m.input().owned());
+    return m;
   }
   nn::ParameterStore& parameters() { return *_store; }
 
  private:
   const ProcessGrid& _grid;
   Factory _factory;
+  Check _check;
   std::shared_ptr<nn::ParameterStore> _store;
   std::map<index_t, std::unique_ptr<nn::Model>> _models;
 };

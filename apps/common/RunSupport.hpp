@@ -98,14 +98,14 @@ struct NonFiniteLoss {
 };
 
 // Does nothing for a finite loss. Otherwise stops every rank (the loss is the same on all): the
-// root writes
-// `<checkpoint_dir or .>/nan-diagnostic-step<S>.json` beside the last good checkpoint, which stays
-// intact, and the error names both.
+// root writes `<checkpoint_dir or .>/nan-diagnostic-step<S>.json` (creating the directory) beside
+// the last good checkpoint, which stays intact, and the error names both.
 inline void stopOnNonFiniteLoss(const NonFiniteLoss& at, const std::string& checkpoint_dir,
                                 const std::string& last_checkpoint, bool root) {
   if (std::isfinite(at.loss)) return;
   const std::string dir = checkpoint_dir.empty() ? std::string(".") : checkpoint_dir;
   const std::string diag = dir + "/nan-diagnostic-step" + std::to_string(at.step) + ".json";
+  std::string written = diag;
   if (root) {
     nlohmann::json d;
     d["step"] = at.step;
@@ -114,10 +114,15 @@ inline void stopOnNonFiniteLoss(const NonFiniteLoss& at, const std::string& chec
     d["lr"] = at.lr;
     d["sample_ids"] = at.sample_ids;
     d["last_good_checkpoint"] = last_checkpoint;
-    std::ofstream(diag) << d.dump(2) << '\n';
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::ofstream out(diag);
+    out << d.dump(2) << '\n';
+    out.close();
+    if (!out) written = concat("(could not be written to ", diag, ")");
   }
   throw Error(concat("the loss became ", at.loss, " at step ", at.step, " (epoch ", at.epoch,
-                     "); training stopped. Diagnostic: ", diag,
+                     "); training stopped. Diagnostic: ", written,
                      "; last good checkpoint: ", last_checkpoint));
 }
 

@@ -74,7 +74,7 @@ std::string configJson(const UNetOptions& o, const nn::UNetConfig& c) {
   j["depth"] = c.depth;
   j["classes"] = c.classes;
   j["bn_stats"] = o.bn_stats;
-  j["loss"] = o.loss;
+  j["loss"] = segmentationLossName(o.loss);
   j["batch"] = o.batch;
   j["optimizer"] = o.optimizer;
   j["lr"] = o.lr;
@@ -94,11 +94,20 @@ void requireSpatialOutput(const nn::Model& model, const GridShape& grid, const n
              "--depth or a larger volume"));
 }
 
-double segmentationLoss(const std::string& kind, const ProcessGrid& grid,
+const char* segmentationLossName(SegmentationLoss loss) {
+  switch (loss) {
+    case SegmentationLoss::CrossEntropy:
+      return "ce";
+    case SegmentationLoss::Dice:
+      return "dice";
+  }
+  return "?";
+}
+
+double segmentationLoss(SegmentationLoss kind, const ProcessGrid& grid,
                         const nn::Activation& logits, const Labels& labels,
                         nn::Activation* dlogits) {
-  if (kind == "dice") return nn::DiceLoss().compute(grid, logits, labels, dlogits);
-  require<InputError>(kind == "ce", "--loss must be ce or dice, got '", kind, "'");
+  if (kind == SegmentationLoss::Dice) return nn::DiceLoss().compute(grid, logits, labels, dlogits);
   return nn::CrossEntropyLoss().compute(grid, logits, labels, dlogits);
 }
 

@@ -34,9 +34,9 @@ std::string configJson(const UNetOptions& o, const nn::UNetConfig& c);
 // spatial group).
 void requireSpatialOutput(const nn::Model& model, const GridShape& grid, const nn::UNetConfig& c);
 
-// The loss of --loss ("ce" or "dice") of `logits` against `labels`, identical on every rank; fills
-// `dlogits` unless it is null.
-double segmentationLoss(const std::string& kind, const ProcessGrid& grid,
+// The loss `kind` of `logits` against `labels`, identical on every rank; fills `dlogits` unless it
+// is null.
+double segmentationLoss(SegmentationLoss kind, const ProcessGrid& grid,
                         const nn::Activation& logits, const Labels& labels,
                         nn::Activation* dlogits);
 

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/AppSupport.hpp"
+#include "apps/common/RunId.hpp"
 #include "apps/common/RunSupport.hpp"
 #include "apps/unet3d/ModelSetup.hpp"
 #include "apps/unet3d/PredictionFile.hpp"
@@ -235,7 +236,7 @@ int predictUNet(const UNetOptions& o) {
   if (root) {
     std::printf("wrote %s (%.2f s)  %s\n", o.out.c_str(), predict_seconds,
                 counts.summary().c_str());
-    MetricsWriter metrics(o.metrics, true);
+    MetricsWriter metrics(o.metrics, true, makeRunId());
     nlohmann::json rec = info;
     rec.update(counts.json());
     rec["phase"] = "predict";

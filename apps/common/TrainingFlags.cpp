@@ -1,0 +1,120 @@
+#include "apps/common/TrainingFlags.hpp"
+
+#include <sstream>
+
+namespace halo3d::apps {
+
+namespace {
+
+std::string number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+constexpr ResumeMode kResumeModes[] = {ResumeMode::Off, ResumeMode::Required, ResumeMode::IfAny};
+
+}  // namespace
+
+const char* resumeModeName(ResumeMode mode) {
+  switch (mode) {
+    case ResumeMode::Off:
+      return "off";
+    case ResumeMode::Required:
+      return "required";
+    case ResumeMode::IfAny:
+      return "if-any";
+  }
+  return "?";
+}
+
+CLI::Validator atLeast(double lo) {
+  return CLI::Validator(
+      [lo](std::string& s) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(s, v)) return "expected a number, got '" + s + "'";
+        return v >= lo ? std::string() : "must be >= " + number(lo) + ", got " + s;
+      },
+      ">=" + number(lo));
+}
+
+CLI::Validator above(double lo) {
+  return CLI::Validator(
+      [lo](std::string& s) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(s, v)) return "expected a number, got '" + s + "'";
+        return v > lo ? std::string() : "must be > " + number(lo) + ", got " + s;
+      },
+      ">" + number(lo));
+}
+
+void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set) {
+  cmd->add_option("--grid", o.grid,
+                  "process grid NxDxHxW (default 1xPx1x1: split D over all P ranks)");
+  cmd->add_option("--data", o.data, "HDF5 sample file or directory of them")->required();
+  cmd->add_option("--init-weights", o.init_weights, "PyTorch-named weights: FILE.h5[:/group]");
+  cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
+                  "where checkpoints are written and resumed from");
+  cmd->add_option("--metrics", o.metrics, "JSON-lines metrics file (appended)");
+  cmd->add_option("--mpiio", o.mpiio, "MPI-IO mode of the reads")
+      ->check(CLI::IsMember({"independent", "collective"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--transform", o.transform,
+         "input transform: none, log1p, constant:F, meanstd:M1,..:S1,.. or log1p+<scaling>")
+      ->capture_default_str();
+  if (set == FlagSet::Predict) return;
+  cmd->add_option("--batch", o.batch, "global mini-batch size")
+      ->check(atLeast(1))
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of shuffling, initialisation and dropout")
+      ->capture_default_str();
+  cmd->add_flag("--no-overlap", o.no_overlap,
+                "finish each halo exchange before computing (for comparison)");
+  cmd->add_flag("--no-prefetch", o.no_prefetch, "read each batch when it is needed");
+  cmd->add_option("--data-store-gib", o.data_store_gib,
+                  "in-memory data store per rank (GiB; 0: off)")
+      ->check(atLeast(0));
+  if (set == FlagSet::Evaluate) return;
+  cmd->add_option("--val-data", o.val_data,
+                  "validation sample file or directory (evaluated after every epoch)");
+  cmd->add_option("--epochs", o.epochs, "epochs to train")
+      ->check(atLeast(1))
+      ->capture_default_str();
+  cmd->add_option("--steps", o.steps,
+                  "total optimizer steps, counted across resumes (overrides --epochs)")
+      ->check(atLeast(1));
+  addChoice(cmd, "--optimizer", o.optimizer, nn::kOptimizerKinds, nn::optimizerKindName,
+            "optimizer (torch.optim semantics)");
+  cmd->add_option("--lr", o.lr, "learning rate")->check(above(0))->capture_default_str();
+  cmd->add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--warmup-steps", o.warmup_steps, "linear learning-rate warm-up steps")
+      ->check(atLeast(0))
+      ->capture_default_str();
+  addChoice(cmd, "--lr-decay", o.lr_decay, nn::kLrDecays, nn::lrDecayName,
+            "learning-rate decay after the warm-up");
+  cmd->add_option("--lr-step-every", o.lr_step_every, "step decay interval (steps)")
+      ->check(atLeast(1))
+      ->capture_default_str();
+  cmd->add_option("--lr-gamma", o.lr_gamma, "step decay factor")->capture_default_str();
+  cmd->add_flag("--no-shuffle", o.no_shuffle, "keep the file order");
+  cmd->add_option("--checkpoint-every", o.checkpoint_every,
+                  "checkpoint every N steps (0: each epoch end); the end of a run always saves")
+      ->check(atLeast(0))
+      ->capture_default_str();
+  cmd->add_option("--keep-checkpoints", o.keep_checkpoints, "checkpoints kept")
+      ->check(atLeast(1))
+      ->capture_default_str();
+  // `--resume` alone means `--resume=required` (and `resume = true` in a config file).
+  cmd->add_flag("--resume{required}", o.resume,
+                "continue from the newest valid checkpoint in --checkpoint-dir (any grid), which "
+                "must exist; --resume=if-any starts from scratch when there is none")
+      ->transform(choice(kResumeModes, resumeModeName, {{"true", "required"}, {"false", "off"}}))
+      ->option_text("[=if-any]");
+  cmd->add_option("--stall-timeout", o.stall_timeout,
+                  "abort the job when a rank makes no progress for this many seconds (0: off)")
+      ->check(atLeast(0))
+      ->capture_default_str();
+}
+
+}  // namespace halo3d::apps

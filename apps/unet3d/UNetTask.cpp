@@ -1,0 +1,79 @@
+#include "apps/unet3d/UNetTask.hpp"
+
+#include "apps/common/ModelCache.hpp"
+#include "apps/common/RunSupport.hpp"
+#include "apps/unet3d/ModelSetup.hpp"
+#include "core/Error.hpp"
+
+namespace halo3d::apps {
+
+SampleCatalog UNetTask::openData(const std::string& path, const char* flag,
+                                 const ProcessGrid& grid) const {
+  checkDeclaredClasses(path, _o.classes);
+  return SampleCatalog::open(sampleFiles(path, flag), SampleKind::UNet, grid.comm());
+}
+
+void UNetTask::configure(const SampleCatalog& data) {
+  _config = modelConfig(_o, data, true);
+}
+
+ReadOptions UNetTask::readOptions() const {
+  return apps::readOptions(_o);
+}
+
+std::unique_ptr<nn::Model> UNetTask::makeModel(std::shared_ptr<nn::ParameterStore> store) const {
+  return nn::makeUNet3d(_config, std::move(store));
+}
+
+void UNetTask::checkBuilt(const nn::Model& model, const ProcessGrid& grid) const {
+  requireSpatialOutput(model, grid.shape(), _config);
+}
+
+std::string UNetTask::describe(const nn::Model& model, const ProcessGrid& grid,
+                               index_t batch) const {
+  return concat("unet3d: grid ", grid.shape().str(), ", ", grid.size(), " ranks, input ",
+                _config.input_size, "^3 x ", _config.in_channels, ", base ", _config.base,
+                ", depth ", _config.depth, ", ", _config.classes, " classes, batch ", batch, ", ",
+                model.parameters().trainableSize(), " parameters\n", model.summary());
+}
+
+std::string UNetTask::configJson() const {
+  return apps::configJson(_o, _config);
+}
+
+double UNetTask::loss(const ProcessGrid& grid, const nn::Model& model, const Batch<>& batch,
+                      nn::Activation* doutput) const {
+  return segmentationLoss(_o.loss, grid, model.output(), batch.labels, doutput);
+}
+
+// Loss and Dice counts over every sample of `loader`'s data.
+EvaluationResult UNetTask::evaluate(const ProcessGrid& grid, ModelCache& models,
+                                    DataLoader<>& loader) {
+  DiceCounts counts(_config.classes);
+  double loss = 0;
+  index_t samples = 0;
+  nn::RunContext ctx;
+  ctx.grid = &grid;
+  ctx.training = false;
+  for (index_t s = 0; s < loader.stepsPerEpoch(); ++s) {
+    const Batch<> b = loader.next();
+    nn::Model& m = models.feed(b);
+    m.forward(ctx);
+    loss += segmentationLoss(_o.loss, grid, m.output(), b.labels, nullptr) * double(b.global_batch);
+    const Labels predicted = labelsLike(m.output(), "halo3d::predicted");
+    softmaxArgmax(m.output().tensor, predicted, nn::Tensor(), m.output().owned());
+    counts.add(predicted, b.labels, m.output().owned());
+    samples += b.global_batch;
+  }
+  counts.allreduce(grid.comm());
+  loss /= double(samples);
+  EvaluationResult e;
+  e.samples = samples;
+  e.record = counts.json();
+  e.record["loss"] = loss;
+  e.record["samples"] = samples;
+  e.summary = concat("loss ", loss, "  ", counts.summary());
+  return e;
+}
+
+}  // namespace halo3d::apps
