@@ -5,6 +5,7 @@
 #include "apps/common/ModelCache.hpp"
 #include "apps/common/RunSupport.hpp"
 #include "comm/Allreduce.hpp"
+#include "core/Activity.hpp"
 #include "core/Error.hpp"
 #include "nn/Loss.hpp"
 
@@ -102,6 +103,7 @@ EvaluationResult CosmoFlowTask::evaluate(const ProcessGrid& grid, ModelCache& mo
   double sq = 0, base = 0;
   index_t samples = 0;
   for (index_t s = 0; s < loader.stepsPerEpoch(); ++s) {
+    setActivity(concat("evaluation, batch ", s + 1, " of ", loader.stepsPerEpoch()));
     const Batch<> b = loader.next();
     nn::Model& m = models.feed(b);
     m.forward(ctx);
@@ -127,6 +129,7 @@ std::array<double, 4> targetMean(const ProcessGrid& grid, DataLoader<>& loader) 
   std::array<double, 4> sum{0, 0, 0, 0};
   index_t n = 0;
   for (index_t s = 0; s < loader.stepsPerEpoch(); ++s) {
+    setActivity(concat("target mean, batch ", s + 1, " of ", loader.stepsPerEpoch()));
     const Batch<> b = loader.next();
     for (std::size_t i = 0; i < b.targets.size(); ++i)
       sum[i % 4] += b.targets[i];

@@ -3,6 +3,7 @@
 #include "apps/common/ModelCache.hpp"
 #include "apps/common/RunSupport.hpp"
 #include "apps/unet3d/ModelSetup.hpp"
+#include "core/Activity.hpp"
 #include "core/Error.hpp"
 
 namespace halo3d::apps {
@@ -56,6 +57,7 @@ EvaluationResult UNetTask::evaluate(const ProcessGrid& grid, ModelCache& models,
   ctx.grid = &grid;
   ctx.training = false;
   for (index_t s = 0; s < loader.stepsPerEpoch(); ++s) {
+    setActivity(concat("evaluation, batch ", s + 1, " of ", loader.stepsPerEpoch()));
     const Batch<> b = loader.next();
     nn::Model& m = models.feed(b);
     m.forward(ctx);
