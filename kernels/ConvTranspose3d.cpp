@@ -1,11 +1,12 @@
 // Transposed-convolution geometry, and the explicit instantiations of its kernels.
-#include "kernels/ConvTranspose3d.hpp"
+#include "halo3d/kernels/ConvTranspose3d.hpp"
 
 #include <algorithm>
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
-#include "kernels/impl/ConvTranspose3dTaps.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/impl/ConvTranspose3dImpl.hpp"
+#include "halo3d/kernels/impl/IndexMath.hpp"
 
 namespace halo3d::kernels {
 

@@ -1,7 +1,8 @@
 // Pooling window validation, and the explicit instantiations of the pooling kernels.
-#include "kernels/Pool3d.hpp"
+#include "halo3d/kernels/Pool3d.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/impl/Pool3dImpl.hpp"
 
 namespace halo3d::kernels {
 

@@ -9,10 +9,10 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "core/HaloTensor.hpp"
-#include "core/HaloWidths.hpp"
-#include "kernels/impl/Conv3dChecks.hpp"
-#include "kernels/impl/Conv3dIndexing.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/impl/Conv3dChecks.hpp"
+#include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 
 namespace halo3d::kernels::impl {
 

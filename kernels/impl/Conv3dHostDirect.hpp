@@ -21,8 +21,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/IndexSpace.hpp"
-#include "kernels/impl/Conv3dSimd.hpp"
+#include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
 namespace halo3d::kernels::impl {
 

@@ -9,12 +9,12 @@
 
 #include <vector>
 
-#include "core/HaloTensor.hpp"
-#include "core/HaloWidths.hpp"
-#include "kernels/impl/Conv3dChecks.hpp"
-#include "kernels/impl/Conv3dHostDirect.hpp"
-#include "kernels/impl/Conv3dIndexing.hpp"
-#include "kernels/impl/Conv3dSimd.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/impl/Conv3dChecks.hpp"
+#include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
+#include "halo3d/kernels/impl/Conv3dIndexing.hpp"
+#include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
 namespace halo3d::kernels::impl {
 

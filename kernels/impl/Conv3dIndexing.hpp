@@ -5,9 +5,9 @@
 
 #include <Kokkos_Core.hpp>
 
-#include "core/HaloWidths.hpp"
-#include "core/Types.hpp"
-#include "kernels/impl/TensorChecks.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels::impl {
 

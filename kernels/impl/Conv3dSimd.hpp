@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/Types.hpp"
+#include "halo3d/core/Types.hpp"
 
 #if defined(__AVX512F__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
 #define HALO3D_CONV3D_AVX512 1

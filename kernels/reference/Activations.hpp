@@ -1,7 +1,7 @@
 #pragma once
 // Naive references of ReLU and LeakyReLU (Activations.hpp): plain host loops, same signatures.
 
-#include "kernels/reference/Elementwise.hpp"
+#include "halo3d/kernels/reference/Elementwise.hpp"
 
 namespace halo3d::kernels::reference {
 

@@ -2,7 +2,7 @@
 // Naive references of channel concatenation and slicing (Channels.hpp): plain host loops, same
 // signatures.
 
-#include "kernels/reference/Elementwise.hpp"
+#include "halo3d/kernels/reference/Elementwise.hpp"
 
 namespace halo3d::kernels::reference {
 

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "kernels/Random.hpp"
-#include "kernels/reference/Elementwise.hpp"
+#include "halo3d/kernels/Random.hpp"
+#include "halo3d/kernels/reference/Elementwise.hpp"
 
 namespace halo3d::kernels::reference {
 

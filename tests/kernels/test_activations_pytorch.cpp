@@ -2,7 +2,7 @@
 // max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-12 in fp64.
 #include <gtest/gtest.h>
 
-#include "kernels/Activations.hpp"
+#include "halo3d/kernels/Activations.hpp"
 #include "test_elementwise_pytorch_support.hpp"
 
 namespace halo3d::testing {

@@ -3,7 +3,7 @@
 // per tensor: max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10 in fp64.
 #include <gtest/gtest.h>
 
-#include "kernels/BatchNorm.hpp"
+#include "halo3d/kernels/BatchNorm.hpp"
 #include "test_elementwise_pytorch_support.hpp"
 
 namespace halo3d::testing {

@@ -11,9 +11,9 @@
 #include <random>
 #include <string>
 
-#include "core/HaloTensor.hpp"
-#include "core/HaloWidths.hpp"
-#include "core/TensorBlock.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/core/TensorBlock.hpp"
 
 namespace halo3d::testing {
 

@@ -2,7 +2,7 @@
 // measure per tensor: max |ours - ref| / max |ref|, at most 1e-4 in fp32 and 1e-10 in fp64.
 #include <gtest/gtest.h>
 
-#include "kernels/Dense.hpp"
+#include "halo3d/kernels/Dense.hpp"
 #include "test_elementwise_pytorch_support.hpp"
 
 namespace halo3d::testing {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 #include "support/ReferenceData.hpp"
 #include "test_elementwise_support.hpp"
 

@@ -5,7 +5,7 @@
 // in fp64.
 #include <gtest/gtest.h>
 
-#include "kernels/Losses.hpp"
+#include "halo3d/kernels/Losses.hpp"
 #include "test_elementwise_pytorch_support.hpp"
 
 namespace halo3d::testing {

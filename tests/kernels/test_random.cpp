@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "kernels/Random.hpp"
+#include "halo3d/kernels/Random.hpp"
 
 namespace halo3d::kernels {
 namespace {

@@ -1,13 +1,13 @@
 #pragma once
 // The geometry of a transposed convolution (part of the ConvTranspose3d.hpp interface, kept apart
-// so that the implementation headers can use it): output extents, the windows each kernel reads,
-// and ghost widths.
+// so that the planner and the checks can use it without the kernels): output extents, the windows
+// each kernel reads, and ghost widths. Defined in kernels/ConvTranspose3d.cpp.
 
 #include <array>
 
-#include "core/HaloWidths.hpp"
-#include "core/IndexSpace.hpp"
-#include "core/Types.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d::kernels {
 

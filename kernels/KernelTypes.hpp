@@ -1,0 +1,39 @@
+#pragma once
+// The type vocabulary of the kernel interfaces: tensors and plain Views in the memory space of an
+// execution space, the default execution space of the overloads without an instance, and the
+// KernelPath every kernel with separate host and device code takes (core/KernelPath.hpp).
+
+#include <Kokkos_Core.hpp>
+
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/KernelPath.hpp"
+
+namespace halo3d::kernels {
+
+// The execution space of the overloads without an instance argument.
+using DefaultExec = Kokkos::DefaultExecutionSpace;
+
+// A HaloTensor in the memory space of execution space E.
+template <class T, class E>
+using Tensor = HaloTensor<T, typename E::memory_space>;
+// Rank-1 and rank-2 LayoutRight Views in the memory space of E: parameters (gamma, bias, dense
+// weights), statistics and flat buffers.
+template <class T, class E>
+using Vector = Kokkos::View<T*, Kokkos::LayoutRight, typename E::memory_space>;
+template <class T, class E>
+using Matrix = Kokkos::View<T**, Kokkos::LayoutRight, typename E::memory_space>;
+
+namespace detail {
+template <class T>
+struct NonDeducedImpl {
+  using type = T;
+};
+}  // namespace detail
+
+// Keeps a parameter out of template argument deduction. Read-only View arguments are declared
+// NonDeduced<Vector<const T, E>>: T is deduced from the outputs, and a caller's View<T*> (or a View
+// of the default layout) converts at the call instead of failing deduction.
+template <class T>
+using NonDeduced = typename detail::NonDeducedImpl<T>::type;
+
+}  // namespace halo3d::kernels

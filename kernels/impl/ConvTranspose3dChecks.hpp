@@ -1,0 +1,34 @@
+#pragma once
+// Shape checks of the transposed-convolution passes, shared by the kernels and the reference, on
+// top of TensorChecks.hpp.
+
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/ConvTranspose3dGeometry.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
+
+namespace halo3d::kernels::impl {
+
+// `input`'s volume maps to `output`'s volume through g, and both hold the same samples.
+template <class In, class Out>
+void requireTransposedShapes(const char* kernel, const ConvTranspose3dGeometry& g, const In& input,
+                             const Out& output) {
+  g.validate();
+  requireSameSamples(kernel, input, output);
+  requireOutputVolume(kernel, input, output, g.outputExtents(input.block().globalExtents()),
+                      concat("a transposed convolution (kernel ", g.window.kernel, ", stride ",
+                             g.window.stride, ", padding ", g.window.padding, ", dilation ",
+                             g.window.dilation, ", output_padding ", g.output_padding, ")"));
+}
+
+// Weights (or their gradient, `name`) are (I, O, kD, kH, kW) for the input and output channels.
+template <class Weights>
+void requireTransposedWeights(const char* kernel, const char* name, const Weights& w,
+                              index_t in_channels, index_t out_channels,
+                              const ConvTranspose3dGeometry& g) {
+  requireWeightShape(
+      kernel, name, w,
+      {in_channels, out_channels, g.window.kernel[0], g.window.kernel[1], g.window.kernel[2]},
+      "(I, O, kD, kH, kW)");
+}
+
+}  // namespace halo3d::kernels::impl
