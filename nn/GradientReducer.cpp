@@ -1,28 +1,22 @@
-#include "nn/GradientReducer.hpp"
+#include "halo3d/nn/GradientReducer.hpp"
 
-#include "comm/Communicator.hpp"
-#include "comm/MpiTraits.hpp"
-#include "core/Error.hpp"
+#include "halo3d/comm/Communicator.hpp"
+#include "halo3d/comm/MpiTraits.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::nn {
 
-namespace {
-#ifdef HALO3D_GPU_AWARE_MPI
-constexpr bool kMpiReadsGradients = true;
-#else
-constexpr bool kMpiReadsGradients = Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible;
-#endif
-}  // namespace
-
-GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size_t bucket_bytes)
-    : _comm(comm), _store(store) {
+GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size_t bucket_bytes,
+                                 KernelPath path)
+    : _comm(comm), _store(store), _staged(!kMpiCanAccess<Memory> || path == KernelPath::Device) {
   require(store.finalized(), "GradientReducer needs a finalized ParameterStore");
   const std::vector<Parameter*> params = store.trainable();
   _bucket_of.assign(params.size(), -1);
   // Backward visits parameters in reverse registration order; fill buckets that way.
   for (std::size_t k = params.size(); k-- > 0;) {
     const Parameter& p = *params[k];
-    if (_buckets.empty() || (_buckets.back().hi - _buckets.back().lo) * sizeof(real) >= bucket_bytes) {
+    if (_buckets.empty() ||
+        (_buckets.back().hi - _buckets.back().lo) * sizeof(real) >= bucket_bytes) {
       Bucket b;
       b.lo = b.hi = p.offset() + p.size();
       _buckets.push_back(b);
@@ -32,7 +26,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
     ++b.params;
     _bucket_of[k] = int(_buckets.size() - 1);
   }
-  if (!kMpiReadsGradients)
+  if (_staged)
     for (Bucket& b : _buckets)
       b.staging = Kokkos::View<real*, Kokkos::HostSpace>("halo3d::gradient_staging", b.hi - b.lo);
 }
@@ -63,11 +57,13 @@ void GradientReducer::markReady(const Parameter& p) {
       startReady();
       return;
     }
-  throw Error(concat("GradientReducer::markReady: '", p.name(), "' is not a trainable parameter of this store"));
+  throw Error(concat("GradientReducer::markReady: '", p.name(),
+                     "' is not a trainable parameter of this store"));
 }
 
 void GradientReducer::startReady() {
-  // Gradients are written by kernels on the default execution space: they must be complete before MPI reads.
+  // Gradients are written by kernels on the default execution space: they must be complete before
+  // MPI reads.
   bool fenced = false;
   while (_next < _buckets.size() && _buckets[_next].pending == 0) {
     Bucket& b = _buckets[_next];
@@ -77,11 +73,12 @@ void GradientReducer::startReady() {
     }
     auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
     real* data = range.data();
-    if (!kMpiReadsGradients) {
+    if (_staged) {
       Kokkos::deep_copy(b.staging, range);
       data = b.staging.data();
     }
-    checkMpi(MPI_Iallreduce(MPI_IN_PLACE, data, int(b.hi - b.lo), mpiType<real>(), MPI_SUM, _comm, &b.request),
+    checkMpi(MPI_Iallreduce(MPI_IN_PLACE, data, int(b.hi - b.lo), mpiType<real>(), MPI_SUM, _comm,
+                            &b.request),
              "gradient MPI_Iallreduce");
     b.started = true;
     ++_next;
@@ -89,18 +86,20 @@ void GradientReducer::startReady() {
   // Nudge progress of what is in flight.
   for (std::size_t k = 0; k < _next; ++k) {
     int done = 0;
-    if (_buckets[k].request != MPI_REQUEST_NULL) MPI_Test(&_buckets[k].request, &done, MPI_STATUS_IGNORE);
+    if (_buckets[k].request != MPI_REQUEST_NULL)
+      MPI_Test(&_buckets[k].request, &done, MPI_STATUS_IGNORE);
   }
 }
 
 void GradientReducer::finish() {
   require(_armed, "GradientReducer::finish() without begin()");
-  for (Bucket& b : _buckets) b.pending = 0;
+  for (Bucket& b : _buckets)
+    b.pending = 0;
   startReady();
   const double t0 = MPI_Wtime();
   for (Bucket& b : _buckets) {
     if (b.request != MPI_REQUEST_NULL) MPI_Wait(&b.request, MPI_STATUS_IGNORE);
-    if (!kMpiReadsGradients)
+    if (_staged)
       Kokkos::deep_copy(Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi)), b.staging);
   }
   _wait_seconds = MPI_Wtime() - t0;

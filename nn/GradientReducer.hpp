@@ -1,27 +1,35 @@
 #pragma once
 // Sums the gradients of all ranks with non-blocking, bucketed allreduces overlapped with backward.
 //
-// Buckets are contiguous ranges of the store's flat gradient, filled in backward order (the last registered
-// parameters first). A layer calls markReady() for each parameter whose gradient is final; a bucket's allreduce
-// starts as soon as all its parameters are ready, and buckets always start in the same order on every rank, as
-// MPI requires of collectives. finish() waits for all of them.
+// Buckets are contiguous ranges of the store's flat gradient, filled in backward order (the last
+// registered parameters first). A layer calls markReady() for each parameter whose gradient is
+// final; a bucket's allreduce starts as soon as all its parameters are ready, and buckets always
+// start in the same order on every rank, as MPI requires of collectives. finish() waits for all of
+// them.
 //
-// Scaling: layers seed backward with the gradient of the *global* mean loss, so the plain sum over ranks is the
-// single-process gradient. Parameters of replicated layers (identical on every rank of a spatial group) must be
-// contributed by one rank of the group only (see Layer docs), otherwise they would be counted S times.
+// Scaling: layers seed backward with the gradient of the *global* mean loss, so the plain sum over
+// ranks is the single-process gradient. Parameters of replicated layers (identical on every rank of
+// a spatial group) must be contributed by one rank of the group only (see Layer docs), otherwise
+// they would be counted S times.
 
 #include <mpi.h>
 
 #include <vector>
 
-#include "nn/Parameter.hpp"
+#include "halo3d/core/KernelPath.hpp"
+#include "halo3d/nn/Parameter.hpp"
 
 namespace halo3d::nn {
 
 class GradientReducer {
  public:
-  // Collective-free setup. `comm` is the communicator of all ranks holding replicas of the parameters.
-  GradientReducer(MPI_Comm comm, ParameterStore& store, std::size_t bucket_bytes = std::size_t(4) << 20);
+  // Collective-free setup. `comm` is the communicator of all ranks holding replicas of the
+  // parameters. Buckets are staged through host copies where MPI cannot access the gradients'
+  // memory (comm/MpiTraits.hpp), and with KernelPath::Device (the tests run that device code on the
+  // host).
+  GradientReducer(MPI_Comm comm, ParameterStore& store,
+                  std::size_t bucket_bytes = std::size_t(4) << 20,
+                  KernelPath path = KernelPath::Fastest);
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
   ~GradientReducer();
@@ -34,7 +42,8 @@ class GradientReducer {
   void finish();
 
   std::size_t buckets() const { return _buckets.size(); }
-  // Seconds spent blocked in finish() during the last step (the part of the allreduce backward did not hide).
+  // Seconds spent blocked in finish() during the last step (the part of the allreduce backward did
+  // not hide).
   double lastWaitSeconds() const { return _wait_seconds; }
 
  private:
@@ -43,12 +52,14 @@ class GradientReducer {
     int params = 0, pending = 0;
     bool started = false;
     MPI_Request request = MPI_REQUEST_NULL;
-    Kokkos::View<real*, Kokkos::HostSpace> staging;  // only when MPI cannot read the gradient memory
+    Kokkos::View<real*, Kokkos::HostSpace>
+        staging;  // only when MPI cannot read the gradient memory
   };
   void startReady();
 
   MPI_Comm _comm;
   ParameterStore& _store;
+  bool _staged;  // buckets go through host copies
   std::vector<Bucket> _buckets;
   std::vector<int> _bucket_of;  // per trainable parameter (registration order)
   std::size_t _next = 0;

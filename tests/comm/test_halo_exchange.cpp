@@ -1,9 +1,11 @@
-// Halo exchange against values encoded from global coordinates, for every grid of the communicator's size.
+// Halo exchange against values encoded from global coordinates, for every grid of the
+// communicator's size: packed, direct, and the device code (KernelPath::Device: element-wise pack
+// kernels, buffers staged through host copies, what a CUDA build without GPU-aware MPI runs).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/HaloExchange.hpp"
-#include "comm/ProcessGrid.hpp"
+#include "halo3d/comm/HaloExchange.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
 
@@ -25,7 +27,8 @@ struct Case {
   HaloWidths halo;
 };
 
-// Volumes that split unevenly over the grid while every block stays at least as thick as the widest ghost.
+// Volumes that split unevenly over the grid while every block stays at least as thick as the widest
+// ghost.
 Shape5 shapeFor(const GridShape& g, const HaloWidths& h) {
   auto ext = [&](int parts, int dim) {
     const index_t thick = std::max<index_t>(2, std::max(h.lo[dim], h.hi[dim]));
@@ -48,8 +51,8 @@ Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace> hostCopy(const
   return h;
 }
 
-// Fills owned cells with their code; ghosts inside the volume with `interior_ghost`, ghosts past the
-// boundary with `boundary_ghost`.
+// Fills owned cells with their code; ghosts inside the volume with `interior_ghost`, ghosts past
+// the boundary with `boundary_ghost`.
 void fill(const Tensor& t, double interior_ghost, double boundary_ghost) {
   const TensorBlock& b = t.block();
   const Shape5 s = b.globalShape(), a = b.allocationExtents();
@@ -84,7 +87,8 @@ int checkGathered(const Tensor& t) {
         for (index_t hh = 0; hh < a[3]; ++hh)
           for (index_t w = 0; w < a[4]; ++w) {
             const Extents3 g = b.toGlobal({d, hh, w});
-            const double want = volume.contains(g) ? encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]) : 0.0;
+            const double want =
+                volume.contains(g) ? encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]) : 0.0;
             if (h(n, c, d, hh, w) != want && ++wrong <= 3)
               ADD_FAILURE() << "cell local (" << n << ',' << c << ',' << d << ',' << hh << ',' << w
                             << ") global (" << g[0] << ',' << g[1] << ',' << g[2] << ") holds "
@@ -93,12 +97,22 @@ int checkGathered(const Tensor& t) {
   return wrong;
 }
 
-class HaloExchangeAllGrids : public ::testing::TestWithParam<bool> {};
+// How the messages travel: packed by the host code, direct where the geometry allows, or as a
+// device build without GPU-aware MPI sends them.
+enum class Transport { Packed, Direct, Device };
+
+HaloExchangeOptions optionsFor(Transport route) {
+  HaloExchangeOptions opts;
+  opts.direct_runs = route == Transport::Direct;
+  opts.direct_min_run_bytes = 0;  // with direct runs on, take them wherever the geometry allows
+  opts.path = route == Transport::Device ? KernelPath::Device : KernelPath::Fastest;
+  return opts;
+}
+
+class HaloExchangeAllGrids : public ::testing::TestWithParam<Transport> {};
 
 TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
-  HaloExchangeOptions opts;
-  opts.direct_runs = GetParam();
-  opts.direct_min_run_bytes = 0;  // with direct runs on, take them wherever the geometry allows
+  const HaloExchangeOptions opts = optionsFor(GetParam());
   for (const GridShape& shape : testing::allGrids(worldSize())) {
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     for (const Case& cs : kCases) {
@@ -117,9 +131,7 @@ TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
 }
 
 TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
-  HaloExchangeOptions opts;
-  opts.direct_runs = GetParam();
-  opts.direct_min_run_bytes = 0;
+  const HaloExchangeOptions opts = optionsFor(GetParam());
   for (const GridShape& shape : testing::allGrids(worldSize())) {
     SCOPED_TRACE(shape.str());
     ProcessGrid grid(MPI_COMM_WORLD, shape);
@@ -135,10 +147,13 @@ TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
     auto owned = t.owned();
     Kokkos::parallel_reduce(
         "owned_sum",
-        Kokkos::MDRangePolicy<Kokkos::Rank<5>>({0, 0, 0, 0, 0},
-                                               {owned.extent(0), owned.extent(1), owned.extent(2),
-                                                owned.extent(3), owned.extent(4)}),
-        KOKKOS_LAMBDA(int n, int c, int d, int h, int w, double& acc) { acc += owned(n, c, d, h, w); }, sum);
+        Kokkos::MDRangePolicy<Kokkos::Rank<5>>(
+            {0, 0, 0, 0, 0},
+            {owned.extent(0), owned.extent(1), owned.extent(2), owned.extent(3), owned.extent(4)}),
+        KOKKOS_LAMBDA(int n, int c, int d, int h, int w, double& acc) {
+          acc += owned(n, c, d, h, w);
+        },
+        sum);
     EXPECT_GT(sum, 0.0);
     EXPECT_THROW(exchange.start(t, HaloDirection::Gather), Error);
     exchange.finish();
@@ -147,12 +162,10 @@ TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PackedAndDirect, HaloExchangeAllGrids, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "direct" : "packed"; });
-
-// Scatter-sum: every owned cell gains the copies its neighbours hold as ghosts; the sent ghosts end zero;
-// whatever sits in ghosts past the boundary is dropped, never added.
-TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
+// Scatter-sum: every owned cell gains the copies its neighbours hold as ghosts; the sent ghosts end
+// zero; whatever sits in ghosts past the boundary is dropped, never added.
+TEST_P(HaloExchangeAllGrids, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
+  const HaloExchangeOptions opts = optionsFor(GetParam());
   for (const GridShape& shape : testing::allGrids(worldSize())) {
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     for (const Case& cs : kCases) {
@@ -160,15 +173,17 @@ TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
       const Shape5 s = shapeFor(shape, cs.halo);
       const TensorBlock block = grid.blockOf(s, cs.halo);
       Tensor t("t", block);
-      // Every in-volume cell of the allocation (owned or ghost) holds its code; boundary ghosts hold junk
-      // that must be dropped.
+      // Every in-volume cell of the allocation (owned or ghost) holds its code; boundary ghosts
+      // hold junk that must be dropped.
       fill(t, 0.0, 12345.0);
-      HaloExchange<double, Memory> exchange(grid, block);
+      HaloExchange<double, Memory> exchange(grid, block, opts);
       exchange.gather(t);  // ghosts now hold their owners' codes; boundary junk untouched
       exchange.scatter(t);
-      // Expected multiplicity of a global cell: how many blocks of the sample group hold it (owned+ghost).
+      // Expected multiplicity of a global cell: how many blocks of the sample group hold it
+      // (owned+ghost).
       std::vector<TensorBlock> blocks;
-      for (int r = 0; r < shape.spatialSize(); ++r) blocks.push_back(TensorBlock::forGrid(s, shape, shape.coordsOf(r), cs.halo));
+      for (int r = 0; r < shape.spatialSize(); ++r)
+        blocks.push_back(TensorBlock::forGrid(s, shape, shape.coordsOf(r), cs.halo));
       const auto h = hostCopy(t);
       const Shape5 a = block.allocationExtents();
       int wrong = 0;
@@ -182,7 +197,9 @@ TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
                 if (block.owned().contains(g)) {
                   int copies = 0;
                   for (const TensorBlock& other : blocks)
-                    copies += other.owned().grown(other.halo().loExtents(), other.halo().hiExtents()).contains(g);
+                    copies += other.owned()
+                                  .grown(other.halo().loExtents(), other.halo().hiExtents())
+                                  .contains(g);
                   want = copies * encode(s, n + block.sampleBegin(), c, g[0], g[1], g[2]);
                 }
                 if (h(n, c, d, hh, w) != want && ++wrong <= 3)
@@ -193,6 +210,14 @@ TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Routes, HaloExchangeAllGrids,
+                         ::testing::Values(Transport::Packed, Transport::Direct, Transport::Device),
+                         [](const ::testing::TestParamInfo<Transport>& i) {
+                           return i.param == Transport::Direct   ? "direct"
+                                  : i.param == Transport::Device ? "device"
+                                                                 : "packed";
+                         });
 
 TEST(HaloExchange, ZeroBoundaryGhostsRestoresPadding) {
   for (const GridShape& shape : testing::allGrids(worldSize())) {
@@ -216,13 +241,16 @@ TEST(HaloExchange, DirectRunsBypassPackingWhereTheGridLeavesDimensionsWhole) {
   HaloExchangeOptions opts;
   opts.direct_min_run_bytes = 0;
   HaloExchange<double, Memory> exchange(grid, block, opts);
-  const std::size_t neighbours = (size == 1) ? 0 : (grid.coords().d == 0 || grid.coords().d == size - 1) ? 1 : 2;
+  const std::size_t neighbours = (size == 1)                                             ? 0
+                                 : (grid.coords().d == 0 || grid.coords().d == size - 1) ? 1
+                                                                                         : 2;
   EXPECT_EQ(exchange.sendRoutes(HaloDirection::Gather), neighbours);
   if (HaloExchange<double, Memory>::kMpiReadsMemory) {
     EXPECT_EQ(exchange.directSendRoutes(HaloDirection::Gather), neighbours);
   }
   EXPECT_EQ(exchange.directSendRoutes(HaloDirection::ScatterSum), 0u);
-  EXPECT_EQ(exchange.receivedBytes(HaloDirection::Gather), neighbours * 3 * 2 * 8 * 8 * sizeof(double));
+  EXPECT_EQ(exchange.receivedBytes(HaloDirection::Gather),
+            neighbours * 3 * 2 * 8 * 8 * sizeof(double));
 }
 
 TEST(HaloExchange, TensorOfAnotherLayoutIsRejected) {
@@ -243,10 +271,11 @@ TEST(HaloExchange, BlockThinnerThanHaloIsRejectedOnEveryRank) {
   const int size = worldSize();
   if (size == 1) GTEST_SKIP() << "needs a split";
   ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, size, 1, 1));
-  // Hand-made block whose owned extent (1) is below the halo width (2): TensorBlock::forGrid refuses it,
-  // and so must the exchange, on all ranks together.
+  // Hand-made block whose owned extent (1) is below the halo width (2): TensorBlock::forGrid
+  // refuses it, and so must the exchange, on all ranks together.
   const Shape5 s{1, 1, index_t(size), 4, 4};
-  const TensorBlock b(s, 0, 1, Box({grid.coords().d, 0, 0}, {grid.coords().d + 1, 4, 4}), HaloWidths::uniform(2));
+  const TensorBlock b(s, 0, 1, Box({grid.coords().d, 0, 0}, {grid.coords().d + 1, 4, 4}),
+                      HaloWidths::uniform(2));
   EXPECT_THROW((HaloExchange<double, Memory>(grid, b)), ShapeError);
   EXPECT_THROW(grid.blockOf(s, HaloWidths::uniform(2)), ShapeError);
 }

@@ -1,9 +1,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "comm/Allreduce.hpp"
-#include "comm/Distribute.hpp"
-#include "comm/ProcessGrid.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/comm/Distribute.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
 
@@ -39,7 +39,8 @@ TEST(ProcessGrid, SubCommunicatorsMatchTheTopology) {
     EXPECT_EQ(spatial_rank, grid.spatialRank());
     EXPECT_EQ(data_size, shape.n());
     EXPECT_EQ(data_rank, grid.coords().n);
-    // The spatial group sums the spatial ranks of one sample group; the data group the sample indices.
+    // The spatial group sums the spatial ranks of one sample group; the data group the sample
+    // indices.
     const int spatial_sum = sumOver(grid.spatialRank(), grid.spatialComm());
     EXPECT_EQ(spatial_sum, shape.spatialSize() * (shape.spatialSize() - 1) / 2);
     EXPECT_EQ(sumOver(grid.coords().n, grid.dataComm()), shape.n() * (shape.n() - 1) / 2);
@@ -50,31 +51,38 @@ TEST(ProcessGrid, SubCommunicatorsMatchTheTopology) {
       const int nb = grid.neighbour(neighbourOffset(slot));
       if (nb == MPI_PROC_NULL) continue;
       const GridCoords c = shape.coordsOf(shape.rankOf({grid.coords().n, 0, 0, 0}) + nb);
-      EXPECT_EQ(shape.neighbourSpatialRank(c.spatial(), neighbourOffset(oppositeSlot(slot))), grid.spatialRank());
+      EXPECT_EQ(shape.neighbourSpatialRank(c.spatial(), neighbourOffset(oppositeSlot(slot))),
+                grid.spatialRank());
     }
   }
 }
 
+// In place where MPI can access the memory, and staged through a host copy (KernelPath::Device:
+// what a device build without GPU-aware MPI runs).
 TEST(Allreduce, NonBlockingSumOverEachGroup) {
-  for (const GridShape& shape : testing::allGrids(worldSize())) {
-    ProcessGrid grid(MPI_COMM_WORLD, shape);
-    Kokkos::View<double*, Memory> v("v", 3);
-    Kokkos::deep_copy(v, double(grid.rank() + 1));
-    {
-      PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::World);
-      pending.wait();
+  for (KernelPath path : {KernelPath::Fastest, KernelPath::Device})
+    for (const GridShape& shape : testing::allGrids(worldSize())) {
+      SCOPED_TRACE(kernelPathName(path));
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      Kokkos::View<double*, Memory> v("v", 3);
+      Kokkos::deep_copy(v, double(grid.rank() + 1));
+      {
+        PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::World, path);
+        pending.wait();
+      }
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+      EXPECT_EQ(h(2), double(shape.size() * (shape.size() + 1) / 2));
+      Kokkos::deep_copy(v, 1.0);
+      {
+        PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::Spatial, path);
+      }  // RAII completes it
+      Kokkos::deep_copy(h, v);
+      EXPECT_EQ(h(0), double(shape.spatialSize()));
+      Kokkos::deep_copy(v, 1.0);
+      allreduceSum(v, commOf(grid, ReduceGroup::Data), path);
+      Kokkos::deep_copy(h, v);
+      EXPECT_EQ(h(1), double(shape.n()));
     }
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-    EXPECT_EQ(h(2), double(shape.size() * (shape.size() + 1) / 2));
-    Kokkos::deep_copy(v, 1.0);
-    { PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::Spatial); }  // RAII completes it
-    Kokkos::deep_copy(h, v);
-    EXPECT_EQ(h(0), double(shape.spatialSize()));
-    Kokkos::deep_copy(v, 1.0);
-    allreduceSum(v, commOf(grid, ReduceGroup::Data));
-    Kokkos::deep_copy(h, v);
-    EXPECT_EQ(h(1), double(shape.n()));
-  }
 }
 
 TEST(Distribute, ScatterGatherRoundTripOverEveryGrid) {
@@ -85,7 +93,8 @@ TEST(Distribute, ScatterGatherRoundTripOverEveryGrid) {
     GlobalHostTensor<float> global;
     if (grid.isRoot()) {
       global = GlobalHostTensor<float>("global", s[0], s[1], s[2], s[3], s[4]);
-      for (std::size_t i = 0; i < global.size(); ++i) global.data()[i] = float(i) * 0.5f + 1.0f;
+      for (std::size_t i = 0; i < global.size(); ++i)
+        global.data()[i] = float(i) * 0.5f + 1.0f;
     }
     HaloTensor<float, Memory> t("t", grid.blockOf(s, HaloWidths::uniform(1)));
     scatterGlobal(global, t, grid);
@@ -100,16 +109,19 @@ TEST(Distribute, ScatterGatherRoundTripOverEveryGrid) {
           for (index_t w = 0; w < a[4]; ++w) {
             const Extents3 g = b.toGlobal({d, hh, w});
             const index_t gn = n + b.sampleBegin();
-            const float want = b.owned().contains(g)
-                                   ? float((((gn * s[1] + 1) * s[2] + g[0]) * s[3] + g[1]) * s[4] + g[2]) * 0.5f + 1.0f
-                                   : 0.0f;
+            const float want =
+                b.owned().contains(g)
+                    ? float((((gn * s[1] + 1) * s[2] + g[0]) * s[3] + g[1]) * s[4] + g[2]) * 0.5f +
+                          1.0f
+                    : 0.0f;
             wrong += h(n, 1, d, hh, w) != want;
           }
     EXPECT_EQ(wrong, 0);
     const GlobalHostTensor<float> back = gatherGlobal(t, grid);
     if (grid.isRoot()) {
       ASSERT_EQ(back.size(), global.size());
-      for (std::size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back.data()[i], global.data()[i]) << "element " << i;
+      for (std::size_t i = 0; i < back.size(); ++i)
+        ASSERT_EQ(back.data()[i], global.data()[i]) << "element " << i;
     } else {
       EXPECT_EQ(back.size(), 0u);
     }
