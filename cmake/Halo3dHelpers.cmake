@@ -7,7 +7,16 @@ if(_halo3d_uid STREQUAL "0")
   list(APPEND HALO3D_MPIEXEC_EXTRA --allow-run-as-root)
 endif()
 
-# halo3d_add_library(<layer> SOURCES ... [HEADERS_DIR dir] [DEPENDS targets...])
+# Every header is included as "halo3d/<layer>/X.hpp", in the tree as once installed, so that a consumer's include
+# path holds no generic folder names (core/, io/, nn/). The folders stay the layers: the build tree's
+# include/halo3d is a link to the source root.
+set(HALO3D_BUILD_INCLUDE_DIR ${PROJECT_BINARY_DIR}/include)
+file(MAKE_DIRECTORY ${HALO3D_BUILD_INCLUDE_DIR})
+if(NOT EXISTS ${HALO3D_BUILD_INCLUDE_DIR}/halo3d)
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR} ${HALO3D_BUILD_INCLUDE_DIR}/halo3d SYMBOLIC)
+endif()
+
+# halo3d_add_library(<layer> SOURCES ... [DEPENDS targets...])
 # Creates target halo3d_<layer>, alias halo3d::<layer>, installs and exports it.
 function(halo3d_add_library layer)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
@@ -21,12 +30,10 @@ function(halo3d_add_library layer)
   endif()
   add_library(halo3d::${layer} ALIAS ${target})
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${layer} OUTPUT_NAME halo3d_${layer})
-  # In-tree sources include "core/X.hpp"; installed users may write <halo3d/core/X.hpp> or <core/X.hpp>.
   target_include_directories(${target} ${scope}
+    $<BUILD_INTERFACE:${HALO3D_BUILD_INCLUDE_DIR}>
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
-    $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/generated>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/halo3d>)
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(${target} ${scope} cxx_std_17)
   if(ARG_DEPENDS)
     target_link_libraries(${target} ${scope} ${ARG_DEPENDS})
@@ -54,9 +61,15 @@ function(halo3d_target_flags target)
   if(NOT Kokkos_ENABLE_CUDA)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
   endif()
+  # UB is fatal (-fno-sanitize-recover), so a test that hits it fails instead of printing and passing.
   if(HALO3D_ENABLE_SANITIZERS)
-    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-omit-frame-pointer)
+    target_compile_options(${target} PRIVATE -fsanitize=address,undefined -fno-sanitize-recover=undefined
+                                             -fno-omit-frame-pointer)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
+  if(HALO3D_ENABLE_TSAN)
+    target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+    target_link_options(${target} PUBLIC -fsanitize=thread)
   endif()
 endfunction()
 
@@ -129,6 +142,7 @@ function(halo3d_print_summary)
   message(STATUS "  tests ................. ${HALO3D_ENABLE_TESTS}")
   message(STATUS "  benchmarks ............ ${HALO3D_ENABLE_BENCHMARKS} (oneDNN anchor: ${_dnnl})")
   message(STATUS "  -march=native ......... ${HALO3D_ENABLE_NATIVE}")
-  message(STATUS "  sanitizers ............ ${HALO3D_ENABLE_SANITIZERS}")
+  message(STATUS "  ASan + UBSan .......... ${HALO3D_ENABLE_SANITIZERS}")
+  message(STATUS "  ThreadSanitizer ....... ${HALO3D_ENABLE_TSAN}")
   message(STATUS "")
 endfunction()

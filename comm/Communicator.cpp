@@ -1,6 +1,6 @@
-#include "comm/Communicator.hpp"
+#include "halo3d/comm/Communicator.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 

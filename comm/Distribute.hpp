@@ -1,19 +1,19 @@
 #pragma once
-// Scatter a whole global tensor from one rank to the owned blocks of every rank, and gather it back.
-// Used by tests (compare P-rank results with the 1-rank result) and as the I/O fallback when a
-// file cannot be read by hyperslabs. Point-to-point from the root, one block at a time, so the root holds
-// the global tensor plus one block.
+// Scatter a whole global tensor from one rank to the owned blocks of every rank, and gather it
+// back. Used by tests (compare P-rank results with the 1-rank result) and as the I/O fallback when
+// a file cannot be read by hyperslabs. Point-to-point from the root, one block at a time, so the
+// root holds the global tensor plus one block.
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <vector>
 
-#include "comm/Communicator.hpp"
-#include "comm/MpiTraits.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "core/Error.hpp"
-#include "core/HaloTensor.hpp"
+#include "halo3d/comm/Communicator.hpp"
+#include "halo3d/comm/MpiTraits.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/HaloTensor.hpp"
 
 namespace halo3d {
 
@@ -29,7 +29,8 @@ inline TensorBlock blockOfRank(const TensorBlock& mine, const GridShape& grid, i
 }
 
 template <class T>
-void copyBlock(const GlobalHostTensor<T>& global, const TensorBlock& b, std::vector<T>& buf, bool to_global) {
+void copyBlock(const GlobalHostTensor<T>& global, const TensorBlock& b, std::vector<T>& buf,
+               bool to_global) {
   const Box& o = b.owned();
   const index_t C = b.channels();
   buf.resize(std::size_t(b.localSamples() * C * o.size()));
@@ -53,8 +54,10 @@ void hostBlockToOwned(const std::vector<T>& buf, const HaloTensor<T, M>& t) {
   Kokkos::View<T*****, Kokkos::LayoutRight, M> dense(
       Kokkos::view_alloc("halo3d::distribute", Kokkos::WithoutInitializing), owned.extent(0),
       owned.extent(1), owned.extent(2), owned.extent(3), owned.extent(4));
-  Kokkos::View<const T*****, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-      host(buf.data(), owned.extent(0), owned.extent(1), owned.extent(2), owned.extent(3), owned.extent(4));
+  Kokkos::View<const T*****, Kokkos::LayoutRight, Kokkos::HostSpace,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      host(buf.data(), owned.extent(0), owned.extent(1), owned.extent(2), owned.extent(3),
+           owned.extent(4));
   Kokkos::deep_copy(dense, host);
   Kokkos::deep_copy(owned, dense);
 }
@@ -67,8 +70,10 @@ void ownedToHostBlock(const HaloTensor<T, M>& t, std::vector<T>& buf) {
       owned.extent(1), owned.extent(2), owned.extent(3), owned.extent(4));
   Kokkos::deep_copy(dense, owned);
   buf.resize(dense.size());
-  Kokkos::View<T*****, Kokkos::LayoutRight, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-      host(buf.data(), owned.extent(0), owned.extent(1), owned.extent(2), owned.extent(3), owned.extent(4));
+  Kokkos::View<T*****, Kokkos::LayoutRight, Kokkos::HostSpace,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      host(buf.data(), owned.extent(0), owned.extent(1), owned.extent(2), owned.extent(3),
+           owned.extent(4));
   Kokkos::deep_copy(host, dense);
 }
 
@@ -80,18 +85,20 @@ inline int messageCount(std::size_t n) {
 
 }  // namespace impl
 
-// Collective over grid.comm(). Fills the owned cells of every rank's `local` from `global`, which is read
-// on `root` only. Throws on every rank if root's global shape differs from the tensors' global shape.
+// Collective over grid.comm(). Fills the owned cells of every rank's `local` from `global`, which
+// is read on `root` only. Throws on every rank if root's global shape differs from the tensors'
+// global shape.
 template <class T, class M>
-void scatterGlobal(const GlobalHostTensor<T>& global, const HaloTensor<T, M>& local, const ProcessGrid& grid,
-                   int root = 0) {
+void scatterGlobal(const GlobalHostTensor<T>& global, const HaloTensor<T, M>& local,
+                   const ProcessGrid& grid, int root = 0) {
   const Shape5 expected = local.block().globalShape();
   int ok = 1;
   if (grid.rank() == root)
-    for (int k = 0; k < 5; ++k) ok &= index_t(global.extent(k)) == expected[k];
+    for (int k = 0; k < 5; ++k)
+      ok &= index_t(global.extent(k)) == expected[k];
   MPI_Bcast(&ok, 1, MPI_INT, root, grid.comm());
-  require<ShapeError>(ok != 0, "scatterGlobal: root's global tensor does not have the shape ", expected,
-                      " of tensor '", local.label(), "'");
+  require<ShapeError>(ok != 0, "scatterGlobal: root's global tensor does not have the shape ",
+                      expected, " of tensor '", local.label(), "'");
   std::vector<T> buf;
   if (grid.rank() == root) {
     for (int r = 0; r < grid.size(); ++r) {
@@ -99,28 +106,31 @@ void scatterGlobal(const GlobalHostTensor<T>& global, const HaloTensor<T, M>& lo
       if (r == root)
         impl::hostBlockToOwned(buf, local);
       else
-        checkMpi(MPI_Send(buf.data(), impl::messageCount(buf.size()), mpiType<T>(), r, 0, grid.comm()),
-                 "scatterGlobal send");
+        checkMpi(
+            MPI_Send(buf.data(), impl::messageCount(buf.size()), mpiType<T>(), r, 0, grid.comm()),
+            "scatterGlobal send");
     }
   } else {
     const TensorBlock& b = local.block();
     buf.resize(std::size_t(b.localSamples() * b.channels() * b.owned().size()));
-    checkMpi(MPI_Recv(buf.data(), impl::messageCount(buf.size()), mpiType<T>(), root, 0, grid.comm(),
-                      MPI_STATUS_IGNORE),
+    checkMpi(MPI_Recv(buf.data(), impl::messageCount(buf.size()), mpiType<T>(), root, 0,
+                      grid.comm(), MPI_STATUS_IGNORE),
              "scatterGlobal receive");
     impl::hostBlockToOwned(buf, local);
   }
 }
 
-// Collective over grid.comm(). Returns the global tensor assembled from every rank's owned cells on `root`,
-// and an empty View elsewhere.
+// Collective over grid.comm(). Returns the global tensor assembled from every rank's owned cells on
+// `root`, and an empty View elsewhere.
 template <class T, class M>
-GlobalHostTensor<T> gatherGlobal(const HaloTensor<T, M>& local, const ProcessGrid& grid, int root = 0) {
+GlobalHostTensor<T> gatherGlobal(const HaloTensor<T, M>& local, const ProcessGrid& grid,
+                                 int root = 0) {
   std::vector<T> buf;
   impl::ownedToHostBlock(local, buf);
   if (grid.rank() != root) {
-    checkMpi(MPI_Send(buf.data(), impl::messageCount(buf.size()), mpiType<T>(), root, 1, grid.comm()),
-             "gatherGlobal send");
+    checkMpi(
+        MPI_Send(buf.data(), impl::messageCount(buf.size()), mpiType<T>(), root, 1, grid.comm()),
+        "gatherGlobal send");
     return GlobalHostTensor<T>();
   }
   const Shape5 s = local.block().globalShape();

@@ -1,6 +1,6 @@
-// Explicit instantiations for the default memory space: the pack kernels compile once here (and under nvcc
-// in the CUDA build), and users of these types link them instead of recompiling.
-#include "comm/HaloExchange.hpp"
+// Explicit instantiations for the default memory space: the pack kernels compile once here (and
+// under nvcc in the CUDA build), and users of these types link them instead of recompiling.
+#include "halo3d/comm/HaloExchange.hpp"
 
 namespace halo3d {
 

@@ -1,6 +1,6 @@
-#include "comm/ProcessGrid.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 

@@ -1,4 +1,4 @@
-#include "core/Activity.hpp"
+#include "halo3d/core/Activity.hpp"
 
 #include <mutex>
 

@@ -1,6 +1,6 @@
-#include "core/BlockDecomposition.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 
@@ -31,7 +31,8 @@ int blockOwner(index_t extent, int parts, index_t x) {
   return static_cast<int>(rem + (x - big) / base);
 }
 
-Box blockBox(const Extents3& extents, const std::array<int, 3>& parts, const std::array<int, 3>& coords) {
+Box blockBox(const Extents3& extents, const std::array<int, 3>& parts,
+             const std::array<int, 3>& coords) {
   Extents3 lo, hi;
   for (int d = 0; d < 3; ++d) {
     checkDecomposable(dimName(d), extents[d], parts[d]);

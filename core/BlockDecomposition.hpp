@@ -1,14 +1,15 @@
 #pragma once
 // Block decomposition of an extent E over p parts: pure functions, no MPI, tested alone.
 //
-// The first (E mod p) parts own ceil(E/p) cells and the rest own floor(E/p). Worked example, E = 10, p = 4:
+// The first (E mod p) parts own ceil(E/p) cells and the rest own floor(E/p). Worked example, E =
+// 10, p = 4:
 //   part 0 -> [0, 3)   part 1 -> [3, 6)   part 2 -> [6, 8)   part 3 -> [8, 10)
 // Every part owns at least one cell, so E >= p is required.
 
 #include <array>
 
-#include "core/IndexSpace.hpp"
-#include "core/Types.hpp"
+#include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d {
 
@@ -22,7 +23,9 @@ index_t blockOffset(index_t extent, int parts, int i);
 // The part that owns cell x, 0 <= x < extent.
 int blockOwner(index_t extent, int parts, index_t x);
 
-// The block of part `coords` of a 3D decomposition of `extents` into `parts` blocks, in global indices.
-Box blockBox(const Extents3& extents, const std::array<int, 3>& parts, const std::array<int, 3>& coords);
+// The block of part `coords` of a 3D decomposition of `extents` into `parts` blocks, in global
+// indices.
+Box blockBox(const Extents3& extents, const std::array<int, 3>& parts,
+             const std::array<int, 3>& coords);
 
 }  // namespace halo3d

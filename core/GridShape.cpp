@@ -1,9 +1,9 @@
-#include "core/GridShape.hpp"
+#include "halo3d/core/GridShape.hpp"
 
 #include <cctype>
 #include <vector>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 
@@ -15,18 +15,21 @@ GridShape::GridShape(int n, int d, int h, int w) : _n(n), _d(d), _h(h), _w(w) {
 GridShape GridShape::parse(std::string_view text) {
   const auto bad = [&](const std::string& why) {
     return InputError(concat("malformed process grid '", std::string(text),
-                             "': expected NxDxHxW with four positive integers (e.g. 1x2x2x1); ", why));
+                             "': expected NxDxHxW with four positive integers (e.g. 1x2x2x1); ",
+                             why));
   };
   std::vector<long> parts;
   std::size_t i = 0;
   while (i <= text.size()) {
     std::size_t j = i;
-    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+      ++j;
     if (j == i) throw bad(concat("expected a number at position ", i));
     if (j - i > 6) throw bad("factor too large");
     parts.push_back(std::stol(std::string(text.substr(i, j - i))));
     if (j == text.size()) break;
-    if (text[j] != 'x' && text[j] != 'X') throw bad(concat("unexpected '", text[j], "' at position ", j));
+    if (text[j] != 'x' && text[j] != 'X')
+      throw bad(concat("unexpected '", text[j], "' at position ", j));
     i = j + 1;
   }
   if (parts.size() != 4) throw bad(concat("found ", parts.size(), " factors"));
@@ -35,7 +38,9 @@ GridShape GridShape::parse(std::string_view text) {
   return GridShape(int(parts[0]), int(parts[1]), int(parts[2]), int(parts[3]));
 }
 
-std::string GridShape::str() const { return concat(_n, "x", _d, "x", _h, "x", _w); }
+std::string GridShape::str() const {
+  return concat(_n, "x", _d, "x", _h, "x", _w);
+}
 
 GridCoords GridShape::coordsOf(int rank) const {
   require<InputError>(rank >= 0 && rank < size(), "rank ", rank, " outside grid ", str());

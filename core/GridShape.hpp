@@ -3,8 +3,8 @@
 //
 // Rank order puts the blocks of one sample group consecutively (the spatial group), W fastest:
 //   rank = ((n * Pd + d) * Ph + h) * Pw + w,   spatial rank = (d * Ph + h) * Pw + w.
-// Neighbours are the 26 spatial offsets in {-1, 0, 1}^3 \ {0}; slot k = (od+1)*9 + (oh+1)*3 + (ow+1), so
-// slot 13 is the block itself and the opposite of slot k is 26 - k.
+// Neighbours are the 26 spatial offsets in {-1, 0, 1}^3 \ {0}; slot k = (od+1)*9 + (oh+1)*3 +
+// (ow+1), so slot 13 is the block itself and the opposite of slot k is 26 - k.
 
 #include <array>
 #include <string>
@@ -28,7 +28,9 @@ inline constexpr int neighbourSlot(const std::array<int, 3>& offset) {
 inline constexpr std::array<int, 3> neighbourOffset(int slot) {
   return {slot / 9 - 1, (slot / 3) % 3 - 1, slot % 3 - 1};
 }
-inline constexpr int oppositeSlot(int slot) { return kNeighbourSlots - 1 - slot; }
+inline constexpr int oppositeSlot(int slot) {
+  return kNeighbourSlots - 1 - slot;
+}
 
 class GridShape {
  public:
@@ -50,9 +52,12 @@ class GridShape {
 
   GridCoords coordsOf(int rank) const;
   int rankOf(const GridCoords& c) const;
-  int spatialRankOf(const std::array<int, 3>& spatial) const { return (spatial[0] * _h + spatial[1]) * _w + spatial[2]; }
+  int spatialRankOf(const std::array<int, 3>& spatial) const {
+    return (spatial[0] * _h + spatial[1]) * _w + spatial[2];
+  }
   // Spatial rank of the neighbour of `spatial` at `offset`, or -1 past a physical boundary.
-  int neighbourSpatialRank(const std::array<int, 3>& spatial, const std::array<int, 3>& offset) const;
+  int neighbourSpatialRank(const std::array<int, 3>& spatial,
+                           const std::array<int, 3>& offset) const;
 
   friend bool operator==(const GridShape& a, const GridShape& b) {
     return a._n == b._n && a._d == b._d && a._h == b._h && a._w == b._w;

@@ -1,15 +1,15 @@
 #pragma once
-// HaloTensor<T, MemorySpace>: one rank's block of a global (N, C, D, H, W) tensor with its ghost cells in
-// the same allocation. The View is (samples, C, D + lo + hi, H + lo + hi, W + lo + hi), LayoutRight, so the
-// W axis is contiguous. Ghost cells at a physical boundary are zero, and that zero *is* the zero padding of
-// the layer that reads them.
+// HaloTensor<T, MemorySpace>: one rank's block of a global (N, C, D, H, W) tensor with its ghost
+// cells in the same allocation. The View is (samples, C, D + lo + hi, H + lo + hi, W + lo + hi),
+// LayoutRight, so the W axis is contiguous. Ghost cells at a physical boundary are zero, and that
+// zero *is* the zero padding of the layer that reads them.
 
 #include <Kokkos_Core.hpp>
 
 #include <string>
 #include <type_traits>
 
-#include "core/TensorBlock.hpp"
+#include "halo3d/core/TensorBlock.hpp"
 
 namespace halo3d {
 
@@ -23,10 +23,9 @@ class HaloTensor {
   using value_type = T;
   using memory_space = MemorySpace;
   using view_type = Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace>;
-  using owned_view_type =
-      decltype(Kokkos::subview(std::declval<view_type>(), Kokkos::ALL, Kokkos::ALL,
-                               Kokkos::pair<index_t, index_t>(), Kokkos::pair<index_t, index_t>(),
-                               Kokkos::pair<index_t, index_t>()));
+  using owned_view_type = decltype(Kokkos::subview(
+      std::declval<view_type>(), Kokkos::ALL, Kokkos::ALL, Kokkos::pair<index_t, index_t>(),
+      Kokkos::pair<index_t, index_t>(), Kokkos::pair<index_t, index_t>()));
 
   HaloTensor() = default;
 
@@ -44,7 +43,8 @@ class HaloTensor {
   // The owned cells, without ghosts: (samples, C, D, H, W).
   owned_view_type owned() const {
     const Box b = _block.localOwned();
-    return Kokkos::subview(_view, Kokkos::ALL, Kokkos::ALL, rangeOf(b, 0), rangeOf(b, 1), rangeOf(b, 2));
+    return Kokkos::subview(_view, Kokkos::ALL, Kokkos::ALL, rangeOf(b, 0), rangeOf(b, 1),
+                           rangeOf(b, 2));
   }
 
   // Owned cells in local (view) indices; and the whole allocation.

@@ -1,9 +1,9 @@
-#include "core/HaloWidths.hpp"
+#include "halo3d/core/HaloWidths.hpp"
 
 #include <algorithm>
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 
@@ -36,9 +36,9 @@ index_t WindowGeometry::outputExtent(int dim, index_t input_extent) const {
                       " must be positive, got ", input_extent);
   const index_t span = index_t(dilation[dim]) * (kernel[dim] - 1) + 1;
   const index_t padded = input_extent + 2 * index_t(padding[dim]);
-  require<ShapeError>(padded >= span, "window of kernel ", kernel[dim], " (dilation ", dilation[dim],
-                      ") does not fit input extent ", input_extent, " with padding ", padding[dim],
-                      " along ", dimName(dim));
+  require<ShapeError>(padded >= span, "window of kernel ", kernel[dim], " (dilation ",
+                      dilation[dim], ") does not fit input extent ", input_extent, " with padding ",
+                      padding[dim], " along ", dimName(dim));
   return (padded - span) / stride[dim] + 1;
 }
 
@@ -55,7 +55,8 @@ std::array<index_t, 2> WindowGeometry::inputWindow(int dim, index_t o0, index_t 
 
 namespace {
 
-// The 1D rule: widths {lo, hi} that input block [i0, i1) needs to compute output block [o0, o1) along dim.
+// The 1D rule: widths {lo, hi} that input block [i0, i1) needs to compute output block [o0, o1)
+// along dim.
 std::array<int, 2> widthsAlong(const WindowGeometry& g, int dim, index_t i0, index_t i1, index_t o0,
                                index_t o1) {
   if (o1 <= o0) return {0, 0};
@@ -70,7 +71,8 @@ std::array<int, 2> widthsAlong(const WindowGeometry& g, int dim, index_t i0, ind
 
 }  // namespace
 
-HaloWidths haloWidthsForBlock(const WindowGeometry& g, const Box& input_block, const Box& output_block) {
+HaloWidths haloWidthsForBlock(const WindowGeometry& g, const Box& input_block,
+                              const Box& output_block) {
   HaloWidths h;
   for (int d = 0; d < 3; ++d) {
     const auto w = widthsAlong(g, d, input_block.min(d), input_block.max(d), output_block.min(d),

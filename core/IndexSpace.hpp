@@ -1,7 +1,7 @@
 #pragma once
-// Half-open index spaces. IndexSpace<Rank> is [min, max) in every dimension; Box is the 3D spatial case
-// used for owned blocks, ghost regions and kernel sub-boxes. An index space turns straight into an
-// MDRangePolicy (see makePolicy) or a subview range, as in Cabana::Grid.
+// Half-open index spaces. IndexSpace<Rank> is [min, max) in every dimension; Box is the 3D spatial
+// case used for owned blocks, ghost regions and kernel sub-boxes. An index space turns straight
+// into an MDRangePolicy (see makePolicy) or a subview range, as in Cabana::Grid.
 
 #include <Kokkos_Core.hpp>
 
@@ -9,8 +9,8 @@
 #include <array>
 #include <ostream>
 
-#include "core/Error.hpp"
-#include "core/Types.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d {
 
@@ -48,12 +48,14 @@ class IndexSpace {
   index_t extent(int d) const { return _max[d] - _min[d]; }
   point_type extents() const {
     point_type e;
-    for (int d = 0; d < Rank; ++d) e[d] = extent(d);
+    for (int d = 0; d < Rank; ++d)
+      e[d] = extent(d);
     return e;
   }
   index_t size() const {
     index_t s = 1;
-    for (int d = 0; d < Rank; ++d) s *= extent(d);
+    for (int d = 0; d < Rank; ++d)
+      s *= extent(d);
     return s;
   }
   bool empty() const { return size() == 0; }
@@ -117,7 +119,8 @@ class IndexSpace {
 
   friend std::ostream& operator<<(std::ostream& os, const IndexSpace& s) {
     os << '[';
-    for (int d = 0; d < Rank; ++d) os << (d ? ", " : "") << s._min[d] << ':' << s._max[d];
+    for (int d = 0; d < Rank; ++d)
+      os << (d ? ", " : "") << s._min[d] << ':' << s._max[d];
     return os << ')';
   }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The few spots where Kokkos 3.4 and 4.x spell things differently. Everything else uses the API common to
-// both, and nothing deprecated.
+// The few spots where Kokkos 3.4 and 4.x spell things differently. Everything else uses the API
+// common to both, and nothing deprecated.
 
 #include <Kokkos_Core.hpp>
 

@@ -1,4 +1,4 @@
-#include "core/MemoryInfo.hpp"
+#include "halo3d/core/MemoryInfo.hpp"
 
 #include <cstdio>
 #include <fstream>

@@ -1,7 +1,7 @@
-#include "core/TensorBlock.hpp"
+#include "halo3d/core/TensorBlock.hpp"
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 
@@ -35,8 +35,8 @@ TensorBlock TensorBlock::forGrid(const Shape5& global_shape, const GridShape& gr
   const Extents3 extents{global_shape[2], global_shape[3], global_shape[4]};
   const std::array<int, 3> parts = grid.spatial();
   const Box owned = blockBox(extents, parts, coords.spatial());
-  // A neighbour's ghosts come from this block alone (one round, no two-hop relay): along every split
-  // dimension the smallest block must be at least as thick as the widest ghost it feeds.
+  // A neighbour's ghosts come from this block alone (one round, no two-hop relay): along every
+  // split dimension the smallest block must be at least as thick as the widest ghost it feeds.
   for (int d = 0; d < 3; ++d) {
     if (parts[d] == 1) continue;
     const index_t thinnest = extents[d] / parts[d];
@@ -51,7 +51,8 @@ TensorBlock TensorBlock::forGrid(const Shape5& global_shape, const GridShape& gr
 
 Shape5 TensorBlock::allocationExtents() const {
   return {localSamples(), channels(), _owned.extent(0) + _halo.lo[0] + _halo.hi[0],
-          _owned.extent(1) + _halo.lo[1] + _halo.hi[1], _owned.extent(2) + _halo.lo[2] + _halo.hi[2]};
+          _owned.extent(1) + _halo.lo[1] + _halo.hi[1],
+          _owned.extent(2) + _halo.lo[2] + _halo.hi[2]};
 }
 
 Box TensorBlock::localOwned() const {
@@ -79,8 +80,8 @@ bool TensorBlock::atBoundary(int dim, int side) const {
 
 std::ostream& operator<<(std::ostream& os, const TensorBlock& b) {
   os << "TensorBlock{shape (" << b._global[0] << ',' << b._global[1] << ',' << b._global[2] << ','
-     << b._global[3] << ',' << b._global[4] << "), samples [" << b._n0 << ',' << b._n1 << "), owned "
-     << b._owned << ", halo " << b._halo << '}';
+     << b._global[3] << ',' << b._global[4] << "), samples [" << b._n0 << ',' << b._n1
+     << "), owned " << b._owned << ", halo " << b._halo << '}';
   return os;
 }
 

@@ -1,14 +1,14 @@
 #pragma once
-// Where one rank's piece of a global (N, C, D, H, W) tensor lies: its samples, its owned spatial block in
-// global indices, and the ghost widths around it. Pure data, no MPI, no allocation.
+// Where one rank's piece of a global (N, C, D, H, W) tensor lies: its samples, its owned spatial
+// block in global indices, and the ghost widths around it. Pure data, no MPI, no allocation.
 
 #include <array>
 #include <ostream>
 
-#include "core/GridShape.hpp"
-#include "core/HaloWidths.hpp"
-#include "core/IndexSpace.hpp"
-#include "core/Types.hpp"
+#include "halo3d/core/GridShape.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d {
 
@@ -16,15 +16,16 @@ class TensorBlock {
  public:
   TensorBlock() = default;
   // Requires n0 <= n1 <= shape[0], owned inside shape's (D, H, W), non-negative widths.
-  TensorBlock(const Shape5& global_shape, index_t n0, index_t n1, const Box& owned, const HaloWidths& halo);
+  TensorBlock(const Shape5& global_shape, index_t n0, index_t n1, const Box& owned,
+              const HaloWidths& halo);
 
   // The single block of a one-rank run: all samples, the whole volume.
   static TensorBlock whole(const Shape5& global_shape, const HaloWidths& halo = {});
-  // The block of grid position `coords`: samples split over Pn, the volume over Pd x Ph x Pw, both with
-  // BlockDecomposition. Throws ShapeError if an extent cannot be split or a block is thinner than a
-  // halo width it must provide to a neighbour.
-  static TensorBlock forGrid(const Shape5& global_shape, const GridShape& grid, const GridCoords& coords,
-                             const HaloWidths& halo);
+  // The block of grid position `coords`: samples split over Pn, the volume over Pd x Ph x Pw, both
+  // with BlockDecomposition. Throws ShapeError if an extent cannot be split or a block is thinner
+  // than a halo width it must provide to a neighbour.
+  static TensorBlock forGrid(const Shape5& global_shape, const GridShape& grid,
+                             const GridCoords& coords, const HaloWidths& halo);
 
   const Shape5& globalShape() const { return _global; }
   index_t channels() const { return _global[1]; }
@@ -45,7 +46,8 @@ class TensorBlock {
   // Local index of global cell `g` (may lie in the ghost region); and back.
   Extents3 toLocal(const Extents3& g) const;
   Extents3 toGlobal(const Extents3& local) const;
-  // True if this block's owned region touches the global boundary on the lo (side 0) or hi (side 1) side.
+  // True if this block's owned region touches the global boundary on the lo (side 0) or hi (side 1)
+  // side.
   bool atBoundary(int dim, int side) const;
 
   friend bool operator==(const TensorBlock& a, const TensorBlock& b) {

@@ -18,6 +18,8 @@ using Extents3 = std::array<index_t, 3>;
 // (N, C, D, H, W) of a global tensor, C order.
 using Shape5 = std::array<index_t, 5>;
 
-inline constexpr const char* dimName(int dim) { return dim == 0 ? "D" : dim == 1 ? "H" : "W"; }
+inline constexpr const char* dimName(int dim) {
+  return dim == 0 ? "D" : dim == 1 ? "H" : "W";
+}
 
 }  // namespace halo3d

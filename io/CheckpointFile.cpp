@@ -1,9 +1,9 @@
-#include "io/CheckpointFile.hpp"
+#include "halo3d/io/CheckpointFile.hpp"
 
 #include <array>
 #include <cstring>
 
-#include "io/Hdf5.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "io/CheckpointState.hpp"
+#include "halo3d/io/CheckpointState.hpp"
 
 namespace halo3d {
 

@@ -18,9 +18,9 @@
 #include <variant>
 #include <vector>
 
-#include "core/Error.hpp"
-#include "core/Types.hpp"
-#include "io/ElementType.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/io/ElementType.hpp"
 
 namespace halo3d {
 

@@ -1,4 +1,4 @@
-#include "io/Checkpointer.hpp"
+#include "halo3d/io/Checkpointer.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -13,9 +13,9 @@
 #include <iterator>
 #include <sstream>
 
-#include "io/CheckpointFile.hpp"
-#include "io/Collective.hpp"
-#include "io/Hdf5.hpp"
+#include "halo3d/io/CheckpointFile.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d {
 

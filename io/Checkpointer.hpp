@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "io/CheckpointState.hpp"
+#include "halo3d/io/CheckpointState.hpp"
 
 namespace halo3d {
 

@@ -1,10 +1,10 @@
-#include "io/Collective.hpp"
+#include "halo3d/io/Collective.hpp"
 
 #include <climits>
 
-#include "comm/Communicator.hpp"
-#include "core/Error.hpp"
-#include "io/IoError.hpp"
+#include "halo3d/comm/Communicator.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/IoError.hpp"
 
 namespace halo3d {
 

@@ -27,11 +27,11 @@
 #include <string>
 #include <vector>
 
-#include "comm/ProcessGrid.hpp"
-#include "core/HaloTensor.hpp"
-#include "io/DataLoaderOptions.hpp"
-#include "io/impl/BatchProducer.hpp"
-#include "io/impl/HostToMemorySpace.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/io/DataLoaderOptions.hpp"
+#include "halo3d/io/impl/BatchProducer.hpp"
+#include "halo3d/io/impl/HostToMemorySpace.hpp"
 
 namespace halo3d {
 

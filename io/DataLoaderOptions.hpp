@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/HaloWidths.hpp"
-#include "io/HyperslabReader.hpp"
-#include "io/SampleFormat.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/io/HyperslabReader.hpp"
+#include "halo3d/io/SampleFormat.hpp"
 
 namespace halo3d {
 

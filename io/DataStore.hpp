@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/Types.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d {
 

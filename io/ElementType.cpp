@@ -1,4 +1,4 @@
-#include "io/ElementType.hpp"
+#include "halo3d/io/ElementType.hpp"
 
 namespace halo3d {
 

@@ -1,10 +1,10 @@
-#include "io/EpochSchedule.hpp"
+#include "halo3d/io/EpochSchedule.hpp"
 
 #include <numeric>
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
-#include "io/Random.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/Random.hpp"
 
 namespace halo3d {
 

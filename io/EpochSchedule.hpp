@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/Types.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d {
 

@@ -1,4 +1,4 @@
-#include "io/Hdf5.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 #include <unistd.h>
 

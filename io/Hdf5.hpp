@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "core/Error.hpp"
-#include "core/Types.hpp"
-#include "io/ElementType.hpp"
-#include "io/IoError.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/io/ElementType.hpp"
+#include "halo3d/io/IoError.hpp"
 
 namespace halo3d {
 

@@ -1,8 +1,14 @@
-#include "io/HyperslabReader.hpp"
+#include "halo3d/io/HyperslabReader.hpp"
+
+#include "halo3d/io/impl/IoExecutor.hpp"
 
 #include <type_traits>
 
 namespace halo3d {
+
+void DeleteOnIoThread::operator()(HyperslabReader* reader) const {
+  impl::IoExecutor::instance().run([reader] { delete reader; });
+}
 
 HyperslabReader::HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm,
                                  const ReadOptions& options)

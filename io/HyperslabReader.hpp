@@ -12,12 +12,13 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <vector>
 
-#include "core/IndexSpace.hpp"
-#include "io/Hdf5.hpp"
-#include "io/InputTransform.hpp"
-#include "io/SampleCatalog.hpp"
+#include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/io/Hdf5.hpp"
+#include "halo3d/io/InputTransform.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
 
 namespace halo3d {
 
@@ -67,8 +68,24 @@ struct HostTile {
   Box local_owned;
 };
 
+class HyperslabReader;
+
+// Owns a reader and deletes it on the process's I/O thread (impl::IoExecutor): closing its files is
+// HDF5 work, collective over its communicator, so it queues behind other collective I/O like any
+// read.
+struct DeleteOnIoThread {
+  void operator()(HyperslabReader* reader) const;
+};
+using HyperslabReaderPtr = std::unique_ptr<HyperslabReader, DeleteOnIoThread>;
+
 class HyperslabReader {
  public:
+  // A reader owned by a HyperslabReaderPtr (see the constructor).
+  static HyperslabReaderPtr open(const SampleCatalog& catalog, MPI_Comm comm,
+                                 const ReadOptions& options) {
+    return HyperslabReaderPtr(new HyperslabReader(catalog, comm, options));
+  }
+
   // `comm` is the spatial group's communicator: every read is collective over it (all its ranks
   // read the same sample, each its own box, in the same order). Throws InputError on invalid
   // options.

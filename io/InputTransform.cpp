@@ -1,9 +1,9 @@
-#include "io/InputTransform.hpp"
+#include "halo3d/io/InputTransform.hpp"
 
 #include <cmath>
 #include <sstream>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 

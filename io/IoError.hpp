@@ -2,7 +2,7 @@
 // The error of io/: a file that is missing, unreadable, corrupt or not in the expected layout. The
 // message names the file and, where one is at fault, the dataset.
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 

@@ -1,4 +1,4 @@
-#include "io/SampleCatalog.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -6,8 +6,8 @@
 #include <exception>
 #include <filesystem>
 
-#include "io/Collective.hpp"
-#include "io/Hdf5.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d {
 

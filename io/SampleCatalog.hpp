@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/SampleFormat.hpp"
+#include "halo3d/io/SampleFormat.hpp"
 
 namespace halo3d {
 

@@ -1,8 +1,8 @@
-#include "io/SampleFormat.hpp"
+#include "halo3d/io/SampleFormat.hpp"
 
 #include <vector>
 
-#include "io/Hdf5.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d {
 

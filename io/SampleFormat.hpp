@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/Types.hpp"
-#include "io/ElementType.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/io/ElementType.hpp"
 
 namespace halo3d {
 

@@ -14,13 +14,13 @@
 #include <memory>
 #include <vector>
 
-#include "comm/Communicator.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "core/HaloTensor.hpp"
-#include "io/Collective.hpp"
-#include "io/HyperslabReader.hpp"
-#include "io/impl/HostToMemorySpace.hpp"
-#include "io/impl/IoExecutor.hpp"
+#include "halo3d/comm/Communicator.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/HyperslabReader.hpp"
+#include "halo3d/io/impl/HostToMemorySpace.hpp"
+#include "halo3d/io/impl/IoExecutor.hpp"
 
 namespace halo3d {
 
@@ -42,12 +42,7 @@ class SampleReader {
         _spatial(Communicator::duplicate(grid.spatialComm())),
         _block(TensorBlock::forGrid(catalog.batchShape(1), spatialOnly(grid.shape()),
                                     spatialOnly(grid.coords()), halo)),
-        _reader(std::make_unique<HyperslabReader>(catalog, _spatial.get(), options)) {}
-  // Closes the reader's files on the I/O thread (collective over the spatial group).
-  ~SampleReader() {
-    HyperslabReader* reader = _reader.release();
-    impl::IoExecutor::instance().run([reader] { delete reader; });
-  }
+        _reader(HyperslabReader::open(catalog, _spatial.get(), options)) {}
   SampleReader(const SampleReader&) = delete;
   SampleReader& operator=(const SampleReader&) = delete;
 
@@ -100,7 +95,7 @@ class SampleReader {
 
   Communicator _world, _spatial;
   TensorBlock _block;
-  std::unique_ptr<HyperslabReader> _reader;
+  HyperslabReaderPtr _reader;
 };
 
 }  // namespace halo3d

@@ -1,9 +1,9 @@
-#include "io/SampleWriter.hpp"
+#include "halo3d/io/SampleWriter.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "io/Hdf5.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d {
 

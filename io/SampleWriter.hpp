@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/Types.hpp"
-#include "io/ElementType.hpp"
-#include "io/SampleFormat.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/io/ElementType.hpp"
+#include "halo3d/io/SampleFormat.hpp"
 
 namespace halo3d {
 

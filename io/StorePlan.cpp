@@ -1,6 +1,6 @@
-#include "io/StorePlan.hpp"
+#include "halo3d/io/StorePlan.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 

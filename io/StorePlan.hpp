@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "core/Types.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d {
 

@@ -5,8 +5,7 @@
 
 #include "halo3d/core/BlockDecomposition.hpp"
 #include "halo3d/core/Error.hpp"
-#include "halo3d/kernels/impl/ConvTranspose3dImpl.hpp"
-#include "halo3d/kernels/impl/IndexMath.hpp"
+#include "halo3d/kernels/impl/ConvTranspose3dTaps.hpp"
 
 namespace halo3d::kernels {
 

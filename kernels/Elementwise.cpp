@@ -1,10 +1,9 @@
 // Element-wise kernels; see Elementwise.hpp for the contracts.
 #include "halo3d/kernels/Elementwise.hpp"
 
+#include "halo3d/kernels/impl/ElementwiseChecks.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
 #include "halo3d/kernels/impl/ElementwiseReduce.hpp"
-#include "halo3d/kernels/impl/GlobalCells.hpp"
-#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
 
@@ -18,15 +17,15 @@ Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>> flatPolicy(const Exec
 
 template <class X, class Y>
 void requireSameExtent(const char* kernel, const X& x, const Y& y) {
-  impl::requireExtent(kernel, x, 0, index_t(y.extent(0)),
-                      concat("the extent of '", y.label(), "'").c_str());
+  require<ShapeError>(x.extent(0) == y.extent(0), kernel, ": View '", x.label(), "' has extent ",
+                      x.extent(0), " but View '", y.label(), "' has extent ", y.extent(0));
 }
 
 }  // namespace
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace& exec, NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box,
-          KernelPath path) {
+void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Tensor<T, ExecSpace>& y,
+          const Box& box) {
   impl::requireAllocated("fill", y, box, "box");
   const auto yc = impl::writeCells(y);
   impl::forEachRow(
@@ -36,13 +35,12 @@ void fill(const ExecSpace& exec, NonDeduced<T> value, const Tensor<T, ExecSpace>
         const T v = value;
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] = v;
-      },
-      path);
+      });
 }
 
 template <class ExecSpace, class T>
 void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
-          const Box& box, KernelPath path) {
+          const Box& box) {
   impl::requireCellwise("copy", y, box, x);
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
@@ -53,13 +51,12 @@ void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, 
         T* y = yc.row(n, c, d, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] = x[i];
-      },
-      path);
+      });
 }
 
 template <class ExecSpace, class T>
-void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
-           const Box& box, KernelPath path) {
+void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
+           const Box& box) {
   impl::requireOwned("scale", y, box);
   const auto yc = impl::writeCells(y);
   impl::forEachRow(
@@ -69,13 +66,12 @@ void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace
         const T s = alpha;
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] *= s;
-      },
-      path);
+      });
 }
 
 template <class ExecSpace, class T>
 void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSpace>& b,
-         const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
+         const Tensor<T, ExecSpace>& y, const Box& box) {
   impl::requireCellwise("add", y, box, a, b);
   const auto ac = impl::readCells(a);
   const auto bc = impl::readCells(b);
@@ -88,13 +84,12 @@ void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, E
         T* y = yc.row(n, c, d, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] = a_row[i] + b_row[i];
-      },
-      path);
+      });
 }
 
 template <class ExecSpace, class T>
-void axpby(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
-           NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
+void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
+           impl::NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box) {
   impl::requireCellwise("axpby", y, box, x);
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
@@ -112,18 +107,17 @@ void axpby(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace
           for (index_t i = 0; i < w1 - w0; ++i)
             y[i] = a * x[i];
         }
-      },
-      path);
+      });
 }
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace& exec, NonDeduced<T> value, const Vector<T, ExecSpace>& y) {
+void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Vector<T, ExecSpace>& y) {
   Kokkos::parallel_for(
       "halo3d::fill", flatPolicy(exec, y.extent(0)), KOKKOS_LAMBDA(index_t i) { y(i) = value; });
 }
 
 template <class ExecSpace, class T>
-void copy(const ExecSpace& exec, const NonDeduced<Vector<const T, ExecSpace>>& x,
+void copy(const ExecSpace& exec, const impl::NonDeduced<Vector<const T, ExecSpace>>& x,
           const Vector<T, ExecSpace>& y) {
   requireSameExtent("copy", x, y);
   Kokkos::parallel_for(
@@ -131,14 +125,14 @@ void copy(const ExecSpace& exec, const NonDeduced<Vector<const T, ExecSpace>>& x
 }
 
 template <class ExecSpace, class T>
-void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Vector<T, ExecSpace>& y) {
+void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Vector<T, ExecSpace>& y) {
   Kokkos::parallel_for(
       "halo3d::scale", flatPolicy(exec, y.extent(0)), KOKKOS_LAMBDA(index_t i) { y(i) *= alpha; });
 }
 
 template <class ExecSpace, class T>
-void axpy(const ExecSpace& exec, NonDeduced<T> alpha,
-          const NonDeduced<Vector<const T, ExecSpace>>& x, const Vector<T, ExecSpace>& y) {
+void axpy(const ExecSpace& exec, impl::NonDeduced<T> alpha,
+          const impl::NonDeduced<Vector<const T, ExecSpace>>& x, const Vector<T, ExecSpace>& y) {
   requireSameExtent("axpy", x, y);
   Kokkos::parallel_for(
       "halo3d::axpy", flatPolicy(exec, y.extent(0)),
@@ -146,8 +140,8 @@ void axpy(const ExecSpace& exec, NonDeduced<T> alpha,
 }
 
 template <class ExecSpace, class T>
-void axpby(const ExecSpace& exec, NonDeduced<T> alpha,
-           const NonDeduced<Vector<const T, ExecSpace>>& x, NonDeduced<T> beta,
+void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha,
+           const impl::NonDeduced<Vector<const T, ExecSpace>>& x, impl::NonDeduced<T> beta,
            const Vector<T, ExecSpace>& y) {
   requireSameExtent("axpby", x, y);
   const bool read_y = beta != T(0);
@@ -160,7 +154,7 @@ void axpby(const ExecSpace& exec, NonDeduced<T> alpha,
 
 template <class ExecSpace, class T>
 void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
-                  const Vector<double, ExecSpace>& out, bool accumulate, KernelPath path) {
+                  const Vector<double, ExecSpace>& out, bool accumulate) {
   require<ShapeError>(out.extent(0) >= 1, "sumOfSquares: output View '", out.label(),
                       "' is empty; it needs 1 slot");
   // Rows of a fixed length make the reduction's chunks, whatever x's extent.
@@ -173,7 +167,7 @@ void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
         const double v = k < n ? double(x(k)) : 0.0;
         return impl::sums(v * v);
       },
-      out, accumulate, path);
+      out, accumulate);
 }
 
 HALO3D_KERNELS_ELEMENTWISE(, Kokkos::DefaultExecutionSpace, float)

@@ -1,7 +1,7 @@
-#include "nn/Activation.hpp"
+#include "halo3d/nn/Activation.hpp"
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::nn {
 

@@ -1,22 +1,26 @@
 #pragma once
-// Distributed activations. The global tensor is (N, C, D, H, W) with N the global mini-batch; the N axis is
-// always split over the Pn sample groups (BlockDecomposition, as TensorBlock::forGrid does). Within a sample
-// group the volume is
-//   - Spatial: block-partitioned over the Pd x Ph x Pw ranks, with ghost cells for the consumers' halos;
-//   - Replicated: held whole by every rank of the spatial group (used once a volume is too small to split, and
-//     by the dense head, which runs replicated).
+// Distributed activations. The global tensor is (N, C, D, H, W) with N the global mini-batch; the N
+// axis is always split over the Pn sample groups (BlockDecomposition, as TensorBlock::forGrid
+// does). Within a sample group the volume is
+//   - Spatial: block-partitioned over the Pd x Ph x Pw ranks, with ghost cells for the
+//     consumers' halos;
+//   - Replicated: held whole by every rank of the spatial group (used once a volume is too small
+//     to split, and by the dense head, which runs replicated). Its ghosts are the zero padding
+//     its consumers read past the volume.
 
 #include <string>
 
-#include "comm/ProcessGrid.hpp"
-#include "core/HaloTensor.hpp"
-#include "nn/Real.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/nn/Real.hpp"
 
 namespace halo3d::nn {
 
 enum class Distribution { Spatial, Replicated };
 
-inline const char* toString(Distribution d) { return d == Distribution::Spatial ? "spatial" : "replicated"; }
+inline const char* toString(Distribution d) {
+  return d == Distribution::Spatial ? "spatial" : "replicated";
+}
 
 // What every rank knows about a tensor at planning time.
 struct TensorSpec {
@@ -33,7 +37,8 @@ TensorBlock blockFor(const TensorSpec& spec, const ProcessGrid& grid, const Halo
 struct Activation {
   TensorSpec spec;
   Tensor tensor;
-  // Global output cells this rank computes: its owned block (Spatial) or the whole volume (Replicated).
+  // Global output cells this rank computes: its owned block (Spatial) or the whole volume
+  // (Replicated).
   const Box& owned() const { return tensor.block().owned(); }
 };
 

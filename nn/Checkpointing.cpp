@@ -1,9 +1,9 @@
-#include "nn/Checkpointing.hpp"
+#include "halo3d/nn/Checkpointing.hpp"
 
 #include <sstream>
 
-#include "core/Error.hpp"
-#include "nn/StateDict.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/StateDict.hpp"
 
 namespace halo3d::nn {
 

@@ -6,9 +6,9 @@
 #include <map>
 #include <string>
 
-#include "io/CheckpointState.hpp"
-#include "nn/Optimizer.hpp"
-#include "nn/Parameter.hpp"
+#include "halo3d/io/CheckpointState.hpp"
+#include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/Parameter.hpp"
 
 namespace halo3d::nn {
 

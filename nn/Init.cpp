@@ -1,8 +1,8 @@
-#include "nn/Init.hpp"
+#include "halo3d/nn/Init.hpp"
 
 #include <cmath>
 
-#include "kernels/Random.hpp"
+#include "halo3d/kernels/Random.hpp"
 
 namespace halo3d::nn {
 

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "nn/Parameter.hpp"
+#include "halo3d/nn/Parameter.hpp"
 
 namespace halo3d::nn {
 

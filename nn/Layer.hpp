@@ -1,25 +1,26 @@
 #pragma once
-// A layer of the model graph: declares its output from its inputs (identically on every rank), the ghost
-// widths it reads on each Spatial input, its parameters, and runs forward and backward on distributed
-// activations.
+// A layer of the model graph: declares its output from its inputs (identically on every rank), the
+// ghost widths it reads on each Spatial input, its parameters, and runs forward and backward on
+// distributed activations.
 //
-// Backward contract: `din[i]` is laid out like input i (same block and ghosts) and the layer ASSIGNS its owned
-// cells (a layer that writes ghost cells sums them into their owners with a scatter before returning), unless
-// din[i] is null (no gradient needed for that input). Parameter gradients are ASSIGNED, then handed to the
-// GradientReducer with markReady(). Layers whose input is Replicated compute identical parameter gradients on
-// every rank of a spatial group: only spatial rank 0 contributes them, the others contribute zeros, so that the
-// sum over all ranks counts each sample group once.
+// Backward contract: `din[i]` is laid out like input i (same block and ghosts) and the layer
+// ASSIGNS its owned cells (a layer that writes ghost cells sums them into their owners with a
+// scatter before returning), unless din[i] is null (no gradient needed for that input). Parameter
+// gradients are ASSIGNED, then handed to the GradientReducer with markReady(). Layers whose input
+// is Replicated compute identical parameter gradients on every rank of a spatial group: only
+// spatial rank 0 contributes them, the others contribute zeros, so that the sum over all ranks
+// counts each sample group once.
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "comm/ProcessGrid.hpp"
-#include "nn/Activation.hpp"
-#include "nn/GradientReducer.hpp"
-#include "nn/LayerTimers.hpp"
-#include "nn/Parameter.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/nn/Activation.hpp"
+#include "halo3d/nn/GradientReducer.hpp"
+#include "halo3d/nn/LayerTimers.hpp"
+#include "halo3d/nn/Parameter.hpp"
 
 namespace halo3d::nn {
 
@@ -28,8 +29,8 @@ struct RunContext {
   GradientReducer* reducer = nullptr;  // null: gradients stay local (no allreduce)
   LayerTimers* timers = nullptr;
   bool training = true;
-  bool overlap = true;        // halo overlap on/off (benchmarks compare both)
-  std::uint64_t seed = 0;     // dropout and other counter-based randomness
+  bool overlap = true;     // halo overlap on/off (benchmarks compare both)
+  std::uint64_t seed = 0;  // dropout and other counter-based randomness
   std::int64_t step = 0;
 };
 
@@ -46,25 +47,31 @@ class Layer {
 
   // Planning (identical on every rank). Throws ShapeError naming the layer on incompatible inputs.
   virtual TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const = 0;
-  // Whether the layer can run on Spatial inputs split over `grid`; if not, the model replicates them first.
+  // Whether the layer can run on Spatial inputs split over `grid`; if not, the model replicates
+  // them first.
   virtual bool acceptsSpatial(const std::vector<TensorSpec>& inputs, const GridShape& grid) const {
     return true;
   }
-  // Ghost widths read on input i. For a Replicated input `grid` is unsplit (spatially 1x1x1): the widths are
-  // then how far a padded window reads past the volume.
-  virtual HaloWidths inputHalo(const std::vector<TensorSpec>& inputs, int i, const GridShape& grid) const {
+  // Ghost widths read on input i. For a Replicated input `grid` is unsplit (spatially 1x1x1): the
+  // widths are then how far a padded window reads past the volume.
+  virtual HaloWidths inputHalo(const std::vector<TensorSpec>& inputs, int i,
+                               const GridShape& grid) const {
     return {};
   }
   virtual void addParameters(ParameterStore&) {}
   // Called once the activations exist: set up halo exchanges, scratch.
-  virtual void setup(const ProcessGrid&, const std::vector<const Activation*>& in, const Activation& out) {}
+  virtual void setup(const ProcessGrid&, const std::vector<const Activation*>& in,
+                     const Activation& out) {}
 
-  virtual void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) = 0;
-  virtual void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
-                        const Activation& dout, const std::vector<Activation*>& din) = 0;
+  virtual void forward(RunContext& ctx, const std::vector<const Activation*>& in,
+                       Activation& out) = 0;
+  virtual void backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                        const Activation& out, const Activation& dout,
+                        const std::vector<Activation*>& din) = 0;
 
  protected:
-  // The parameter gradient contribution of this rank for a layer on input `in` (see the header comment).
+  // The parameter gradient contribution of this rank for a layer on input `in` (see the header
+  // comment).
   static bool contributesReplicatedGradient(const RunContext& ctx, const Activation& in) {
     return in.spec.dist == Distribution::Spatial || ctx.grid->spatialRank() == 0;
   }

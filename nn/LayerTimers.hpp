@@ -1,6 +1,6 @@
 #pragma once
-// Per-layer phase timers for benchmarks and metrics: compute, halo wait, allreduce wait and I/O, in seconds,
-// accumulated until reset(). Times are wall clock on this rank around fenced regions.
+// Per-layer phase timers for benchmarks and metrics: compute, halo wait, allreduce wait and I/O, in
+// seconds, accumulated until reset(). Times are wall clock on this rank around fenced regions.
 
 #include <array>
 #include <chrono>
@@ -14,10 +14,13 @@ enum class Phase { Compute, HaloWait, Allreduce, Io };
 
 class LayerTimers {
  public:
-  void add(const std::string& layer, Phase phase, double seconds) { _t[layer][int(phase)] += seconds; }
+  void add(const std::string& layer, Phase phase, double seconds) {
+    _t[layer][int(phase)] += seconds;
+  }
   double total(Phase phase) const {
     double s = 0;
-    for (const auto& [name, t] : _t) s += t[int(phase)];
+    for (const auto& [name, t] : _t)
+      s += t[int(phase)];
     return s;
   }
   double get(const std::string& layer, Phase phase) const {
@@ -31,8 +34,8 @@ class LayerTimers {
   std::map<std::string, std::array<double, 4>> _t;
 };
 
-// Adds the lifetime of the scope to `timers` (if any) under (layer, phase). The name is kept by value:
-// callers pass temporaries ("allreduce"), which a reference would outlive.
+// Adds the lifetime of the scope to `timers` (if any) under (layer, phase). The name is kept by
+// value: callers pass temporaries ("allreduce"), which a reference would outlive.
 class ScopedTimer {
  public:
   ScopedTimer(LayerTimers* timers, std::string layer, Phase phase)
@@ -42,8 +45,9 @@ class ScopedTimer {
         _start(std::chrono::steady_clock::now()) {}
   ~ScopedTimer() {
     if (_timers)
-      _timers->add(_layer, _phase,
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count());
+      _timers->add(
+          _layer, _phase,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count());
   }
 
  private:

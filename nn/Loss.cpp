@@ -1,8 +1,8 @@
-#include "nn/Loss.hpp"
+#include "halo3d/nn/Loss.hpp"
 
-#include "comm/Allreduce.hpp"
-#include "core/Error.hpp"
-#include "kernels/Losses.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/Losses.hpp"
 
 namespace halo3d::nn {
 
@@ -20,17 +20,20 @@ MPI_Comm lossComm(const ProcessGrid& grid, const Activation& out) {
   return whole ? grid.dataComm() : grid.comm();
 }
 
-double MseLoss::compute(const ProcessGrid& grid, const Activation& pred, const std::vector<float>& targets,
-                        Activation* dpred) {
+double MseLoss::compute(const ProcessGrid& grid, const Activation& pred,
+                        const std::vector<float>& targets, Activation* dpred) {
   const TensorBlock& b = pred.tensor.block();
   const Shape5& s = pred.spec.shape;
-  require<ShapeError>(s[2] * s[3] * s[4] == 1, "MSE loss expects a (N, K, 1, 1, 1) prediction, got ", s);
-  require<ShapeError>(index_t(targets.size()) == b.localSamples() * s[1], "MSE loss: ", targets.size(),
-                      " target values for ", b.localSamples(), " samples of ", s[1], " outputs");
+  require<ShapeError>(s[2] * s[3] * s[4] == 1,
+                      "MSE loss expects a (N, K, 1, 1, 1) prediction, got ", s);
+  require<ShapeError>(index_t(targets.size()) == b.localSamples() * s[1],
+                      "MSE loss: ", targets.size(), " target values for ", b.localSamples(),
+                      " samples of ", s[1], " outputs");
   Tensor target("mse.target", b);
   auto host = Kokkos::create_mirror_view(target.view());
   for (index_t n = 0; n < b.localSamples(); ++n)
-    for (index_t k = 0; k < s[1]; ++k) host(n, k, 0, 0, 0) = targets[std::size_t(n * s[1] + k)];
+    for (index_t k = 0; k < s[1]; ++k)
+      host(n, k, 0, 0, 0) = targets[std::size_t(n * s[1] + k)];
   Kokkos::deep_copy(target.view(), host);
   Sums sums("mse.sums", 1);
   kernels::mseLossSums(pred.tensor, target, sums, pred.owned(), false);
@@ -51,20 +54,23 @@ double CrossEntropyLoss::compute(const ProcessGrid& grid, const Activation& logi
   require<InputError>(h(1) == 0.0, h(1), " voxel labels lie outside [0, ", logits.spec.shape[1],
                       ") (the class count of the model)");
   const double count = voxels(logits);
-  if (dlogits) kernels::softmaxCrossEntropyBackward(logits.tensor, labels, count, dlogits->tensor, logits.owned());
+  if (dlogits)
+    kernels::softmaxCrossEntropyBackward(logits.tensor, labels, count, dlogits->tensor,
+                                         logits.owned());
   Kokkos::fence();
   return h(0) / count;
 }
 
-double DiceLoss::compute(const ProcessGrid& grid, const Activation& logits, const HaloTensor<std::int32_t>& labels,
-                         Activation* dlogits) {
+double DiceLoss::compute(const ProcessGrid& grid, const Activation& logits,
+                         const HaloTensor<std::int32_t>& labels, Activation* dlogits) {
   Sums sums("dice.sums", kernels::softDiceSumsSize(logits.spec.shape[1]));
   kernels::softDiceSums(logits.tensor, labels, sums, logits.owned(), false);
   allreduceSum(sums, lossComm(grid, logits));
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
   const double bad = kernels::softDiceBadLabels(h, voxels(logits));
   require<InputError>(bad == 0.0, bad, " voxel labels lie outside [0, ", logits.spec.shape[1], ")");
-  if (dlogits) kernels::softDiceBackward(logits.tensor, labels, sums, _eps, dlogits->tensor, logits.owned());
+  if (dlogits)
+    kernels::softDiceBackward(logits.tensor, labels, sums, _eps, dlogits->tensor, logits.owned());
   Kokkos::fence();
   return kernels::softDiceLoss(h, _eps);
 }

@@ -1,9 +1,9 @@
-#include "nn/LrSchedule.hpp"
+#include "halo3d/nn/LrSchedule.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::nn {
 

@@ -1,14 +1,15 @@
-#include "nn/Model.hpp"
+#include "halo3d/nn/Model.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <sstream>
 
-#include "comm/Communicator.hpp"
-#include "core/Error.hpp"
-#include "core/MemoryInfo.hpp"
-#include "io/Collective.hpp"
-#include "nn/layers/Redistribute.hpp"
+#include "halo3d/comm/Communicator.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/MemoryInfo.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/kernels/Elementwise.hpp"
+#include "halo3d/nn/layers/Redistribute.hpp"
 
 namespace halo3d::nn {
 
@@ -89,10 +90,9 @@ void Model::build(const ProcessGrid& grid, index_t batch, std::size_t memory_lim
     m.spec = m.layer->outputSpec(specs);
     _order.push_back(int(id));
   }
-  // 2. Ghost widths: the most any consumer reads. A Replicated tensor is whole on every rank, as if
-  // the
-  //    spatial group were one block, but a padded window still reads past the volume: its ghosts
-  //    are that zero padding, so it gets the widths of an unsplit volume.
+  // 2. Ghost widths: the most any consumer reads. A Replicated tensor is whole on every rank, as
+  //    if the spatial group were one block, but a padded window still reads past the volume: its
+  //    ghosts are that zero padding, so it gets the widths of an unsplit volume.
   const GridShape unsplit(gs.n(), 1, 1, 1);
   for (int id : _order) {
     Node& n = node(id);
@@ -158,19 +158,10 @@ void Model::backward(RunContext& ctx) {
     if (!n.layer) continue;
     if (n.grad_parts.size() > 1) {
       // The gradient of a tensor read by several layers is the sum of what each sends back.
-      auto total = n.grad.tensor.owned();
-      Kokkos::deep_copy(total, n.grad_parts[0].tensor.owned());
-      for (std::size_t c = 1; c < n.grad_parts.size(); ++c) {
-        auto part = n.grad_parts[c].tensor.owned();
-        Kokkos::parallel_for(
-            "halo3d::sumGradients",
-            Kokkos::MDRangePolicy<Kokkos::Rank<5>>(
-                {0, 0, 0, 0, 0}, {total.extent(0), total.extent(1), total.extent(2),
-                                  total.extent(3), total.extent(4)}),
-            KOKKOS_LAMBDA(int a, int b, int d, int h, int w) {
-              total(a, b, d, h, w) += part(a, b, d, h, w);
-            });
-      }
+      const Box& box = n.grad.owned();
+      kernels::copy(n.grad_parts[0].tensor, n.grad.tensor, box);
+      for (std::size_t c = 1; c < n.grad_parts.size(); ++c)
+        kernels::add(n.grad.tensor, n.grad_parts[c].tensor, n.grad.tensor, box);
     }
     std::vector<const Activation*> in;
     std::vector<Activation*> din;

@@ -2,13 +2,15 @@
 // The model graph: a network input and layers in execution order, each consuming earlier nodes (so
 // skip connections are plain extra inputs). build() plans every tensor for a grid and a global
 // batch:
-//   1. output specs, layer by layer; where a layer cannot run on a Spatial input (the volume is too
-//   small to split
-//      over the spatial group, or the layer needs whole volumes, like Flatten), a Redistribute node
-//      is inserted that replicates the input over the spatial group (the rule is
-//      Layer::acceptsSpatial);
-//   2. the ghost widths of each Spatial tensor: the maximum over its consumers' needs;
-//   3. the activations and their gradients, with identical blocks.
+//   1. output specs, layer by layer; where a layer cannot run on a Spatial input (the volume is
+//      too small to split over the spatial group, or the layer needs whole volumes, like
+//      Flatten), a Redistribute node is inserted that replicates the input over the spatial
+//      group (the rule is Layer::acceptsSpatial);
+//   2. the ghost widths of each tensor: the maximum over its consumers' needs (for a Replicated
+//      tensor, the padding its consumers read past the volume);
+//   3. the memory of every activation and gradient on this rank, checked against the limit
+//      before anything is allocated;
+//   4. the activations and their gradients, with identical blocks.
 // forward() runs the nodes in order; backward() in reverse, summing the gradients of tensors with
 // several consumers.
 
@@ -17,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Layer.hpp"
+#include "halo3d/nn/Layer.hpp"
 
 namespace halo3d::nn {
 

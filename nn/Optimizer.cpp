@@ -1,11 +1,11 @@
-#include "nn/Optimizer.hpp"
+#include "halo3d/nn/Optimizer.hpp"
 
 #include <cmath>
 
 #include <nlohmann/json.hpp>
 
-#include "core/Error.hpp"
-#include "core/KokkosCompat.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 
 namespace halo3d::nn {
 

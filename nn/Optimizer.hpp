@@ -9,7 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "nn/Parameter.hpp"
+#include "halo3d/nn/Parameter.hpp"
 
 namespace halo3d::nn {
 

@@ -1,6 +1,6 @@
-#include "nn/Parameter.hpp"
+#include "halo3d/nn/Parameter.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::nn {
 

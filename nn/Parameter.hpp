@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/Types.hpp"
-#include "nn/Real.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/nn/Real.hpp"
 
 namespace halo3d::nn {
 

@@ -1,9 +1,9 @@
-#include "nn/StateDict.hpp"
+#include "halo3d/nn/StateDict.hpp"
 
 #include <sstream>
 
-#include "core/Error.hpp"
-#include "io/Hdf5.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d::nn {
 
@@ -14,7 +14,8 @@ StateDict exportStateDict(const ParameterStore& store) {
     std::vector<real> values(host.data() + p->offset(), host.data() + p->offset() + p->size());
     dict[p->name()] = HostArray(p->shape(), std::move(values));
   }
-  for (const auto& [name, value] : store.counters()) dict[name] = HostArray({}, std::vector<std::int64_t>{value});
+  for (const auto& [name, value] : store.counters())
+    dict[name] = HostArray({}, std::vector<std::int64_t>{value});
   return dict;
 }
 
@@ -31,15 +32,16 @@ void importStateDict(ParameterStore& store, const StateDict& dict, const std::st
     }
     const HostArray& a = it->second;
     if (a.shape != p->shape()) {
-      problems << "\n  key '" << p->name() << "' has shape " << concat(a.shape) << ", the model needs "
-               << concat(p->shape());
+      problems << "\n  key '" << p->name() << "' has shape " << concat(a.shape)
+               << ", the model needs " << concat(p->shape());
       ++bad;
       continue;
     }
     real* out = host.data() + p->offset();
     std::visit(
         [&](const auto& v) {
-          for (std::size_t i = 0; i < v.size(); ++i) out[i] = real(v[i]);
+          for (std::size_t i = 0; i < v.size(); ++i)
+            out[i] = real(v[i]);
         },
         a.values);
   }
@@ -50,7 +52,8 @@ void importStateDict(ParameterStore& store, const StateDict& dict, const std::st
     (void)value;
     const auto it = dict.find(name);
     if (it != dict.end() && it->second.elements() == 1)
-      std::visit([&](const auto& v) { store.counter(name) = std::int64_t(v[0]); }, it->second.values);
+      std::visit([&](const auto& v) { store.counter(name) = std::int64_t(v[0]); },
+                 it->second.values);
   }
 }
 
@@ -67,8 +70,8 @@ StateDict readStateDictFile(const std::string& path, const std::string& group) {
   auto lock = h5::lock();
   h5::QuietErrors quiet;
   h5::Id file = h5::openFileSerial(path);
-  h5::Id g = h5::check(H5Gopen2(file, group.c_str(), H5P_DEFAULT), "weights file '", path, "' has no group '",
-                       group, "'");
+  h5::Id g = h5::check(H5Gopen2(file, group.c_str(), H5P_DEFAULT), "weights file '", path,
+                       "' has no group '", group, "'");
   std::vector<std::string> names;
   H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, collectDatasets, &names);
   StateDict dict;
@@ -76,17 +79,18 @@ StateDict readStateDictFile(const std::string& path, const std::string& group) {
     h5::Id d = h5::openDataset(g, path, group + "/" + name);
     std::vector<index_t> shape = h5::shapeOf(d);
     index_t n = 1;
-    for (index_t e : shape) n *= e;
+    for (index_t e : shape)
+      n *= e;
     const ElementType t = h5::elementTypeOf(d, path, group + "/" + name);
     if (isInteger(t)) {
       std::vector<std::int64_t> v(static_cast<std::size_t>(n));
-      h5::checkStatus(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "reading '", path,
-                      "' dataset '", group, "/", name, "'");
+      h5::checkStatus(H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+                      "reading '", path, "' dataset '", group, "/", name, "'");
       dict[name] = HostArray(shape, std::move(v));
     } else {
       std::vector<double> v(static_cast<std::size_t>(n));
-      h5::checkStatus(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "reading '", path,
-                      "' dataset '", group, "/", name, "'");
+      h5::checkStatus(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+                      "reading '", path, "' dataset '", group, "/", name, "'");
       dict[name] = HostArray(shape, std::move(v));
     }
   }
@@ -95,7 +99,8 @@ StateDict readStateDictFile(const std::string& path, const std::string& group) {
 
 std::pair<std::string, std::string> splitWeightsSpec(const std::string& spec) {
   const std::size_t colon = spec.rfind(':');
-  if (colon == std::string::npos || colon + 1 >= spec.size() || spec[colon + 1] != '/') return {spec, "/"};
+  if (colon == std::string::npos || colon + 1 >= spec.size() || spec[colon + 1] != '/')
+    return {spec, "/"};
   return {spec.substr(0, colon), spec.substr(colon + 1)};
 }
 

@@ -31,7 +31,7 @@ die() { printf '[bootstrap] error: %s\n' "$*" >&2; exit 1; }
 packages=(build-essential cmake pkg-config dpkg-dev ca-certificates
           libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
           libgtest-dev libgmock-dev libbenchmark-dev
-          libcli11-dev nlohmann-json3-dev libfftw3-dev libfmt-dev)
+          libcli11-dev nlohmann-json3-dev libfftw3-dev libfmt-dev clang-format)
 # Optional packages are installed when we can (as root) and never demanded: ccache (scripts/common.sh uses it
 # when present) and oneDNN for the anchor benchmark. Debian 12's dnnl-config.cmake requires OpenCL, which
 # libdnnl-dev only recommends, so its headers come too; without them the configure disables that benchmark

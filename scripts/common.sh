@@ -21,9 +21,15 @@ if [[ "${HALO3D_NO_CCACHE:-0}" != 1 ]] && command -v ccache > /dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 
+# halo3d_build <build-dir> [cmake configure args...] [-- cmake --build args...]
 halo3d_build() {
   local build_dir="$1"; shift
+  local configure=() build=()
+  while (($#)); do
+    if [[ "$1" == "--" ]]; then shift; build=("$@"); break; fi
+    configure+=("$1"); shift
+  done
   cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos_prefix" \
-    -DCMAKE_PREFIX_PATH="$kokkos_prefix" "${launcher[@]}" "$@"
-  cmake --build "$build_dir" -j "$jobs"
+    -DCMAKE_PREFIX_PATH="$kokkos_prefix" "${launcher[@]}" "${configure[@]}"
+  cmake --build "$build_dir" -j "$jobs" "${build[@]}"
 }

@@ -14,8 +14,9 @@ build="${HALO3D_BUILD:-$repo/build}"
 demo="${HALO3D_DEMO_DIR:-$build/demo}"
 epochs="${HALO3D_DEMO_EPOCHS:-16}"
 
-echo "== building halo3d into $build (log: $build.demo-build.log)"
-halo3d_build "$build" > "$build.demo-build.log" 2>&1 || { tail -40 "$build.demo-build.log"; exit 1; }
+mkdir -p "$build"
+echo "== building halo3d into $build (log: $build/demo-build.log)"
+halo3d_build "$build" > "$build/demo-build.log" 2>&1 || { tail -40 "$build/demo-build.log"; exit 1; }
 
 datagen="$build/apps/datagen/halo3d-datagen"
 if [[ ! -d "$demo/train" ]]; then

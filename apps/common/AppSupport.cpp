@@ -1,4 +1,4 @@
-#include "apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/AppSupport.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -7,7 +7,7 @@
 #include <exception>
 #include <thread>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::apps {
 

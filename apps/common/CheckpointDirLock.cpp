@@ -1,4 +1,4 @@
-#include "apps/common/CheckpointDirLock.hpp"
+#include "halo3d/apps/common/CheckpointDirLock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,9 +12,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/Error.hpp"
-#include "io/Collective.hpp"
-#include "io/IoError.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/IoError.hpp"
 
 namespace halo3d::apps {
 

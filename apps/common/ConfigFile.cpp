@@ -1,4 +1,4 @@
-#include "apps/common/ConfigFile.hpp"
+#include "halo3d/apps/common/ConfigFile.hpp"
 
 #include <algorithm>
 #include <istream>

@@ -1,11 +1,11 @@
-#include "apps/common/EvaluationRun.hpp"
+#include "halo3d/apps/common/EvaluationRun.hpp"
 
 #include <cstdio>
 
-#include "apps/common/AppSupport.hpp"
-#include "apps/common/RunId.hpp"
-#include "apps/common/RunSupport.hpp"
-#include "apps/common/TrainingRun.hpp"
+#include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/RunId.hpp"
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/apps/common/TrainingRun.hpp"
 
 namespace halo3d::apps {
 

@@ -4,9 +4,9 @@
 // TrainingTask::evaluate. Rank 0 prints "<program> eval: <samples> samples, <summary>" and writes
 // one "eval" metrics record.
 
-#include "apps/common/ModelCache.hpp"
-#include "apps/common/TrainingOptions.hpp"
-#include "apps/common/TrainingTask.hpp"
+#include "halo3d/apps/common/ModelCache.hpp"
+#include "halo3d/apps/common/TrainingOptions.hpp"
+#include "halo3d/apps/common/TrainingTask.hpp"
 
 namespace halo3d::apps {
 

@@ -6,11 +6,11 @@
 #include <map>
 #include <memory>
 
-#include "core/Activity.hpp"
-#include "core/Error.hpp"
-#include "io/DataLoader.hpp"
-#include "nn/Model.hpp"
-#include "nn/layers/Redistribute.hpp"
+#include "halo3d/core/Activity.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/DataLoader.hpp"
+#include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/layers/Redistribute.hpp"
 
 namespace halo3d::apps {
 

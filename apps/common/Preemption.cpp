@@ -1,4 +1,4 @@
-#include "apps/common/Preemption.hpp"
+#include "halo3d/apps/common/Preemption.hpp"
 
 #include <csignal>
 #include <cstdio>

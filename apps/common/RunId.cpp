@@ -1,4 +1,4 @@
-#include "apps/common/RunId.hpp"
+#include "halo3d/apps/common/RunId.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <ctime>
 #include <random>
 
-#include "io/Collective.hpp"
+#include "halo3d/io/Collective.hpp"
 
 namespace halo3d::apps {
 

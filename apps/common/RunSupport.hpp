@@ -14,13 +14,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/Error.hpp"
-#include "core/GridShape.hpp"
-#include "io/Checkpointer.hpp"
-#include "io/SampleCatalog.hpp"
-#include "nn/Init.hpp"
-#include "nn/LayerTimers.hpp"
-#include "nn/StateDict.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/GridShape.hpp"
+#include "halo3d/io/Checkpointer.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/LayerTimers.hpp"
+#include "halo3d/nn/StateDict.hpp"
 
 namespace halo3d::apps {
 

@@ -1,4 +1,4 @@
-#include "apps/common/TestFault.hpp"
+#include "halo3d/apps/common/TestFault.hpp"
 
 #include <chrono>
 #include <csignal>
@@ -7,9 +7,9 @@
 #include <sstream>
 #include <thread>
 
-#include "apps/common/Preemption.hpp"
-#include "core/Activity.hpp"
-#include "core/Error.hpp"
+#include "halo3d/apps/common/Preemption.hpp"
+#include "halo3d/core/Activity.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::apps {
 

@@ -1,4 +1,4 @@
-#include "apps/common/TrainingFlags.hpp"
+#include "halo3d/apps/common/TrainingFlags.hpp"
 
 #include <sstream>
 

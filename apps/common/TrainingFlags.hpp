@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "apps/common/TrainingOptions.hpp"
+#include "halo3d/apps/common/TrainingOptions.hpp"
 
 namespace halo3d::apps {
 

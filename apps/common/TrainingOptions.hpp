@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "core/Types.hpp"
-#include "nn/LrSchedule.hpp"
-#include "nn/Optimizer.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/nn/LrSchedule.hpp"
+#include "halo3d/nn/Optimizer.hpp"
 
 namespace halo3d::apps {
 

@@ -1,14 +1,14 @@
-#include "apps/common/TrainingRun.hpp"
+#include "halo3d/apps/common/TrainingRun.hpp"
 
 #include <chrono>
 #include <cstdio>
 
-#include "apps/common/RunId.hpp"
-#include "apps/common/RunSupport.hpp"
-#include "core/Activity.hpp"
-#include "core/Error.hpp"
-#include "io/Collective.hpp"
-#include "nn/Checkpointing.hpp"
+#include "halo3d/apps/common/RunId.hpp"
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/core/Activity.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/nn/Checkpointing.hpp"
 
 namespace halo3d::apps {
 

@@ -18,19 +18,19 @@
 #include <optional>
 #include <string>
 
-#include "apps/common/AppSupport.hpp"
-#include "apps/common/CheckpointDirLock.hpp"
-#include "apps/common/ModelCache.hpp"
-#include "apps/common/Preemption.hpp"
-#include "apps/common/TestFault.hpp"
-#include "apps/common/TrainingOptions.hpp"
-#include "apps/common/TrainingTask.hpp"
-#include "apps/common/Watchdog.hpp"
-#include "io/Checkpointer.hpp"
-#include "nn/GradientReducer.hpp"
-#include "nn/LayerTimers.hpp"
-#include "nn/LrSchedule.hpp"
-#include "nn/Optimizer.hpp"
+#include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/CheckpointDirLock.hpp"
+#include "halo3d/apps/common/ModelCache.hpp"
+#include "halo3d/apps/common/Preemption.hpp"
+#include "halo3d/apps/common/TestFault.hpp"
+#include "halo3d/apps/common/TrainingOptions.hpp"
+#include "halo3d/apps/common/TrainingTask.hpp"
+#include "halo3d/apps/common/Watchdog.hpp"
+#include "halo3d/io/Checkpointer.hpp"
+#include "halo3d/nn/GradientReducer.hpp"
+#include "halo3d/nn/LayerTimers.hpp"
+#include "halo3d/nn/LrSchedule.hpp"
+#include "halo3d/nn/Optimizer.hpp"
 
 namespace halo3d::apps {
 

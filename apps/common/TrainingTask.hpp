@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "comm/ProcessGrid.hpp"
-#include "io/DataLoader.hpp"
-#include "io/SampleCatalog.hpp"
-#include "nn/Model.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/DataLoader.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
+#include "halo3d/nn/Model.hpp"
 
 namespace halo3d::apps {
 

@@ -1,13 +1,13 @@
-#include "apps/cosmoflow/CosmoFlowTask.hpp"
+#include "halo3d/apps/cosmoflow/CosmoFlowTask.hpp"
 
 #include <cstdio>
 
-#include "apps/common/ModelCache.hpp"
-#include "apps/common/RunSupport.hpp"
-#include "comm/Allreduce.hpp"
-#include "core/Activity.hpp"
-#include "core/Error.hpp"
-#include "nn/Loss.hpp"
+#include "halo3d/apps/common/ModelCache.hpp"
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/core/Activity.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/Loss.hpp"
 
 namespace halo3d::apps {
 

@@ -6,9 +6,9 @@
 #include <array>
 #include <string>
 
-#include "apps/common/TrainingTask.hpp"
-#include "apps/cosmoflow/Options.hpp"
-#include "nn/models/CosmoFlow.hpp"
+#include "halo3d/apps/common/TrainingTask.hpp"
+#include "halo3d/apps/cosmoflow/Options.hpp"
+#include "halo3d/nn/models/CosmoFlow.hpp"
 
 namespace halo3d::apps {
 

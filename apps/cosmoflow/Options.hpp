@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "apps/common/TrainingOptions.hpp"
-#include "core/Types.hpp"
+#include "halo3d/apps/common/TrainingOptions.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d::apps {
 

@@ -1,9 +1,9 @@
-#include "apps/cosmoflow/Training.hpp"
+#include "halo3d/apps/cosmoflow/Training.hpp"
 
-#include "apps/common/EvaluationRun.hpp"
-#include "apps/common/RunSupport.hpp"
-#include "apps/common/TrainingRun.hpp"
-#include "apps/cosmoflow/CosmoFlowTask.hpp"
+#include "halo3d/apps/common/EvaluationRun.hpp"
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/apps/common/TrainingRun.hpp"
+#include "halo3d/apps/cosmoflow/CosmoFlowTask.hpp"
 
 namespace halo3d::apps {
 

@@ -1,7 +1,7 @@
 #pragma once
 // `cosmoflow train` and `cosmoflow eval`: the hybrid-parallel training loop of the CosmoFlow app.
 
-#include "apps/cosmoflow/Options.hpp"
+#include "halo3d/apps/cosmoflow/Options.hpp"
 
 namespace halo3d::apps {
 

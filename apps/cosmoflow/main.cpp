@@ -9,10 +9,10 @@
 // the watchdog (docs/cosmoflow.md).
 #include <CLI/CLI.hpp>
 
-#include "apps/common/AppSupport.hpp"
-#include "apps/common/ConfigFile.hpp"
-#include "apps/common/TrainingFlags.hpp"
-#include "apps/cosmoflow/Training.hpp"
+#include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/ConfigFile.hpp"
+#include "halo3d/apps/common/TrainingFlags.hpp"
+#include "halo3d/apps/cosmoflow/Training.hpp"
 
 namespace {
 

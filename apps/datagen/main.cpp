@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "io/Collective.hpp"
-#include "io/SampleCatalog.hpp"
-#include "io/SampleWriter.hpp"
-#include "io/synthetic/SyntheticDataset.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
+#include "halo3d/io/SampleWriter.hpp"
+#include "halo3d/io/synthetic/SyntheticDataset.hpp"
 
 namespace {
 

@@ -1,12 +1,12 @@
-#include "apps/unet3d/ModelSetup.hpp"
+#include "halo3d/apps/unet3d/ModelSetup.hpp"
 
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
-#include "core/Error.hpp"
-#include "nn/Loss.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/Loss.hpp"
 
 namespace halo3d::apps {
 

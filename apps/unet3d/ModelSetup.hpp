@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "apps/unet3d/Options.hpp"
-#include "apps/unet3d/Segmentation.hpp"
-#include "io/HyperslabReader.hpp"
-#include "io/SampleCatalog.hpp"
-#include "nn/models/UNet3d.hpp"
+#include "halo3d/apps/unet3d/Options.hpp"
+#include "halo3d/apps/unet3d/Segmentation.hpp"
+#include "halo3d/io/HyperslabReader.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
+#include "halo3d/nn/models/UNet3d.hpp"
 
 namespace halo3d::apps {
 

@@ -19,17 +19,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/common/AppSupport.hpp"
-#include "apps/common/RunId.hpp"
-#include "apps/common/RunSupport.hpp"
-#include "apps/unet3d/ModelSetup.hpp"
-#include "apps/unet3d/PredictionFile.hpp"
-#include "apps/unet3d/SlidingWindow.hpp"
-#include "apps/unet3d/Training.hpp"
-#include "apps/unet3d/WindowReader.hpp"
-#include "comm/Allreduce.hpp"
-#include "comm/Distribute.hpp"
-#include "io/Collective.hpp"
+#include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/RunId.hpp"
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/apps/unet3d/ModelSetup.hpp"
+#include "halo3d/apps/unet3d/PredictionFile.hpp"
+#include "halo3d/apps/unet3d/SlidingWindow.hpp"
+#include "halo3d/apps/unet3d/Training.hpp"
+#include "halo3d/apps/unet3d/WindowReader.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/comm/Distribute.hpp"
+#include "halo3d/io/Collective.hpp"
 
 namespace halo3d::apps {
 

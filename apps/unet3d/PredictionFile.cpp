@@ -1,8 +1,8 @@
-#include "apps/unet3d/PredictionFile.hpp"
+#include "halo3d/apps/unet3d/PredictionFile.hpp"
 
 #include <algorithm>
 
-#include "io/Hdf5.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d::apps {
 

@@ -1,11 +1,11 @@
-#include "apps/unet3d/Segmentation.hpp"
+#include "halo3d/apps/unet3d/Segmentation.hpp"
 
 #include <cstdio>
 
-#include "comm/Allreduce.hpp"
-#include "core/Error.hpp"
-#include "core/KokkosCompat.hpp"
-#include "kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/kernels/impl/ElementwiseViews.hpp"
 
 namespace halo3d::apps {
 

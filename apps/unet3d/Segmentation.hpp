@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "comm/ProcessGrid.hpp"
-#include "nn/Activation.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/nn/Activation.hpp"
 
 namespace halo3d::apps {
 

@@ -1,9 +1,9 @@
-#include "apps/unet3d/SlidingWindow.hpp"
+#include "halo3d/apps/unet3d/SlidingWindow.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::apps {
 

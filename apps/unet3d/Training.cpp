@@ -1,9 +1,9 @@
-#include "apps/unet3d/Training.hpp"
+#include "halo3d/apps/unet3d/Training.hpp"
 
-#include "apps/common/EvaluationRun.hpp"
-#include "apps/common/RunSupport.hpp"
-#include "apps/common/TrainingRun.hpp"
-#include "apps/unet3d/UNetTask.hpp"
+#include "halo3d/apps/common/EvaluationRun.hpp"
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/apps/common/TrainingRun.hpp"
+#include "halo3d/apps/unet3d/UNetTask.hpp"
 
 namespace halo3d::apps {
 

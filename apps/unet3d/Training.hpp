@@ -1,7 +1,7 @@
 #pragma once
 // `unet3d train`, `unet3d eval` and `unet3d predict`.
 
-#include "apps/unet3d/Options.hpp"
+#include "halo3d/apps/unet3d/Options.hpp"
 
 namespace halo3d::apps {
 

@@ -1,10 +1,10 @@
-#include "apps/unet3d/UNetTask.hpp"
+#include "halo3d/apps/unet3d/UNetTask.hpp"
 
-#include "apps/common/ModelCache.hpp"
-#include "apps/common/RunSupport.hpp"
-#include "apps/unet3d/ModelSetup.hpp"
-#include "core/Activity.hpp"
-#include "core/Error.hpp"
+#include "halo3d/apps/common/ModelCache.hpp"
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/apps/unet3d/ModelSetup.hpp"
+#include "halo3d/core/Activity.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::apps {
 

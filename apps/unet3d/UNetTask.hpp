@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "apps/common/TrainingTask.hpp"
-#include "apps/unet3d/Options.hpp"
-#include "nn/models/UNet3d.hpp"
+#include "halo3d/apps/common/TrainingTask.hpp"
+#include "halo3d/apps/unet3d/Options.hpp"
+#include "halo3d/nn/models/UNet3d.hpp"
 
 namespace halo3d::apps {
 

@@ -1,21 +1,15 @@
-#include "apps/unet3d/WindowReader.hpp"
+#include "halo3d/apps/unet3d/WindowReader.hpp"
 
 #include <type_traits>
 
-#include "io/Collective.hpp"
-#include "io/impl/IoExecutor.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/impl/IoExecutor.hpp"
 
 namespace halo3d::apps {
 
 WindowReader::WindowReader(const ProcessGrid& grid, const SampleCatalog& catalog,
                            const ReadOptions& options)
-    : _world(grid.comm()),
-      _reader(std::make_unique<HyperslabReader>(catalog, grid.spatialComm(), options)) {}
-
-WindowReader::~WindowReader() {
-  HyperslabReader* reader = _reader.release();
-  impl::IoExecutor::instance().run([reader] { delete reader; });
-}
+    : _world(grid.comm()), _reader(HyperslabReader::open(catalog, grid.spatialComm(), options)) {}
 
 void WindowReader::readInput(index_t id, const Extents3& origin, const nn::Tensor& input) {
   static_assert(std::is_same<nn::real, float>::value, "sample files hold float32 inputs");

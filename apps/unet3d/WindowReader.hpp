@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "comm/ProcessGrid.hpp"
-#include "io/HyperslabReader.hpp"
-#include "io/SampleCatalog.hpp"
-#include "nn/Activation.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/HyperslabReader.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
+#include "halo3d/nn/Activation.hpp"
 
 namespace halo3d::apps {
 
@@ -24,8 +24,7 @@ class WindowReader {
   // Collective over grid.spatialComm(). The reads of every rank of a spatial group are of one
   // sample.
   WindowReader(const ProcessGrid& grid, const SampleCatalog& catalog, const ReadOptions& options);
-  // Closes the files (collective).
-  ~WindowReader();
+  // The destructor closes the files (collective): the reader is a HyperslabReaderPtr.
   WindowReader(const WindowReader&) = delete;
   WindowReader& operator=(const WindowReader&) = delete;
 
@@ -42,7 +41,7 @@ class WindowReader {
   void read(index_t id, const Extents3& origin, const HaloTensor<T, M>& dst, bool labels);
 
   MPI_Comm _world;
-  std::unique_ptr<HyperslabReader> _reader;
+  HyperslabReaderPtr _reader;
 };
 
 }  // namespace halo3d::apps

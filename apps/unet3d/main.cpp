@@ -12,10 +12,10 @@
 // the watchdog (docs/unet3d.md).
 #include <CLI/CLI.hpp>
 
-#include "apps/common/AppSupport.hpp"
-#include "apps/common/ConfigFile.hpp"
-#include "apps/common/TrainingFlags.hpp"
-#include "apps/unet3d/Training.hpp"
+#include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/ConfigFile.hpp"
+#include "halo3d/apps/common/TrainingFlags.hpp"
+#include "halo3d/apps/unet3d/Training.hpp"
 
 namespace {
 

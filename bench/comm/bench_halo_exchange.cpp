@@ -1,17 +1,17 @@
-// Halo exchange of a (1, 16, 64, 64, 64) float tensor, side by side with raw MPI_Sendrecv of the same bytes
-// to the same neighbours, in the same run. 2 ranks split D (1x2x1x1); 8 ranks split all three (1x2x2x2);
-// other rank counts split D only.
+// Halo exchange of a (1, 16, 64, 64, 64) float tensor, side by side with raw MPI_Sendrecv of the
+// same bytes to the same neighbours, in the same run. 2 ranks split D (1x2x1x1); 8 ranks split all
+// three (1x2x2x2); other rank counts split D only.
 //
-// Arguments: {halo width, ghosts in every dimension (1) or only along split ones (0), direct runs (1/0)}.
-// Rates: bytes_per_second counts the ghost bytes one rank receives per exchange (its useful payload);
-// face_KiB is the largest single face message.
+// Arguments: {halo width, ghosts in every dimension (1) or only along split ones (0), direct runs
+// (1/0)}. Rates: bytes_per_second counts the ghost bytes one rank receives per exchange (its useful
+// payload); face_KiB is the largest single face message.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
 #include <vector>
 
-#include "comm/HaloExchange.hpp"
-#include "comm/ProcessGrid.hpp"
+#include "halo3d/comm/HaloExchange.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
 #include "support/MpiTiming.hpp"
 
 namespace halo3d::bench {
@@ -72,7 +72,8 @@ void haloExchange(benchmark::State& state, HaloDirection dir) {
   HaloExchangeOptions opts;
   opts.direct_runs = state.range(2) != 0;
   HaloExchange<float, Memory> exchange(s.grid, s.block, opts);
-  for (int i = 0; i < 3; ++i) dir == HaloDirection::Gather ? exchange.gather(s.tensor) : exchange.scatter(s.tensor);
+  for (int i = 0; i < 3; ++i)
+    dir == HaloDirection::Gather ? exchange.gather(s.tensor) : exchange.scatter(s.tensor);
   for (auto _ : state) {
     // finish() fences the execution space before it returns.
     state.SetIterationTime(timedMax([&] {
@@ -85,7 +86,8 @@ void haloExchange(benchmark::State& state, HaloDirection dir) {
 }
 
 // The anchor: one MPI_Sendrecv per neighbour slot (send to the slot's neighbour, receive from the
-// opposite one, as in a shift), from and into contiguous buffers of exactly the halo's message sizes.
+// opposite one, as in a shift), from and into contiguous buffers of exactly the halo's message
+// sizes.
 class RawSendrecv {
  public:
   explicit RawSendrecv(const Setup& s)
@@ -98,7 +100,8 @@ class RawSendrecv {
       p.from = s.grid.neighbour(neighbourOffset(oppositeSlot(slot)));
       for (const auto& m : _plan.messages) {
         if (m.slot == slot) p.send.assign(std::size_t(m.owned_side.size() * kC), 1.0f);
-        if (m.slot == oppositeSlot(slot)) p.recv.assign(std::size_t(m.ghost_side.size() * kC), 0.0f);
+        if (m.slot == oppositeSlot(slot))
+          p.recv.assign(std::size_t(m.ghost_side.size() * kC), 0.0f);
       }
       _bytes += p.recv.size() * sizeof(float);
       if (p.to != MPI_PROC_NULL || p.from != MPI_PROC_NULL) _pairs.push_back(std::move(p));
@@ -106,8 +109,8 @@ class RawSendrecv {
   }
   void run() {
     for (Pair& p : _pairs)
-      MPI_Sendrecv(p.send.data(), int(p.send.size()), MPI_FLOAT, p.to, 0, p.recv.data(), int(p.recv.size()),
-                   MPI_FLOAT, p.from, 0, _comm, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(p.send.data(), int(p.send.size()), MPI_FLOAT, p.to, 0, p.recv.data(),
+                   int(p.recv.size()), MPI_FLOAT, p.from, 0, _comm, MPI_STATUS_IGNORE);
   }
   std::size_t bytes() const { return _bytes; }
   const impl::HaloPlan& plan() const { return _plan; }
@@ -126,14 +129,16 @@ class RawSendrecv {
 void rawSendrecv(benchmark::State& state) {
   Setup s(int(state.range(0)), state.range(1) != 0);
   RawSendrecv raw(s);
-  for (int i = 0; i < 3; ++i) raw.run();
-  for (auto _ : state) state.SetIterationTime(timedMax([&] { raw.run(); }));
+  for (int i = 0; i < 3; ++i)
+    raw.run();
+  for (auto _ : state)
+    state.SetIterationTime(timedMax([&] { raw.run(); }));
   report(state, raw.bytes(), largestFaceBytes(raw.plan()));
 }
 
-// Halo gather and raw MPI_Sendrecv interleaved, iteration by iteration, so that both see the same machine
-// (shared, noisy virtual machines drift by tens of percent between benchmarks). The manual time is the
-// halo's; the counters give both rates and halo/raw, the bandwidth ratio.
+// Halo gather and raw MPI_Sendrecv interleaved, iteration by iteration, so that both see the same
+// machine (shared, noisy virtual machines drift by tens of percent between benchmarks). The manual
+// time is the halo's; the counters give both rates and halo/raw, the bandwidth ratio.
 void haloVsRaw(benchmark::State& state) {
   Setup s(int(state.range(0)), state.range(1) != 0);
   HaloExchangeOptions opts;
@@ -153,21 +158,27 @@ void haloVsRaw(benchmark::State& state) {
   }
   report(state, exchange.receivedBytes(HaloDirection::Gather), largestFaceBytes(exchange.plan()));
   const double n = double(state.iterations());
-  state.counters["halo_GBps"] = double(exchange.receivedBytes(HaloDirection::Gather)) * n / t_halo / 1e9;
+  state.counters["halo_GBps"] =
+      double(exchange.receivedBytes(HaloDirection::Gather)) * n / t_halo / 1e9;
   state.counters["raw_GBps"] = double(raw.bytes()) * n / t_raw / 1e9;
   state.counters["halo/raw"] = (double(exchange.receivedBytes(HaloDirection::Gather)) / t_halo) /
                                (double(raw.bytes()) / t_raw);
   state.counters["direct_routes"] = double(exchange.directSendRoutes(HaloDirection::Gather));
 }
 
-void haloGather(benchmark::State& state) { haloExchange(state, HaloDirection::Gather); }
-void haloScatter(benchmark::State& state) { haloExchange(state, HaloDirection::ScatterSum); }
+void haloGather(benchmark::State& state) {
+  haloExchange(state, HaloDirection::Gather);
+}
+void haloScatter(benchmark::State& state) {
+  haloExchange(state, HaloDirection::ScatterSum);
+}
 
 void widths(benchmark::internal::Benchmark* b, bool with_direct) {
   b->ArgNames({"halo", "every_dim", "direct"});
   for (int every_dim : {1, 0})
     for (int w : {1, 2, 4, 8})
-      for (int direct : with_direct ? std::vector<int>{1, 0} : std::vector<int>{0}) b->Args({w, every_dim, direct});
+      for (int direct : with_direct ? std::vector<int>{1, 0} : std::vector<int>{0})
+        b->Args({w, every_dim, direct});
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 

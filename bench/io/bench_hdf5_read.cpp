@@ -17,9 +17,9 @@
 #include <map>
 #include <memory>
 
-#include "comm/ProcessGrid.hpp"
-#include "io/DataLoader.hpp"
-#include "io/SampleWriter.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/DataLoader.hpp"
+#include "halo3d/io/SampleWriter.hpp"
 #include "support/MpiTiming.hpp"
 
 namespace halo3d::bench {

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <string>
 
-#include "core/KokkosCompat.hpp"
-#include "kernels/BatchNorm.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/kernels/BatchNorm.hpp"
 
 namespace halo3d::bench {
 namespace {

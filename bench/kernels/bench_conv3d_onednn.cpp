@@ -23,10 +23,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/HaloTensor.hpp"
-#include "core/KokkosCompat.hpp"
-#include "core/TensorBlock.hpp"
-#include "kernels/Conv3d.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/core/TensorBlock.hpp"
+#include "halo3d/kernels/Conv3d.hpp"
 
 namespace {
 

@@ -8,11 +8,11 @@
 #include <functional>
 #include <string>
 
-#include "core/KokkosCompat.hpp"
-#include "kernels/Activations.hpp"
-#include "kernels/Channels.hpp"
-#include "kernels/Dropout.hpp"
-#include "kernels/Elementwise.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/kernels/Activations.hpp"
+#include "halo3d/kernels/Channels.hpp"
+#include "halo3d/kernels/Dropout.hpp"
+#include "halo3d/kernels/Elementwise.hpp"
 
 namespace halo3d::bench {
 namespace {

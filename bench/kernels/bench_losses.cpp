@@ -9,8 +9,8 @@
 #include <functional>
 #include <string>
 
-#include "core/KokkosCompat.hpp"
-#include "kernels/Losses.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/kernels/Losses.hpp"
 
 namespace halo3d::bench {
 namespace {

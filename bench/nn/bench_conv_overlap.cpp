@@ -1,5 +1,5 @@
-// Whether a convolution hides its halo exchange behind its interior compute (DESIGN.md, "Parallel
-// algorithms": start, interior, finish, shell), one layer at a time.
+// Whether a convolution hides its halo exchange behind its interior compute (the overlap of
+// nn/layers/WindowLayer.hpp: start, interior, finish, shell), one layer at a time.
 //
 // The model is input -> conv "a" -> conv "b" (C -> C channels, 3^3, padding 1, batch 2), split
 // over the ranks like bench_cosmoflow_step (2 ranks 1x2x1x1, 4 ranks 1x2x2x1, 8 ranks 1x2x2x2).
@@ -18,9 +18,9 @@
 
 #include <mpi.h>
 
-#include "nn/Init.hpp"
-#include "nn/Model.hpp"
-#include "nn/layers/Conv3d.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/layers/Conv3d.hpp"
 #include "support/MpiTiming.hpp"
 #include "support/SplitGrid.hpp"
 

@@ -17,13 +17,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "comm/Allreduce.hpp"
-#include "nn/GradientReducer.hpp"
-#include "nn/Init.hpp"
-#include "nn/Loss.hpp"
-#include "nn/Optimizer.hpp"
-#include "nn/layers/Conv3d.hpp"
-#include "nn/models/CosmoFlow.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/nn/GradientReducer.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/Loss.hpp"
+#include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/layers/Conv3d.hpp"
+#include "halo3d/nn/models/CosmoFlow.hpp"
 #include "support/MpiTiming.hpp"
 #include "support/SplitGrid.hpp"
 

@@ -10,11 +10,11 @@
 
 #include <cstdint>
 
-#include "nn/GradientReducer.hpp"
-#include "nn/Init.hpp"
-#include "nn/Loss.hpp"
-#include "nn/Optimizer.hpp"
-#include "nn/models/UNet3d.hpp"
+#include "halo3d/nn/GradientReducer.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/Loss.hpp"
+#include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/models/UNet3d.hpp"
 #include "support/MpiTiming.hpp"
 
 namespace halo3d::bench {

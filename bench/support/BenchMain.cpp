@@ -1,6 +1,6 @@
 // Google Benchmark main for on-node benchmarks: Kokkos initialised around the run.
-#include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdlib>
 

@@ -1,7 +1,7 @@
 #pragma once
 // The spatial grids the overlap and CosmoFlow-step benchmarks run on, by rank count: 2 ranks
 // 1x2x1x1 and 4 ranks 1x2x2x1 (the grids issue 5 compares), 8 ranks 1x2x2x2, otherwise 1xPx1x1.
-#include "core/GridShape.hpp"
+#include "halo3d/core/GridShape.hpp"
 
 namespace halo3d::bench {
 

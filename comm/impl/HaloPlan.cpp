@@ -1,6 +1,6 @@
-#include "comm/impl/HaloPlan.hpp"
+#include "halo3d/comm/impl/HaloPlan.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::impl {
 
@@ -10,8 +10,8 @@ RunLayout runsOf(const Shape5& alloc, const Box& region, std::size_t max_runs) {
                                    region.extent(2)};
   RunLayout r;
   if (region.empty()) return r;
-  // Walk from the contiguous W axis outwards while the region spans the whole axis: those axes fold into
-  // one run, and so does the first partial axis. The axes outside it enumerate the runs.
+  // Walk from the contiguous W axis outwards while the region spans the whole axis: those axes fold
+  // into one run, and so does the first partial axis. The axes outside it enumerate the runs.
   int k = 4;
   r.length = 1;
   for (; k >= 0; --k) {
@@ -19,13 +19,15 @@ RunLayout runsOf(const Shape5& alloc, const Box& region, std::size_t max_runs) {
     if (ext[k] != alloc[k]) break;
   }
   std::size_t count = 1;
-  for (int j = 0; j < k; ++j) count *= std::size_t(ext[j]);
+  for (int j = 0; j < k; ++j)
+    count *= std::size_t(ext[j]);
   if (count > max_runs) return r;
   r.starts.reserve(count);
   std::array<index_t, 5> idx = lo;
   for (std::size_t n = 0; n < count; ++n) {
     std::size_t linear = 0;
-    for (int j = 0; j < 5; ++j) linear = linear * std::size_t(alloc[j]) + std::size_t(idx[j]);
+    for (int j = 0; j < 5; ++j)
+      linear = linear * std::size_t(alloc[j]) + std::size_t(idx[j]);
     r.starts.push_back(linear);
     for (int j = k - 1; j >= 0; --j) {  // odometer over the outer axes
       if (++idx[j] < lo[j] + ext[j]) break;
@@ -37,11 +39,13 @@ RunLayout runsOf(const Shape5& alloc, const Box& region, std::size_t max_runs) {
 
 namespace {
 
-// Along one dimension: [ghost lo | owned | ghost hi] in local indices, with lo/hi widths and owned extent e.
-// Offset -1 faces the lo side, +1 the hi side, 0 the owned span.
+// Along one dimension: [ghost lo | owned | ghost hi] in local indices, with lo/hi widths and owned
+// extent e. Offset -1 faces the lo side, +1 the hi side, 0 the owned span.
 std::array<index_t, 2> ownedSide(int o, index_t lo, index_t hi, index_t e) {
-  if (o < 0) return {lo, lo + hi};        // my first `hi` cells feed the lo neighbour's hi ghosts
-  if (o > 0) return {e, lo + e};  // my last `lo` cells, [lo + e - lo, lo + e), feed the hi neighbour's lo ghosts
+  if (o < 0) return {lo, lo + hi};  // my first `hi` cells feed the lo neighbour's hi ghosts
+  if (o > 0)
+    return {
+        e, lo + e};  // my last `lo` cells, [lo + e - lo, lo + e), feed the hi neighbour's lo ghosts
   return {lo, lo + e};
 }
 std::array<index_t, 2> ghostSide(int o, index_t lo, index_t hi, index_t e) {
@@ -75,10 +79,10 @@ HaloPlan planHaloExchange(const TensorBlock& block, const GridShape& grid,
       m.owned_side = m.owned_side.withRange(d, os[0], os[1]);
       m.ghost_side = m.ghost_side.withRange(d, gs[0], gs[1]);
       const bool stretch = parts[d] == 1;  // then o[d] == 0 and every ghost along d is physical
-      m.owned_side_stretched =
-          m.owned_side_stretched.withRange(d, stretch ? all.min(d) : os[0], stretch ? all.max(d) : os[1]);
-      m.ghost_side_stretched =
-          m.ghost_side_stretched.withRange(d, stretch ? all.min(d) : gs[0], stretch ? all.max(d) : gs[1]);
+      m.owned_side_stretched = m.owned_side_stretched.withRange(d, stretch ? all.min(d) : os[0],
+                                                                stretch ? all.max(d) : os[1]);
+      m.ghost_side_stretched = m.ghost_side_stretched.withRange(d, stretch ? all.min(d) : gs[0],
+                                                                stretch ? all.max(d) : gs[1]);
     }
     if (m.owned_side.empty() && m.ghost_side.empty()) continue;
     require<ShapeError>(owned.contains(m.owned_side), "halo exchange: the ", m.owned_side.extents(),

@@ -1,11 +1,11 @@
-#include "io/impl/BatchProducer.hpp"
+#include "halo3d/io/impl/BatchProducer.hpp"
 
 #include <cstdio>
 
-#include "core/BlockDecomposition.hpp"
-#include "io/Collective.hpp"
-#include "io/impl/IoExecutor.hpp"
-#include "io/impl/TileCopy.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/impl/IoExecutor.hpp"
+#include "halo3d/io/impl/TileCopy.hpp"
 
 namespace halo3d::impl {
 
@@ -86,7 +86,7 @@ BatchProducer::BatchProducer(const ProcessGrid& grid, const SampleCatalog& catal
   // The block must suit the grid (a volume too small to split, a halo wider than a block): checked
   // here, the same on every rank, rather than at the first step.
   TensorBlock::forGrid(_catalog.batchShape(_schedule.batchSize()), _shape, _coords, _options.halo);
-  _reader = std::make_unique<HyperslabReader>(_catalog, _spatial.get(), _options.read);
+  _reader = HyperslabReader::open(_catalog, _spatial.get(), _options.read);
   _prefetch = options.prefetch && IoExecutor::instance().threaded();
   if (options.prefetch && !_prefetch && grid.isRoot())
     std::fprintf(stderr,
@@ -102,9 +102,6 @@ BatchProducer::~BatchProducer() {
       // Every rank saw the same failure; a destructor cannot report it.
     }
   }
-  // Closing MPI-IO files is collective: it queues behind other collective I/O like any read.
-  HyperslabReader* reader = _reader.release();
-  IoExecutor::instance().run([reader] { delete reader; });
 }
 
 std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, index_t step) {

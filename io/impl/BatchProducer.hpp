@@ -14,13 +14,13 @@
 #include <memory>
 #include <vector>
 
-#include "comm/Communicator.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "core/HaloTensor.hpp"
-#include "io/DataLoaderOptions.hpp"
-#include "io/DataStore.hpp"
-#include "io/EpochSchedule.hpp"
-#include "io/StorePlan.hpp"
+#include "halo3d/comm/Communicator.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/io/DataLoaderOptions.hpp"
+#include "halo3d/io/DataStore.hpp"
+#include "halo3d/io/EpochSchedule.hpp"
+#include "halo3d/io/StorePlan.hpp"
 
 namespace halo3d::impl {
 
@@ -73,7 +73,7 @@ class BatchProducer {
   EpochSchedule _schedule;
   StorePlan _plan;
   Communicator _world, _spatial, _data;
-  std::unique_ptr<HyperslabReader> _reader;
+  HyperslabReaderPtr _reader;  // closed after the destructor waited for the in-flight read
   DataStore _store;
   bool _prefetch = false;
   index_t _epoch = 0, _step = 0;

@@ -1,4 +1,4 @@
-#include "io/impl/IoExecutor.hpp"
+#include "halo3d/io/impl/IoExecutor.hpp"
 
 #include <mpi.h>
 

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "io/HyperslabReader.hpp"
+#include "halo3d/io/HyperslabReader.hpp"
 
 namespace halo3d::impl {
 

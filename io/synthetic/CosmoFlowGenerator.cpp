@@ -1,4 +1,4 @@
-#include "io/synthetic/CosmoFlowGenerator.hpp"
+#include "halo3d/io/synthetic/CosmoFlowGenerator.hpp"
 
 #include <fftw3.h>
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 

@@ -18,8 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/Types.hpp"
-#include "io/Random.hpp"
+#include "halo3d/core/Types.hpp"
+#include "halo3d/io/Random.hpp"
 
 namespace halo3d {
 

@@ -1,11 +1,11 @@
-#include "io/synthetic/SegmentationGenerator.hpp"
+#include "halo3d/io/synthetic/SegmentationGenerator.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "core/Error.hpp"
-#include "io/Random.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/Random.hpp"
 
 namespace halo3d {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/Types.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d {
 

@@ -1,4 +1,4 @@
-#include "io/synthetic/SyntheticDataset.hpp"
+#include "halo3d/io/synthetic/SyntheticDataset.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/Collective.hpp"
-#include "io/IoError.hpp"
-#include "io/SampleWriter.hpp"
-#include "io/synthetic/SegmentationGenerator.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/io/IoError.hpp"
+#include "halo3d/io/SampleWriter.hpp"
+#include "halo3d/io/synthetic/SegmentationGenerator.hpp"
 
 namespace halo3d {
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "io/ElementType.hpp"
-#include "io/SampleFormat.hpp"
-#include "io/SampleWriter.hpp"
-#include "io/synthetic/CosmoFlowGenerator.hpp"
+#include "halo3d/io/ElementType.hpp"
+#include "halo3d/io/SampleFormat.hpp"
+#include "halo3d/io/SampleWriter.hpp"
+#include "halo3d/io/synthetic/CosmoFlowGenerator.hpp"
 
 namespace halo3d {
 

@@ -1,8 +1,8 @@
-#include "nn/layers/BatchNorm3d.hpp"
+#include "halo3d/nn/layers/BatchNorm3d.hpp"
 
-#include "comm/Allreduce.hpp"
-#include "core/Error.hpp"
-#include "kernels/BatchNorm.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/BatchNorm.hpp"
 
 namespace halo3d::nn {
 

@@ -14,7 +14,7 @@
 // same on every rank and every grid with the same global batch, and a checkpoint or an evaluation
 // does not depend on the rank.
 
-#include "nn/Layer.hpp"
+#include "halo3d/nn/Layer.hpp"
 
 namespace halo3d::nn {
 

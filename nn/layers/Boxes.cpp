@@ -1,4 +1,4 @@
-#include "nn/layers/Boxes.hpp"
+#include "halo3d/nn/layers/Boxes.hpp"
 
 #include <algorithm>
 

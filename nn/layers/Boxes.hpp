@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/TensorBlock.hpp"
+#include "halo3d/core/TensorBlock.hpp"
 
 namespace halo3d::nn {
 

@@ -1,20 +1,21 @@
-#include "nn/layers/Conv3d.hpp"
+#include "halo3d/nn/layers/Conv3d.hpp"
 
-#include "core/Error.hpp"
-#include "kernels/Conv3d.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/Conv3d.hpp"
 
 namespace halo3d::nn {
 
 namespace {
 using Weights = kernels::Conv3dWeights<real, Memory>;
 using Bias = kernels::Conv3dBias<real, Memory>;
-}
+}  // namespace
 
-Conv3d::Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g, bool bias)
+Conv3d::Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g,
+               bool bias)
     : WindowLayer(std::move(name)), _g(g), _in(in_channels), _out(out_channels), _has_bias(bias) {
   _g.validate();
-  require<ShapeError>(in_channels > 0 && out_channels > 0, this->name(), ": channels must be positive, got ",
-                      in_channels, " -> ", out_channels);
+  require<ShapeError>(in_channels > 0 && out_channels > 0, this->name(),
+                      ": channels must be positive, got ", in_channels, " -> ", out_channels);
 }
 
 std::string Conv3d::kind() const {
@@ -23,7 +24,8 @@ std::string Conv3d::kind() const {
 }
 
 void Conv3d::checkInputChannels(index_t channels) const {
-  require<ShapeError>(channels == _in, name(), ": expects ", _in, " input channels, got ", channels);
+  require<ShapeError>(channels == _in, name(), ": expects ", _in, " input channels, got ",
+                      channels);
 }
 
 void Conv3d::addParameters(ParameterStore& store) {
@@ -38,21 +40,25 @@ void Conv3d::computeForward(const Activation& x, const Activation& y, const Box&
 
 void Conv3d::computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
                                  const Box& dy_box) {
-  kernels::conv3dBackwardData(dy.tensor, Weights(_weight->valueAs<5>()), _g, dx.tensor, in_box, dy_box);
+  kernels::conv3dBackwardData(dy.tensor, Weights(_weight->valueAs<5>()), _g, dx.tensor, in_box,
+                              dy_box);
 }
 
 void Conv3d::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
   forwardWithOverlap(ctx, *in[0], out);
 }
 
-void Conv3d::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
-                      const Activation& dout, const std::vector<Activation*>& din) {
+void Conv3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                      const Activation& out, const Activation& dout,
+                      const std::vector<Activation*>& din) {
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     if (contributesReplicatedGradient(ctx, *in[0])) {
       const kernels::Conv3dBiasGrad<real, Memory> db =
-          _bias ? kernels::Conv3dBiasGrad<real, Memory>(_bias->gradAs<1>()) : kernels::Conv3dBiasGrad<real, Memory>();
-      kernels::conv3dBackwardFilter(in[0]->tensor, dout.tensor, _g, kernels::Conv3dWeightsGrad<real, Memory>(_weight->gradAs<5>()),
+          _bias ? kernels::Conv3dBiasGrad<real, Memory>(_bias->gradAs<1>())
+                : kernels::Conv3dBiasGrad<real, Memory>();
+      kernels::conv3dBackwardFilter(in[0]->tensor, dout.tensor, _g,
+                                    kernels::Conv3dWeightsGrad<real, Memory>(_weight->gradAs<5>()),
                                     db, out.owned(), false);
     } else {
       Kokkos::deep_copy(_weight->grad(), real(0));

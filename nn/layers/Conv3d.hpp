@@ -1,15 +1,16 @@
 #pragma once
-// Conv3d over a distributed activation (PyTorch's nn.Conv3d: weight (O, I, kD, kH, kW), optional bias), with
-// the halo overlap of WindowLayer in forward and backward. The weight gradient is this rank's partial sum over
-// its owned outputs; the GradientReducer sums the partials of all ranks.
+// Conv3d over a distributed activation (PyTorch's nn.Conv3d: weight (O, I, kD, kH, kW), optional
+// bias), with the halo overlap of WindowLayer in forward and backward. The weight gradient is this
+// rank's partial sum over its owned outputs; the GradientReducer sums the partials of all ranks.
 
-#include "nn/layers/WindowLayer.hpp"
+#include "halo3d/nn/layers/WindowLayer.hpp"
 
 namespace halo3d::nn {
 
 class Conv3d : public WindowLayer {
  public:
-  Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g, bool bias);
+  Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g,
+         bool bias);
   std::string kind() const override;
   void addParameters(ParameterStore& store) override;
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
@@ -17,7 +18,9 @@ class Conv3d : public WindowLayer {
                 const Activation& dout, const std::vector<Activation*>& din) override;
 
  protected:
-  index_t outputExtent(int dim, index_t input_extent) const override { return _g.outputExtent(dim, input_extent); }
+  index_t outputExtent(int dim, index_t input_extent) const override {
+    return _g.outputExtent(dim, input_extent);
+  }
   std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const override {
     return _g.inputWindow(dim, o0, o1);
   }

@@ -1,6 +1,6 @@
-#include "nn/layers/ConvTranspose3d.hpp"
+#include "halo3d/nn/layers/ConvTranspose3d.hpp"
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::nn {
 
@@ -13,16 +13,18 @@ ConvTranspose3d::ConvTranspose3d(std::string name, index_t in_channels, index_t 
                                  const kernels::ConvTranspose3dGeometry& g, bool bias)
     : WindowLayer(std::move(name)), _g(g), _in(in_channels), _out(out_channels), _has_bias(bias) {
   _g.validate();
-  require<ShapeError>(in_channels > 0 && out_channels > 0, this->name(), ": channels must be positive, got ",
-                      in_channels, " -> ", out_channels);
+  require<ShapeError>(in_channels > 0 && out_channels > 0, this->name(),
+                      ": channels must be positive, got ", in_channels, " -> ", out_channels);
 }
 
 std::string ConvTranspose3d::kind() const {
-  return concat("ConvTranspose3d(", _in, "->", _out, ", k", _g.window.kernel, " s", _g.window.stride, ")");
+  return concat("ConvTranspose3d(", _in, "->", _out, ", k", _g.window.kernel, " s",
+                _g.window.stride, ")");
 }
 
 void ConvTranspose3d::checkInputChannels(index_t channels) const {
-  require<ShapeError>(channels == _in, name(), ": expects ", _in, " input channels, got ", channels);
+  require<ShapeError>(channels == _in, name(), ": expects ", _in, " input channels, got ",
+                      channels);
 }
 
 void ConvTranspose3d::addParameters(ParameterStore& store) {
@@ -33,27 +35,32 @@ void ConvTranspose3d::addParameters(ParameterStore& store) {
 
 void ConvTranspose3d::computeForward(const Activation& x, const Activation& y, const Box& out) {
   const Views::bias_type b = _bias ? Views::bias_type(_bias->valueAs<1>()) : Views::bias_type();
-  kernels::convTranspose3dForward(Exec(), x.tensor, Views::weights_type(_weight->valueAs<5>()), b, _g, y.tensor, out);
+  kernels::convTranspose3dForward(Exec(), x.tensor, Views::weights_type(_weight->valueAs<5>()), b,
+                                  _g, y.tensor, out);
 }
 
-void ConvTranspose3d::computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
-                                          const Box& dy_box) {
-  kernels::convTranspose3dBackwardData(Exec(), dy.tensor, Views::weights_type(_weight->valueAs<5>()), _g, dx.tensor,
-                                       in_box, dy_box);
+void ConvTranspose3d::computeBackwardData(const Activation& dy, const Activation& dx,
+                                          const Box& in_box, const Box& dy_box) {
+  kernels::convTranspose3dBackwardData(
+      Exec(), dy.tensor, Views::weights_type(_weight->valueAs<5>()), _g, dx.tensor, in_box, dy_box);
 }
 
-void ConvTranspose3d::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+void ConvTranspose3d::forward(RunContext& ctx, const std::vector<const Activation*>& in,
+                              Activation& out) {
   forwardWithOverlap(ctx, *in[0], out);
 }
 
-void ConvTranspose3d::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
-                               const Activation& dout, const std::vector<Activation*>& din) {
+void ConvTranspose3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                               const Activation& out, const Activation& dout,
+                               const std::vector<Activation*>& din) {
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     if (contributesReplicatedGradient(ctx, *in[0])) {
-      const Views::bias_grad_type db = _bias ? Views::bias_grad_type(_bias->gradAs<1>()) : Views::bias_grad_type();
+      const Views::bias_grad_type db =
+          _bias ? Views::bias_grad_type(_bias->gradAs<1>()) : Views::bias_grad_type();
       kernels::convTranspose3dBackwardFilter(Exec(), in[0]->tensor, dout.tensor, _g,
-                                             Views::weights_grad_type(_weight->gradAs<5>()), db, out.owned(), false);
+                                             Views::weights_grad_type(_weight->gradAs<5>()), db,
+                                             out.owned(), false);
     } else {
       Kokkos::deep_copy(_weight->grad(), real(0));
       if (_bias) Kokkos::deep_copy(_bias->grad(), real(0));

@@ -1,10 +1,10 @@
 #pragma once
-// ConvTranspose3d over a distributed activation (PyTorch's nn.ConvTranspose3d: weight (I, O, kD, kH, kW),
-// optional bias), with the halo overlap of WindowLayer. For the U-Net's 2^3 / stride 2 upsampling on evenly
-// split blocks the input ghost widths are zero and no exchange happens.
+// ConvTranspose3d over a distributed activation (PyTorch's nn.ConvTranspose3d: weight (I, O, kD,
+// kH, kW), optional bias), with the halo overlap of WindowLayer. For the U-Net's 2^3 / stride 2
+// upsampling on evenly split blocks the input ghost widths are zero and no exchange happens.
 
-#include "kernels/ConvTranspose3d.hpp"
-#include "nn/layers/WindowLayer.hpp"
+#include "halo3d/kernels/ConvTranspose3d.hpp"
+#include "halo3d/nn/layers/WindowLayer.hpp"
 
 namespace halo3d::nn {
 
@@ -19,7 +19,9 @@ class ConvTranspose3d : public WindowLayer {
                 const Activation& dout, const std::vector<Activation*>& din) override;
 
  protected:
-  index_t outputExtent(int dim, index_t input_extent) const override { return _g.outputExtent(dim, input_extent); }
+  index_t outputExtent(int dim, index_t input_extent) const override {
+    return _g.outputExtent(dim, input_extent);
+  }
   std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const override {
     return _g.inputWindow(dim, o0, o1);
   }

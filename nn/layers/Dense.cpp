@@ -1,7 +1,7 @@
-#include "nn/layers/Dense.hpp"
+#include "halo3d/nn/layers/Dense.hpp"
 
-#include "core/Error.hpp"
-#include "kernels/Dense.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/Dense.hpp"
 
 namespace halo3d::nn {
 
@@ -13,25 +13,29 @@ using Vec = Kokkos::View<real*, Kokkos::LayoutRight, Memory>;
 // The (N, F, 1, 1, 1) activation as an (N, F) matrix over the same memory (no ghosts: halo 0).
 Matrix asMatrix(const Tensor& t) {
   const auto& v = t.view();
-  require<ShapeError>(v.extent(2) == 1 && v.extent(3) == 1 && v.extent(4) == 1, "dense layer input '", t.label(),
-                      "' is not flat: extents (", v.extent(0), ", ", v.extent(1), ", ", v.extent(2), ", ",
-                      v.extent(3), ", ", v.extent(4), ")");
+  require<ShapeError>(v.extent(2) == 1 && v.extent(3) == 1 && v.extent(4) == 1,
+                      "dense layer input '", t.label(), "' is not flat: extents (", v.extent(0),
+                      ", ", v.extent(1), ", ", v.extent(2), ", ", v.extent(3), ", ", v.extent(4),
+                      ")");
   return Matrix(v.data(), v.extent(0), v.extent(1));
 }
 }  // namespace
 
 Dense::Dense(std::string name, index_t in_features, index_t out_features)
     : Layer(std::move(name)), _in(in_features), _out(out_features) {
-  require<ShapeError>(in_features > 0 && out_features > 0, this->name(), ": features must be positive, got ",
-                      in_features, " -> ", out_features);
+  require<ShapeError>(in_features > 0 && out_features > 0, this->name(),
+                      ": features must be positive, got ", in_features, " -> ", out_features);
 }
 
-std::string Dense::kind() const { return concat("Linear(", _in, "->", _out, ")"); }
+std::string Dense::kind() const {
+  return concat("Linear(", _in, "->", _out, ")");
+}
 
 TensorSpec Dense::outputSpec(const std::vector<TensorSpec>& inputs) const {
   const Shape5& s = inputs.at(0).shape;
-  require<ShapeError>(s[1] * s[2] * s[3] * s[4] == _in && s[2] * s[3] * s[4] == 1, name(), ": expects (N, ", _in,
-                      ", 1, 1, 1), got ", s, " (flatten first; for CosmoFlow the input size must leave a 2^3 volume)");
+  require<ShapeError>(s[1] * s[2] * s[3] * s[4] == _in && s[2] * s[3] * s[4] == 1, name(),
+                      ": expects (N, ", _in, ", 1, 1, 1), got ", s,
+                      " (flatten first; for CosmoFlow the input size must leave a 2^3 volume)");
   TensorSpec y = inputs[0];
   y.shape = {s[0], _out, 1, 1, 1};
   return y;
@@ -44,9 +48,10 @@ void Dense::addParameters(ParameterStore& store) {
 
 void Dense::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  kernels::denseForward<real>(asMatrix(in[0]->tensor), ConstMatrix(_weight->valueAs<2>()),
-                               Kokkos::View<const real*, Kokkos::LayoutRight, Memory>(_bias->valueAs<1>()),
-                               asMatrix(out.tensor));
+  kernels::denseForward<real>(
+      asMatrix(in[0]->tensor), ConstMatrix(_weight->valueAs<2>()),
+      Kokkos::View<const real*, Kokkos::LayoutRight, Memory>(_bias->valueAs<1>()),
+      asMatrix(out.tensor));
   Kokkos::fence();
 }
 
@@ -56,7 +61,7 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     if (contributesReplicatedGradient(ctx, *in[0])) {
       kernels::denseBackwardWeights<real>(asMatrix(in[0]->tensor), asMatrix(dout.tensor),
-                                           Matrix(_weight->gradAs<2>()), false);
+                                          Matrix(_weight->gradAs<2>()), false);
       kernels::denseBackwardBias<real>(asMatrix(dout.tensor), Vec(_bias->gradAs<1>()), false);
     } else {
       Kokkos::deep_copy(_weight->grad(), real(0));
@@ -69,8 +74,9 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
     ctx.reducer->markReady(*_bias);
   }
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  if (din[0]) kernels::denseBackwardData<real>(asMatrix(dout.tensor), ConstMatrix(_weight->valueAs<2>()),
-                                                 asMatrix(din[0]->tensor));
+  if (din[0])
+    kernels::denseBackwardData<real>(asMatrix(dout.tensor), ConstMatrix(_weight->valueAs<2>()),
+                                     asMatrix(din[0]->tensor));
   Kokkos::fence();
 }
 

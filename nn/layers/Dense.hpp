@@ -1,8 +1,9 @@
 #pragma once
-// A fully connected layer (torch.nn.Linear: weight (out, in), bias (out)) on a flattened, replicated
-// activation (N, in, 1, 1, 1). It runs replicated on every rank of a spatial group, through KokkosBlas::gemm.
+// A fully connected layer (torch.nn.Linear: weight (out, in), bias (out)) on a flattened,
+// replicated activation (N, in, 1, 1, 1). It runs replicated on every rank of a spatial group,
+// through KokkosBlas::gemm.
 
-#include "nn/Layer.hpp"
+#include "halo3d/nn/Layer.hpp"
 
 namespace halo3d::nn {
 

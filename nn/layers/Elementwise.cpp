@@ -1,31 +1,39 @@
-#include "nn/layers/Elementwise.hpp"
+#include "halo3d/nn/layers/Elementwise.hpp"
 
-#include "core/Error.hpp"
-#include "kernels/Activations.hpp"
-#include "kernels/Dropout.hpp"
-#include "kernels/Elementwise.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/Activations.hpp"
+#include "halo3d/kernels/Dropout.hpp"
+#include "halo3d/kernels/Elementwise.hpp"
 
 namespace halo3d::nn {
 
-std::string LeakyRelu::kind() const { return _slope == 0.0 ? "ReLU" : concat("LeakyReLU(", _slope, ")"); }
+std::string LeakyRelu::kind() const {
+  return _slope == 0.0 ? "ReLU" : concat("LeakyReLU(", _slope, ")");
+}
 
-void LeakyRelu::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+void LeakyRelu::forward(RunContext& ctx, const std::vector<const Activation*>& in,
+                        Activation& out) {
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   kernels::leakyReluForward(in[0]->tensor, _slope, out.tensor, out.owned());
 }
 
-void LeakyRelu::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation&,
-                         const Activation& dout, const std::vector<Activation*>& din) {
+void LeakyRelu::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                         const Activation&, const Activation& dout,
+                         const std::vector<Activation*>& din) {
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  if (din[0]) kernels::leakyReluBackward(in[0]->tensor, dout.tensor, _slope, din[0]->tensor, in[0]->owned());
+  if (din[0])
+    kernels::leakyReluBackward(in[0]->tensor, dout.tensor, _slope, din[0]->tensor, in[0]->owned());
 }
 
 Dropout::Dropout(std::string name, double p, std::uint32_t layer_id)
     : Layer(std::move(name)), _p(p), _layer_id(layer_id) {
-  require<InputError>(p >= 0.0 && p < 1.0, this->name(), ": dropout probability must be in [0, 1), got ", p);
+  require<InputError>(p >= 0.0 && p < 1.0, this->name(),
+                      ": dropout probability must be in [0, 1), got ", p);
 }
 
-std::string Dropout::kind() const { return concat("Dropout(", _p, ")"); }
+std::string Dropout::kind() const {
+  return concat("Dropout(", _p, ")");
+}
 
 void Dropout::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
   ScopedTimer t(ctx.timers, name(), Phase::Compute);

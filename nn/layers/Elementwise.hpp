@@ -1,8 +1,8 @@
 #pragma once
-// Element-wise layers on the owned cells: LeakyReLU (ReLU is slope 0) and Dropout. They need no ghosts and
-// run on either distribution.
+// Element-wise layers on the owned cells: LeakyReLU (ReLU is slope 0) and Dropout. They need no
+// ghosts and run on either distribution.
 
-#include "nn/Layer.hpp"
+#include "halo3d/nn/Layer.hpp"
 
 namespace halo3d::nn {
 
@@ -11,7 +11,9 @@ class LeakyRelu : public Layer {
   // slope 0.01 is PyTorch's default; 0 gives ReLU.
   LeakyRelu(std::string name, double slope) : Layer(std::move(name)), _slope(slope) {}
   std::string kind() const override;
-  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override { return inputs.at(0); }
+  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override {
+    return inputs.at(0);
+  }
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;
@@ -21,12 +23,15 @@ class LeakyRelu : public Layer {
 };
 
 // Inverted dropout (scaled by 1/(1-p) in training, identity in evaluation). The mask comes from a
-// counter-based generator keyed by (seed, step, layer id, global cell index): it does not depend on the grid.
+// counter-based generator keyed by (seed, step, layer id, global cell index): it does not depend on
+// the grid.
 class Dropout : public Layer {
  public:
   Dropout(std::string name, double p, std::uint32_t layer_id);
   std::string kind() const override;
-  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override { return inputs.at(0); }
+  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override {
+    return inputs.at(0);
+  }
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;

@@ -1,7 +1,7 @@
-#include "nn/layers/Pool3d.hpp"
+#include "halo3d/nn/layers/Pool3d.hpp"
 
-#include "core/Error.hpp"
-#include "kernels/Pool3d.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/Pool3d.hpp"
 
 namespace halo3d::nn {
 
@@ -11,11 +11,12 @@ Pool3d::Pool3d(std::string name, PoolKind kind, const WindowGeometry& g)
 }
 
 std::string Pool3d::kind() const {
-  return concat(_kind == PoolKind::Max ? "MaxPool3d(k" : "AvgPool3d(k", _g.kernel, " s", _g.stride, " p", _g.padding,
-                ")");
+  return concat(_kind == PoolKind::Max ? "MaxPool3d(k" : "AvgPool3d(k", _g.kernel, " s", _g.stride,
+                " p", _g.padding, ")");
 }
 
-void Pool3d::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation& out) {
+void Pool3d::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
+                   const Activation& out) {
   WindowLayer::setup(grid, in, out);
   if (_kind == PoolKind::Max) _argmax = HaloTensor<index_t>(name() + ".argmax", out.tensor.block());
 }
@@ -27,7 +28,8 @@ void Pool3d::computeForward(const Activation& x, const Activation& y, const Box&
     kernels::avgPool3dForward(x.tensor, _g, y.tensor, out);
 }
 
-void Pool3d::computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box, const Box& dy_box) {
+void Pool3d::computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
+                                 const Box& dy_box) {
   using Exec = Kokkos::DefaultExecutionSpace;
   if (_kind == PoolKind::Max)
     kernels::maxPool3dBackward(Exec(), dy.tensor, _argmax, _g, dx.tensor, in_box, dy_box);

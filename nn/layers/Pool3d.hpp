@@ -1,10 +1,10 @@
 #pragma once
-// Max or average 3D pooling over a distributed activation, PyTorch semantics (max pads with -inf; average
-// counts the zero padding), with the halo overlap of WindowLayer. Max pooling keeps the argmax of every
-// output (a global cell index) so that backward is exact.
+// Max or average 3D pooling over a distributed activation, PyTorch semantics (max pads with -inf;
+// average counts the zero padding), with the halo overlap of WindowLayer. Max pooling keeps the
+// argmax of every output (a global cell index) so that backward is exact.
 
-#include "core/HaloWidths.hpp"
-#include "nn/layers/WindowLayer.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/nn/layers/WindowLayer.hpp"
 
 namespace halo3d::nn {
 
@@ -14,13 +14,16 @@ class Pool3d : public WindowLayer {
  public:
   Pool3d(std::string name, PoolKind kind, const WindowGeometry& g);
   std::string kind() const override;
-  void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation& out) override;
+  void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
+             const Activation& out) override;
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;
 
  protected:
-  index_t outputExtent(int dim, index_t input_extent) const override { return _g.outputExtent(dim, input_extent); }
+  index_t outputExtent(int dim, index_t input_extent) const override {
+    return _g.outputExtent(dim, input_extent);
+  }
   std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const override {
     return _g.inputWindow(dim, o0, o1);
   }

@@ -1,11 +1,12 @@
 #pragma once
-// Moves an activation from Spatial to Replicated: every rank of the spatial group gathers the blocks of all the
-// others (MPI_Allgatherv over the spatial communicator). Backward needs no communication: the gradient of the
-// replicated tensor is identical on every rank of the group, and each rank keeps the slice of its own block.
+// Moves an activation from Spatial to Replicated: every rank of the spatial group gathers the
+// blocks of all the others (MPI_Allgatherv over the spatial communicator). Backward needs no
+// communication: the gradient of the replicated tensor is identical on every rank of the group, and
+// each rank keeps the slice of its own block.
 
 #include <vector>
 
-#include "nn/Layer.hpp"
+#include "halo3d/nn/Layer.hpp"
 
 namespace halo3d::nn {
 
@@ -14,7 +15,8 @@ class Redistribute : public Layer {
   explicit Redistribute(std::string name) : Layer(std::move(name)) {}
   std::string kind() const override { return "Redistribute(spatial->replicated)"; }
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override;
-  void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation& out) override;
+  void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
+             const Activation& out) override;
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;
@@ -24,7 +26,8 @@ class Redistribute : public Layer {
   std::vector<int> _counts, _displs;
 };
 
-// Copies the cells of global box `box` (all samples and channels) from `src` to `dst`; both must hold them.
+// Copies the cells of global box `box` (all samples and channels) from `src` to `dst`; both must
+// hold them.
 void copyBox(const Tensor& src, const Tensor& dst, const Box& box);
 
 }  // namespace halo3d::nn

@@ -1,15 +1,16 @@
-#include "nn/layers/Structural.hpp"
+#include "halo3d/nn/layers/Structural.hpp"
 
-#include "core/Error.hpp"
-#include "kernels/Channels.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/Channels.hpp"
 
 namespace halo3d::nn {
 
 TensorSpec Concat::outputSpec(const std::vector<TensorSpec>& inputs) const {
   require<ShapeError>(inputs.size() == 2, name(), ": Concat takes two inputs, got ", inputs.size());
   const TensorSpec &a = inputs[0], &b = inputs[1];
-  require<ShapeError>(a.shape[0] == b.shape[0] && a.volume() == b.volume(), name(), ": cannot concatenate ",
-                      a.shape, " and ", b.shape, " (batch and volume must match)");
+  require<ShapeError>(a.shape[0] == b.shape[0] && a.volume() == b.volume(), name(),
+                      ": cannot concatenate ", a.shape, " and ", b.shape,
+                      " (batch and volume must match)");
   TensorSpec y = a;
   y.shape[1] = a.shape[1] + b.shape[1];
   return y;
@@ -24,7 +25,8 @@ void Concat::backward(RunContext& ctx, const std::vector<const Activation*>& in,
                       const Activation& dout, const std::vector<Activation*>& din) {
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   if (din[0]) kernels::sliceChannels(dout.tensor, 0, din[0]->tensor, in[0]->owned());
-  if (din[1]) kernels::sliceChannels(dout.tensor, in[0]->spec.shape[1], din[1]->tensor, in[1]->owned());
+  if (din[1])
+    kernels::sliceChannels(dout.tensor, in[0]->spec.shape[1], din[1]->tensor, in[1]->owned());
 }
 
 TensorSpec Flatten::outputSpec(const std::vector<TensorSpec>& inputs) const {
@@ -39,10 +41,13 @@ namespace {
 // (n, c, d, h, w) of a whole-volume tensor <-> (n, f) of its flattening.
 template <class From, class To>
 void reshapeCopy(const From& from, const To& to, bool forward) {
-  const index_t nl = index_t(from.extent(0)), c = index_t(from.extent(1)), d = index_t(from.extent(2));
+  const index_t nl = index_t(from.extent(0)), c = index_t(from.extent(1)),
+                d = index_t(from.extent(2));
   const index_t h = index_t(from.extent(3)), w = index_t(from.extent(4));
   Kokkos::parallel_for(
-      "halo3d::flatten", Kokkos::MDRangePolicy<Kokkos::Rank<5>, Kokkos::IndexType<index_t>>({0, 0, 0, 0, 0}, {nl, c, d, h, w}),
+      "halo3d::flatten",
+      Kokkos::MDRangePolicy<Kokkos::Rank<5>, Kokkos::IndexType<index_t>>({0, 0, 0, 0, 0},
+                                                                         {nl, c, d, h, w}),
       KOKKOS_LAMBDA(index_t n, index_t ci, index_t di, index_t hi, index_t wi) {
         const index_t f = ((ci * d + di) * h + hi) * w + wi;
         if (forward)

@@ -1,12 +1,13 @@
 #pragma once
-// Layers that move data without arithmetic: channel concatenation (U-Net skips) and Flatten (the hand-over
-// from convolutions to the dense head).
+// Layers that move data without arithmetic: channel concatenation (U-Net skips) and Flatten (the
+// hand-over from convolutions to the dense head).
 
-#include "nn/Layer.hpp"
+#include "halo3d/nn/Layer.hpp"
 
 namespace halo3d::nn {
 
-// y = [a, b] along channels, on the owned cells. Both inputs must have the same distribution and volume.
+// y = [a, b] along channels, on the owned cells. Both inputs must have the same distribution and
+// volume.
 class Concat : public Layer {
  public:
   using Layer::Layer;
@@ -17,8 +18,8 @@ class Concat : public Layer {
                 const Activation& dout, const std::vector<Activation*>& din) override;
 };
 
-// (N, C, D, H, W) -> (N, C*D*H*W, 1, 1, 1) in C order, as torch.nn.Flatten. Needs whole volumes, so the model
-// replicates a Spatial input first.
+// (N, C, D, H, W) -> (N, C*D*H*W, 1, 1, 1) in C order, as torch.nn.Flatten. Needs whole volumes, so
+// the model replicates a Spatial input first.
 class Flatten : public Layer {
  public:
   using Layer::Layer;

@@ -1,10 +1,10 @@
-#include "nn/layers/WindowLayer.hpp"
+#include "halo3d/nn/layers/WindowLayer.hpp"
 
 #include <algorithm>
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
-#include "nn/layers/Boxes.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/layers/Boxes.hpp"
 
 namespace halo3d::nn {
 

@@ -1,27 +1,29 @@
 #pragma once
-// The distributed algorithm shared by sliding-window layers (convolution, transposed convolution, pooling):
+// The distributed algorithm shared by sliding-window layers (convolution, transposed convolution,
+// pooling):
 //
 // forward  1. start the halo exchange of x (all 26 neighbours, one round)
 //          2. compute the outputs whose windows need no exchanged ghost (the interior)
 //          3. finish the exchange
 //          4. compute the boundary shell (up to six slabs)
-// backward (data, scatter form) dx is laid out like x. The layer computes dx on the window of its owned
-//          outputs: first the ghost cells (contributions owed to neighbours), then starts the scatter-sum of
-//          those ghosts, computes its owned cells, and finishes the scatter, which adds what the neighbours
-//          owe. The same kernels run on every piece; only the boxes differ.
+// backward (data, scatter form) dx is laid out like x. The layer computes dx on the window of
+//          its owned outputs: first the ghost cells (contributions owed to neighbours), then
+//          starts the scatter-sum of those ghosts, computes its owned cells, and finishes the
+//          scatter, which adds what the neighbours owe. The same kernels run on every piece;
+//          only the boxes differ.
 //
-// With overlap off (RunContext::overlap = false) the exchange completes before any compute: benchmarks
-// compare the two. Replicated inputs need no exchange at all.
+// With overlap off (RunContext::overlap = false) the exchange completes before any compute:
+// benchmarks compare the two. Replicated inputs need no exchange at all.
 //
-// A subclass gives the geometry as two monotone maps per dimension: the output extent of an input extent,
-// and the input cells [lo, hi) that a run of outputs [o0, o1) reads. Ghost widths, the split rule, the
-// interior and the backward window all follow from those.
+// A subclass gives the geometry as two monotone maps per dimension: the output extent of an input
+// extent, and the input cells [lo, hi) that a run of outputs [o0, o1) reads. Ghost widths, the
+// split rule, the interior and the backward window all follow from those.
 
 #include <array>
 #include <memory>
 
-#include "comm/HaloExchange.hpp"
-#include "nn/Layer.hpp"
+#include "halo3d/comm/HaloExchange.hpp"
+#include "halo3d/nn/Layer.hpp"
 
 namespace halo3d::nn {
 
@@ -30,13 +32,16 @@ class WindowLayer : public Layer {
   explicit WindowLayer(std::string name) : Layer(std::move(name)) {}
 
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override;
-  // A split works while every block, input and output, is non-empty and at least as thick as the ghosts it
-  // feeds its neighbours.
+  // A split works while every block, input and output, is non-empty and at least as thick as the
+  // ghosts it feeds its neighbours.
   bool acceptsSpatial(const std::vector<TensorSpec>& inputs, const GridShape& grid) const override;
-  HaloWidths inputHalo(const std::vector<TensorSpec>& inputs, int i, const GridShape& grid) const override;
-  void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in, const Activation& out) override;
+  HaloWidths inputHalo(const std::vector<TensorSpec>& inputs, int i,
+                       const GridShape& grid) const override;
+  void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
+             const Activation& out) override;
 
-  // Ghost widths an input volume split into `parts` needs: the most any block's outputs read past it.
+  // Ghost widths an input volume split into `parts` needs: the most any block's outputs read past
+  // it.
   HaloWidths haloFor(const Extents3& input, const std::array<int, 3>& parts) const;
   // Input cells read by the outputs in `out` (may reach past the volume).
   Box inputWindow(const Box& out) const;

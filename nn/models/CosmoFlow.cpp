@@ -1,13 +1,13 @@
-#include "nn/models/CosmoFlow.hpp"
+#include "halo3d/nn/models/CosmoFlow.hpp"
 
 #include <cmath>
 
-#include "core/Error.hpp"
-#include "nn/layers/Conv3d.hpp"
-#include "nn/layers/Dense.hpp"
-#include "nn/layers/Elementwise.hpp"
-#include "nn/layers/Pool3d.hpp"
-#include "nn/layers/Structural.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/layers/Conv3d.hpp"
+#include "halo3d/nn/layers/Dense.hpp"
+#include "halo3d/nn/layers/Elementwise.hpp"
+#include "halo3d/nn/layers/Pool3d.hpp"
+#include "halo3d/nn/layers/Structural.hpp"
 
 namespace halo3d::nn {
 

@@ -1,11 +1,11 @@
-#include "nn/models/UNet3d.hpp"
+#include "halo3d/nn/models/UNet3d.hpp"
 
-#include "core/Error.hpp"
-#include "nn/layers/Conv3d.hpp"
-#include "nn/layers/ConvTranspose3d.hpp"
-#include "nn/layers/Elementwise.hpp"
-#include "nn/layers/Pool3d.hpp"
-#include "nn/layers/Structural.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/layers/Conv3d.hpp"
+#include "halo3d/nn/layers/ConvTranspose3d.hpp"
+#include "halo3d/nn/layers/Elementwise.hpp"
+#include "halo3d/nn/layers/Pool3d.hpp"
+#include "halo3d/nn/layers/Structural.hpp"
 
 namespace halo3d::nn {
 

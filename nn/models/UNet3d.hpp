@@ -9,8 +9,8 @@
 
 #include <memory>
 
-#include "nn/Model.hpp"
-#include "nn/layers/BatchNorm3d.hpp"
+#include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/layers/BatchNorm3d.hpp"
 
 namespace halo3d::nn {
 

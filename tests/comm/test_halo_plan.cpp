@@ -1,8 +1,8 @@
 // The message plan without MPI: regions and contiguous runs.
 #include <gtest/gtest.h>
 
-#include "comm/impl/HaloPlan.hpp"
-#include "core/Error.hpp"
+#include "halo3d/comm/impl/HaloPlan.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::impl {
 namespace {
@@ -39,8 +39,8 @@ TEST(HaloPlan, RegionsOfAnInteriorBlock) {
     EXPECT_TRUE(b.localOwned().contains(m.owned_side)) << m.owned_side;
     EXPECT_TRUE(intersect(b.localOwned(), m.ghost_side).empty()) << m.ghost_side;
     if (m.offset == std::array<int, 3>{-1, 0, 0}) {
-      EXPECT_EQ(m.ghost_side, Box({0, 2, 1}, {1, 5, 4}));   // lo ghost plane, width lo = 1
-      EXPECT_EQ(m.owned_side, Box({1, 2, 1}, {3, 5, 4}));   // first hi = 2 owned planes
+      EXPECT_EQ(m.ghost_side, Box({0, 2, 1}, {1, 5, 4}));  // lo ghost plane, width lo = 1
+      EXPECT_EQ(m.owned_side, Box({1, 2, 1}, {3, 5, 4}));  // first hi = 2 owned planes
     }
   }
   // The ghost sides tile the ghost shell exactly.
@@ -60,7 +60,8 @@ TEST(HaloPlan, RegionsOfAnInteriorBlock) {
 
 TEST(HaloPlan, StretchCoversUnsplitDimensionsOnly) {
   const GridShape grid(1, 2, 1, 1);
-  const TensorBlock b = TensorBlock::forGrid({1, 2, 8, 5, 5}, grid, {0, 0, 0, 0}, HaloWidths::uniform(1));
+  const TensorBlock b =
+      TensorBlock::forGrid({1, 2, 8, 5, 5}, grid, {0, 0, 0, 0}, HaloWidths::uniform(1));
   const HaloPlan plan = planHaloExchange(b, grid, {0, 0, 0});
   ASSERT_EQ(plan.messages.size(), 1u);
   EXPECT_EQ(plan.messages[0].ghost_side_stretched, Box({5, 0, 0}, {6, 7, 7}));

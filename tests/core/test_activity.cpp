@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "core/Activity.hpp"
+#include "halo3d/core/Activity.hpp"
 
 namespace halo3d {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 namespace {
@@ -32,7 +32,8 @@ TEST(BlockDecomposition, PartsTileTheExtentAndOwnerInvertsOffsets) {
         if (i > 0) {
           ASSERT_LE(ext, blockExtent(e, p, i - 1));
         }
-        for (index_t x = off; x < off + ext; ++x) ASSERT_EQ(blockOwner(e, p, x), i) << "E=" << e << " x=" << x;
+        for (index_t x = off; x < off + ext; ++x)
+          ASSERT_EQ(blockOwner(e, p, x), i) << "E=" << e << " x=" << x;
         next = off + ext;
       }
       ASSERT_EQ(next, e);
@@ -51,7 +52,8 @@ TEST(BlockDecomposition, BadInputNamesTheValues) {
     checkDecomposable("D", 3, 4);
     FAIL() << "expected ShapeError";
   } catch (const ShapeError& e) {
-    EXPECT_NE(std::string(e.what()).find("extent 3 cannot be split over 4"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("extent 3 cannot be split over 4"), std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(checkDecomposable("D", 0, 1), ShapeError);
   EXPECT_THROW(checkDecomposable("D", -5, 1), ShapeError);

@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include "core/Error.hpp"
-#include "core/GridShape.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/GridShape.hpp"
 
 namespace halo3d {
 namespace {
@@ -20,13 +20,14 @@ TEST(GridShape, ParsesNxDxHxW) {
 }
 
 TEST(GridShape, MalformedStringsNameTheInput) {
-  for (const char* bad : {"", "2x2x2", "2x2x2x2x1", "2x0x1x1", "ax1x1x1", "2x2x2x", "2,2,2,2", "-1x1x1x1",
-                          "1x1x1x1 ", "99999999x1x1x1"}) {
+  for (const char* bad : {"", "2x2x2", "2x2x2x2x1", "2x0x1x1", "ax1x1x1", "2x2x2x", "2,2,2,2",
+                          "-1x1x1x1", "1x1x1x1 ", "99999999x1x1x1"}) {
     try {
       GridShape::parse(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos)
+          << e.what();
       EXPECT_NE(std::string(e.what()).find("NxDxHxW"), std::string::npos) << e.what();
     }
   }
@@ -60,7 +61,8 @@ TEST(GridShape, TwentySixNeighboursInTheInterior) {
   // A corner block has 7 neighbours.
   int corner = 0;
   for (int slot = 0; slot < kNeighbourSlots; ++slot)
-    if (slot != kSelfSlot && g.neighbourSpatialRank({0, 0, 0}, neighbourOffset(slot)) >= 0) ++corner;
+    if (slot != kSelfSlot && g.neighbourSpatialRank({0, 0, 0}, neighbourOffset(slot)) >= 0)
+      ++corner;
   EXPECT_EQ(corner, 7);
 }
 

@@ -2,14 +2,16 @@
 
 #include <algorithm>
 
-#include "core/BlockDecomposition.hpp"
-#include "core/Error.hpp"
-#include "core/HaloWidths.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/HaloWidths.hpp"
 
 namespace halo3d {
 namespace {
 
-WindowGeometry along(int k, int s, int p, int dil = 1) { return WindowGeometry::cubic(k, s, p, dil); }
+WindowGeometry along(int k, int s, int p, int dil = 1) {
+  return WindowGeometry::cubic(k, s, p, dil);
+}
 
 // Widths for dimension 0 of a split of E over `parts`, via the grid rule.
 std::array<int, 2> gridWidths(const WindowGeometry& g, index_t e, int parts) {
@@ -21,7 +23,8 @@ TEST(HaloWidths, WorkedExamples) {
   EXPECT_EQ(gridWidths(along(3, 1, 1), 64, 2), (std::array<int, 2>{1, 1}));
   EXPECT_EQ(gridWidths(along(3, 2, 1), 64, 2), (std::array<int, 2>{1, 0}));  // header's example
   EXPECT_EQ(gridWidths(along(2, 2, 0), 64, 2), (std::array<int, 2>{0, 0}));  // even kernel, aligned
-  EXPECT_EQ(gridWidths(along(2, 1, 0), 64, 2), (std::array<int, 2>{0, 1}));  // even kernel reaches up
+  EXPECT_EQ(gridWidths(along(2, 1, 0), 64, 2),
+            (std::array<int, 2>{0, 1}));  // even kernel reaches up
   EXPECT_EQ(gridWidths(along(5, 1, 2), 64, 4), (std::array<int, 2>{2, 2}));
   EXPECT_EQ(gridWidths(along(3, 1, 2, 2), 64, 4), (std::array<int, 2>{2, 2}));  // dilation 2
   EXPECT_EQ(gridWidths(along(3, 1, 0), 10, 3), (std::array<int, 2>{1, 1}));  // no padding, uneven
@@ -71,7 +74,8 @@ TEST(HaloWidths, MatchBruteForceTapEnumeration) {
               try {
                 got = gridWidths(g, e, parts);
               } catch (const ShapeError&) {
-                continue;  // a block whose window misses its own cells: reported, not silently wrong
+                continue;  // a block whose window misses its own cells: reported, not silently
+                           // wrong
               }
               ASSERT_EQ(got, (std::array<int, 2>{want_lo, want_hi}))
                   << "k=" << k << " s=" << s << " dil=" << dil << " p=" << p << " E=" << e

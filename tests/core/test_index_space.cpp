@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/Error.hpp"
-#include "core/IndexSpace.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/IndexSpace.hpp"
 
 namespace halo3d {
 namespace {
@@ -39,7 +39,8 @@ TEST(IndexSpace, PolicyVisitsEveryIndexOnce) {
   Kokkos::fence();
   for (index_t i = 0; i < 4; ++i)
     for (index_t j = 0; j < 4; ++j)
-      for (index_t k = 0; k < 6; ++k) EXPECT_EQ(hits(i, j, k), b.contains({i, j, k}) ? 1 : 0);
+      for (index_t k = 0; k < 6; ++k)
+        EXPECT_EQ(hits(i, j, k), b.contains({i, j, k}) ? 1 : 0);
 }
 
 }  // namespace

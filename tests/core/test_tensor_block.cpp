@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "core/Error.hpp"
-#include "core/HaloTensor.hpp"
-#include "core/TensorBlock.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/TensorBlock.hpp"
 
 namespace halo3d {
 namespace {
@@ -19,18 +19,22 @@ TEST(TensorBlock, GridBlocksTileSamplesAndVolume) {
     for (index_t n = b.sampleBegin(); n < b.sampleEnd(); ++n)
       for (index_t d = b.owned().min(0); d < b.owned().max(0); ++d)
         for (index_t h = b.owned().min(1); h < b.owned().max(1); ++h)
-          for (index_t w = b.owned().min(2); w < b.owned().max(2); ++w) ++covered[((n * 9 + d) * 4 + h) * 7 + w];
+          for (index_t w = b.owned().min(2); w < b.owned().max(2); ++w)
+            ++covered[((n * 9 + d) * 4 + h) * 7 + w];
   }
-  for (int c : covered) ASSERT_EQ(c, 1);
+  for (int c : covered)
+    ASSERT_EQ(c, 1);
 }
 
 TEST(TensorBlock, LocalGlobalMapsAreInverse) {
-  const TensorBlock b(Shape5{1, 1, 10, 10, 10}, 0, 1, Box({3, 0, 5}, {6, 10, 9}), HaloWidths{{1, 2, 0}, {0, 1, 3}});
+  const TensorBlock b(Shape5{1, 1, 10, 10, 10}, 0, 1, Box({3, 0, 5}, {6, 10, 9}),
+                      HaloWidths{{1, 2, 0}, {0, 1, 3}});
   EXPECT_EQ(b.localOwned(), Box({1, 2, 0}, {4, 12, 4}));
   EXPECT_EQ(b.toLocal({3, 0, 5}), (Extents3{1, 2, 0}));
   for (index_t d = 0; d < 4; ++d)
     for (index_t h = 0; h < 13; ++h)
-      for (index_t w = 0; w < 7; ++w) EXPECT_EQ(b.toLocal(b.toGlobal({d, h, w})), (Extents3{d, h, w}));
+      for (index_t w = 0; w < 7; ++w)
+        EXPECT_EQ(b.toLocal(b.toGlobal({d, h, w})), (Extents3{d, h, w}));
   EXPECT_TRUE(b.atBoundary(1, 0));
   EXPECT_TRUE(b.atBoundary(1, 1));
   EXPECT_FALSE(b.atBoundary(0, 0));
@@ -38,7 +42,8 @@ TEST(TensorBlock, LocalGlobalMapsAreInverse) {
 
 TEST(TensorBlock, OwnedExtentSmallerThanHaloIsRejectedWithValues) {
   try {
-    TensorBlock::forGrid({1, 1, 8, 8, 8}, GridShape(1, 4, 1, 1), {0, 0, 0, 0}, HaloWidths::uniform(3));
+    TensorBlock::forGrid({1, 1, 8, 8, 8}, GridShape(1, 4, 1, 1), {0, 0, 0, 0},
+                         HaloWidths::uniform(3));
     FAIL();
   } catch (const ShapeError& e) {
     const std::string m = e.what();

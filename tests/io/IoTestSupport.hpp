@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "io/Hdf5.hpp"
-#include "io/SampleWriter.hpp"
+#include "halo3d/io/Hdf5.hpp"
+#include "halo3d/io/SampleWriter.hpp"
 #include "support/MpiWorld.hpp"
 
 namespace halo3d::testing {

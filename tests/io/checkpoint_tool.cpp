@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "io/CheckpointFile.hpp"
+#include "halo3d/io/CheckpointFile.hpp"
 
 namespace {
 

@@ -9,9 +9,9 @@
 #include <functional>
 
 #include "IoTestSupport.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "io/DataLoader.hpp"
-#include "io/SampleReader.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/DataLoader.hpp"
+#include "halo3d/io/SampleReader.hpp"
 
 namespace halo3d {
 namespace {

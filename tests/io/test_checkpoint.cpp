@@ -14,9 +14,9 @@
 #include <iterator>
 #include <thread>
 
-#include "io/CheckpointFile.hpp"
-#include "io/Checkpointer.hpp"
-#include "io/Hdf5.hpp"
+#include "halo3d/io/CheckpointFile.hpp"
+#include "halo3d/io/Checkpointer.hpp"
+#include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d {
 namespace {

@@ -7,8 +7,8 @@
 #include <iterator>
 
 #include "IoTestSupport.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "io/Checkpointer.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/Checkpointer.hpp"
 #include "support/GridFactorisations.hpp"
 
 namespace halo3d {

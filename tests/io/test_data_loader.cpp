@@ -8,10 +8,10 @@
 #include <set>
 
 #include "IoTestSupport.hpp"
-#include "comm/Allreduce.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "core/BlockDecomposition.hpp"
-#include "io/DataLoader.hpp"
+#include "halo3d/comm/Allreduce.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/io/DataLoader.hpp"
 #include "support/GridFactorisations.hpp"
 
 namespace halo3d {

@@ -8,9 +8,9 @@
 #include <fstream>
 
 #include "IoTestSupport.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "io/SampleReader.hpp"
-#include "io/synthetic/SyntheticDataset.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/SampleReader.hpp"
+#include "halo3d/io/synthetic/SyntheticDataset.hpp"
 
 namespace halo3d {
 namespace {

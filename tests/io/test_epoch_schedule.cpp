@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/BlockDecomposition.hpp"
-#include "io/EpochSchedule.hpp"
-#include "io/Random.hpp"
+#include "halo3d/core/BlockDecomposition.hpp"
+#include "halo3d/io/EpochSchedule.hpp"
+#include "halo3d/io/Random.hpp"
 
 namespace halo3d {
 namespace {

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "IoTestSupport.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "io/SampleReader.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/SampleReader.hpp"
 #include "support/GridFactorisations.hpp"
 
 namespace halo3d {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "core/Error.hpp"
-#include "io/InputTransform.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/InputTransform.hpp"
 
 namespace halo3d {
 namespace {

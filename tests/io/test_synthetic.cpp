@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "core/Error.hpp"
-#include "io/synthetic/CosmoFlowGenerator.hpp"
-#include "io/synthetic/SegmentationGenerator.hpp"
-#include "io/synthetic/SyntheticDataset.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/io/synthetic/CosmoFlowGenerator.hpp"
+#include "halo3d/io/synthetic/SegmentationGenerator.hpp"
+#include "halo3d/io/synthetic/SyntheticDataset.hpp"
 
 namespace halo3d {
 namespace {

@@ -5,9 +5,9 @@
 #include <mpi.h>
 
 #include "IoTestSupport.hpp"
-#include "comm/ProcessGrid.hpp"
-#include "io/DataLoader.hpp"
-#include "io/impl/IoExecutor.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/io/DataLoader.hpp"
+#include "halo3d/io/impl/IoExecutor.hpp"
 
 namespace halo3d {
 namespace {

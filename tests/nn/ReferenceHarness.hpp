@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "comm/Distribute.hpp"
-#include "nn/GradientReducer.hpp"
-#include "nn/Model.hpp"
-#include "nn/StateDict.hpp"
+#include "halo3d/comm/Distribute.hpp"
+#include "halo3d/nn/GradientReducer.hpp"
+#include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/StateDict.hpp"
 #include "support/ReferenceData.hpp"
 
 namespace halo3d::nn::testing {

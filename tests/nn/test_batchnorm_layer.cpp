@@ -8,9 +8,9 @@
 #include <cmath>
 #include <vector>
 
-#include "nn/Init.hpp"
-#include "nn/Model.hpp"
-#include "nn/layers/BatchNorm3d.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/layers/BatchNorm3d.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
 

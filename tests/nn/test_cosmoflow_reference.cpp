@@ -10,10 +10,10 @@
 #include <mpi.h>
 
 #include "ReferenceHarness.hpp"
-#include "nn/Init.hpp"
-#include "nn/Loss.hpp"
-#include "nn/Optimizer.hpp"
-#include "nn/models/CosmoFlow.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/Loss.hpp"
+#include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/models/CosmoFlow.hpp"
 
 namespace halo3d::nn {
 namespace {

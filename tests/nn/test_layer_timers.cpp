@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "nn/LayerTimers.hpp"
+#include "halo3d/nn/LayerTimers.hpp"
 
 namespace halo3d::nn {
 namespace {

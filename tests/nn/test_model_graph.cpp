@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "core/Error.hpp"
-#include "nn/Init.hpp"
-#include "nn/Model.hpp"
-#include "nn/layers/Conv3d.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/layers/Conv3d.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
 

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <string>
 
-#include "core/Error.hpp"
-#include "nn/models/CosmoFlow.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/models/CosmoFlow.hpp"
 #include "support/MpiWorld.hpp"
 
 namespace halo3d::nn {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <random>
 
-#include "core/Error.hpp"
-#include "nn/LrSchedule.hpp"
-#include "nn/Optimizer.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/LrSchedule.hpp"
+#include "halo3d/nn/Optimizer.hpp"
 
 namespace halo3d::nn {
 namespace {
@@ -21,9 +21,11 @@ struct Fixture {
     std::mt19937 rng(7);
     std::uniform_real_distribution<double> u(-1, 1);
     p.resize(n);
-    for (auto& x : p) x = u(rng);
+    for (auto& x : p)
+      x = u(rng);
     auto h = Kokkos::create_mirror_view(store.values());
-    for (std::size_t i = 0; i < n; ++i) h(i) = float(p[i]);
+    for (std::size_t i = 0; i < n; ++i)
+      h(i) = float(p[i]);
     h(n) = 5.0f;
     h(n + 1) = 6.0f;
     Kokkos::deep_copy(store.values(), h);
@@ -32,9 +34,11 @@ struct Fixture {
     std::mt19937 rng(100 + step);
     std::uniform_real_distribution<double> u(-2, 2);
     g.resize(p.size());
-    for (auto& x : g) x = u(rng);
+    for (auto& x : g)
+      x = u(rng);
     auto h = Kokkos::create_mirror_view(store.grads());
-    for (std::size_t i = 0; i < g.size(); ++i) h(i) = float(g[i]);
+    for (std::size_t i = 0; i < g.size(); ++i)
+      h(i) = float(g[i]);
     Kokkos::deep_copy(store.grads(), h);
   }
   std::vector<float> values() {
@@ -61,7 +65,8 @@ TEST(Optimizer, AdamFollowsTorch) {
     }
   }
   const auto got = f.values();
-  for (std::size_t i = 0; i < f.p.size(); ++i) EXPECT_NEAR(got[i], f.p[i], 1e-5) << i;
+  for (std::size_t i = 0; i < f.p.size(); ++i)
+    EXPECT_NEAR(got[i], f.p[i], 1e-5) << i;
   EXPECT_EQ(got[f.p.size()], 5.0f);  // buffers are not trained
   EXPECT_EQ(opt->steps(), 5);
   EXPECT_EQ(opt->state().size(), 2u);
@@ -84,7 +89,8 @@ TEST(Optimizer, SgdMomentumFollowsTorch) {
     }
   }
   const auto got = f.values();
-  for (std::size_t i = 0; i < f.p.size(); ++i) EXPECT_NEAR(got[i], f.p[i], 1e-5) << i;
+  for (std::size_t i = 0; i < f.p.size(); ++i)
+    EXPECT_NEAR(got[i], f.p[i], 1e-5) << i;
 }
 
 TEST(Optimizer, UnknownKindIsAnError) {
@@ -92,7 +98,8 @@ TEST(Optimizer, UnknownKindIsAnError) {
   store.add("w", {1});
   store.finalize();
   EXPECT_THROW(parseOptimizerKind("adagrad"), InputError);
-  for (OptimizerKind k : kOptimizerKinds) EXPECT_EQ(parseOptimizerKind(optimizerKindName(k)), k);
+  for (OptimizerKind k : kOptimizerKinds)
+    EXPECT_EQ(parseOptimizerKind(optimizerKindName(k)), k);
   OptimizerConfig c;
   c.kind = OptimizerKind::Sgd;
   c.lr = 0;
@@ -122,7 +129,8 @@ TEST(LrSchedule, WarmupThenStepAndPoly) {
   s.total_steps = 2;
   EXPECT_THROW(s.validate(), InputError);
   EXPECT_THROW(parseLrDecay("cosine"), InputError);
-  for (LrDecay d : kLrDecays) EXPECT_EQ(parseLrDecay(lrDecayName(d)), d);
+  for (LrDecay d : kLrDecays)
+    EXPECT_EQ(parseLrDecay(lrDecayName(d)), d);
 }
 
 }  // namespace

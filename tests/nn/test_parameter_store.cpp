@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/Error.hpp"
-#include "nn/Parameter.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/Parameter.hpp"
 
 namespace halo3d::nn {
 namespace {

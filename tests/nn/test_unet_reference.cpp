@@ -21,9 +21,9 @@
 #include <mpi.h>
 
 #include "ReferenceHarness.hpp"
-#include "nn/Loss.hpp"
-#include "nn/Optimizer.hpp"
-#include "nn/models/UNet3d.hpp"
+#include "halo3d/nn/Loss.hpp"
+#include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/models/UNet3d.hpp"
 
 namespace halo3d::nn {
 namespace {

@@ -2,7 +2,7 @@
 // Every ordered factorisation of a rank count into a process grid N x D x H x W.
 #include <vector>
 
-#include "core/GridShape.hpp"
+#include "halo3d/core/GridShape.hpp"
 
 namespace halo3d::testing {
 

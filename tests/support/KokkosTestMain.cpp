@@ -1,7 +1,8 @@
-// GoogleTest main for tests without MPI: Kokkos is initialised around the whole run, and floating-point
-// invalid operations trap, so a NaN surfaces where it is made rather than as a later mismatch.
-#include <Kokkos_Core.hpp>
+// GoogleTest main for tests without MPI: Kokkos is initialised around the whole run, and
+// floating-point invalid operations trap, so a NaN surfaces where it is made rather than as a later
+// mismatch.
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cfenv>
 #include <cstdlib>

@@ -1,16 +1,18 @@
 // GoogleTest main for MPI tests.
 //  - Only rank 0 prints GoogleTest's output.
-//  - After each test, every rank's failures are gathered to rank 0 and printed with the rank that saw them
-//    (a collective in OnTestEnd, which every rank reaches in the same order; never inside an assertion).
+//  - After each test, every rank's failures are gathered to rank 0 and printed with the rank
+//    that saw them (a collective in OnTestEnd, which every rank reaches in the same order;
+//    never inside an assertion).
 //  - The exit code is non-zero on every rank if any rank failed.
-//  - An uncaught exception on one rank aborts the whole job instead of leaving the others in a collective.
-#include <Kokkos_Core.hpp>
+//  - An uncaught exception on one rank aborts the whole job instead of leaving the others in
+//    a collective.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cfenv>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -23,8 +25,8 @@ class RankFailureGatherer : public ::testing::EmptyTestEventListener {
 
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (!r.failed()) return;
-    _messages += std::string(r.file_name() ? r.file_name() : "?") + ":" + std::to_string(r.line_number()) +
-                 ": " + r.message() + "\n";
+    _messages += std::string(r.file_name() ? r.file_name() : "?") + ":" +
+                 std::to_string(r.line_number()) + ": " + r.message() + "\n";
   }
 
   void OnTestEnd(const ::testing::TestInfo& info) override {
@@ -42,15 +44,16 @@ class RankFailureGatherer : public ::testing::EmptyTestEventListener {
       }
       all.resize(total);
     }
-    MPI_Gatherv(_messages.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0,
-                MPI_COMM_WORLD);
+    MPI_Gatherv(_messages.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR,
+                0, MPI_COMM_WORLD);
     if (_rank == 0) {
       for (int r = 1; r < size; ++r) {
         if (lens[r] == 0) continue;
-        std::fprintf(stdout, "[  RANK %d  ] %s.%s failed on rank %d:\n%s", r, info.test_suite_name(),
-                     info.name(), r, all.substr(displs[r], lens[r]).c_str());
-        _remote_failures.push_back(std::string(info.test_suite_name()) + "." + info.name() + " (rank " +
-                                   std::to_string(r) + ")");
+        std::fprintf(stdout, "[  RANK %d  ] %s.%s failed on rank %d:\n%s", r,
+                     info.test_suite_name(), info.name(), r,
+                     all.substr(displs[r], lens[r]).c_str());
+        _remote_failures.push_back(std::string(info.test_suite_name()) + "." + info.name() +
+                                   " (rank " + std::to_string(r) + ")");
       }
       std::fflush(stdout);
     }
@@ -60,8 +63,10 @@ class RankFailureGatherer : public ::testing::EmptyTestEventListener {
 
   void OnTestProgramEnd(const ::testing::UnitTest&) override {
     if (_rank == 0 && !_remote_failures.empty()) {
-      std::fprintf(stdout, "[  FAILED  ] %zu test(s) failed on other ranks:\n", _remote_failures.size());
-      for (const auto& f : _remote_failures) std::fprintf(stdout, "[  FAILED  ] %s\n", f.c_str());
+      std::fprintf(stdout, "[  FAILED  ] %zu test(s) failed on other ranks:\n",
+                   _remote_failures.size());
+      for (const auto& f : _remote_failures)
+        std::fprintf(stdout, "[  FAILED  ] %s\n", f.c_str());
     }
   }
 
@@ -77,7 +82,8 @@ class RankFailureGatherer : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // THREAD_MULTIPLE: the data pipeline reads on a background thread while the main thread communicates.
+  // THREAD_MULTIPLE: the data pipeline reads on a background thread while the main thread
+  // communicates.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;

@@ -6,13 +6,15 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "core/Error.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::testing {
 
 namespace {
 
-bool fileExists(const std::string& p) { return std::ifstream(p).good(); }
+bool fileExists(const std::string& p) {
+  return std::ifstream(p).good();
+}
 
 herr_t collectName(hid_t, const char* name, const H5L_info_t*, void* out) {
   static_cast<std::vector<std::string>*>(out)->push_back(name);
@@ -35,8 +37,8 @@ std::string referencePath(const std::string& name) {
   dirs.push_back(std::string(HALO3D_SOURCE_DIR) + "/tests/reference");
   for (const auto& d : dirs)
     if (fileExists(d + "/" + name)) return d + "/" + name;
-  throw Error(concat("reference file '", name, "' not found in $HALO3D_REFERENCE_DIR, ", dirs[dirs.size() - 2],
-                     " or ", dirs.back()));
+  throw Error(concat("reference file '", name, "' not found in $HALO3D_REFERENCE_DIR, ",
+                     dirs[dirs.size() - 2], " or ", dirs.back()));
 }
 
 H5File::H5File(const std::string& path) : _path(path) {
@@ -56,7 +58,8 @@ bool H5File::exists(const std::string& object) const {
   while (pos != std::string::npos) {
     const std::size_t next = object.find('/', pos + 1);
     prefix = object.substr(0, next);
-    if (!prefix.empty() && prefix != "/" && H5Lexists(hid_t(_id), prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (!prefix.empty() && prefix != "/" && H5Lexists(hid_t(_id), prefix.c_str(), H5P_DEFAULT) <= 0)
+      return false;
     pos = next;
   }
   return true;

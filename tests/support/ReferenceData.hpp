@@ -1,15 +1,15 @@
 #pragma once
 // Reading the PyTorch reference data (float64 HDF5 files, see tests/reference/README.md) in tests.
 //
-// Files are looked up in $HALO3D_REFERENCE_DIR, then ../shared/reference beside the repository, then the copy
-// in tests/reference. A missing file is an error, never a skipped test.
+// Files are looked up in $HALO3D_REFERENCE_DIR, then ../shared/reference beside the repository,
+// then the copy in tests/reference. A missing file is an error, never a skipped test.
 
 #include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
 
-#include "core/Types.hpp"
+#include "halo3d/core/Types.hpp"
 
 namespace halo3d::testing {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <exception>
 
-#include "apps/unet3d/PredictionFile.hpp"
+#include "halo3d/apps/unet3d/PredictionFile.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

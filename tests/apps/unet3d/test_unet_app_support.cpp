@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "apps/unet3d/PredictionFile.hpp"
-#include "apps/unet3d/Segmentation.hpp"
-#include "apps/unet3d/SlidingWindow.hpp"
-#include "apps/unet3d/WindowReader.hpp"
-#include "comm/Distribute.hpp"
-#include "io/SampleWriter.hpp"
+#include "halo3d/apps/unet3d/PredictionFile.hpp"
+#include "halo3d/apps/unet3d/Segmentation.hpp"
+#include "halo3d/apps/unet3d/SlidingWindow.hpp"
+#include "halo3d/apps/unet3d/WindowReader.hpp"
+#include "halo3d/comm/Distribute.hpp"
+#include "halo3d/io/SampleWriter.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
 
