@@ -32,7 +32,6 @@ function(halo3d_add_library layer)
   set_target_properties(${target} PROPERTIES EXPORT_NAME ${layer} OUTPUT_NAME halo3d_${layer})
   target_include_directories(${target} ${scope}
     $<BUILD_INTERFACE:${HALO3D_BUILD_INCLUDE_DIR}>
-    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(${target} ${scope} cxx_std_17)
   if(ARG_DEPENDS)

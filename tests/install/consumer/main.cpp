@@ -4,6 +4,11 @@
 
 #include <cstdio>
 
+// The installed package puts only <prefix>/include on the include path: no generic folder names.
+#if __has_include("core/GridShape.hpp") || __has_include(<core/GridShape.hpp>)
+#error "halo3d's package put a generic folder (core/) on the consumer's include path"
+#endif
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   {
