@@ -1,5 +1,7 @@
 #include "halo3d/core/Activity.hpp"
 
+#include <Kokkos_Core.hpp>
+
 #include <mutex>
 
 namespace halo3d {
@@ -31,14 +33,18 @@ Activity currentActivity() {
 }
 
 ScopedActivity::ScopedActivity(std::string_view what) {
-  std::lock_guard<std::mutex> lock(activityMutex());
-  Activity& a = activityState();
-  _previous = a.what;
-  a.what.assign(what.data(), what.size());
-  ++a.changes;
+  {
+    std::lock_guard<std::mutex> lock(activityMutex());
+    Activity& a = activityState();
+    _previous = a.what;
+    a.what.assign(what.data(), what.size());
+    ++a.changes;
+  }
+  Kokkos::Profiling::pushRegion(std::string(what));
 }
 
 ScopedActivity::~ScopedActivity() {
+  Kokkos::Profiling::popRegion();
   setActivity(_previous);
 }
 

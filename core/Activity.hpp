@@ -22,6 +22,8 @@ void setActivity(std::string_view what);
 Activity currentActivity();
 
 // Sets `what` for the lifetime of the scope, then restores the activity before it (a mark too).
+// The scope is also a Kokkos profiling region of that name, so that Kokkos Tools, Nsight Systems
+// and perf attribute time to the same phases the watchdog names.
 class ScopedActivity {
  public:
   explicit ScopedActivity(std::string_view what);

@@ -19,6 +19,9 @@ void fence(const ExecSpace& exec, const char* why) {
 #endif
 }
 
+// A fence on the default execution space instance, named as above.
+inline void fence(const char* why) { fence(Kokkos::DefaultExecutionSpace(), why); }
+
 namespace math {
 #if KOKKOS_VERSION >= 30700
 using Kokkos::exp;

@@ -5,8 +5,11 @@
 #include <array>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
+
+#include "halo3d/core/Activity.hpp"
 
 namespace halo3d::nn {
 
@@ -34,15 +37,34 @@ class LayerTimers {
   std::map<std::string, std::array<double, 4>> _t;
 };
 
+inline const char* phaseName(Phase phase) {
+  switch (phase) {
+    case Phase::Compute:
+      return "compute";
+    case Phase::HaloWait:
+      return "halo wait";
+    case Phase::Allreduce:
+      return "allreduce";
+    case Phase::Io:
+      return "I/O";
+  }
+  return "?";
+}
+
 // Adds the lifetime of the scope to `timers` (if any) under (layer, phase). The name is kept by
-// value: callers pass temporaries ("allreduce"), which a reference would outlive.
+// value: callers pass temporaries ("allreduce"), which a reference would outlive. A communication
+// phase is also an activity (core/Activity.hpp) appended to the current one, "features.3 forward:
+// halo wait", so a stalled rank names where it waits, and a Kokkos profiling region.
 class ScopedTimer {
  public:
   ScopedTimer(LayerTimers* timers, std::string layer, Phase phase)
       : _timers(timers),
         _layer(std::move(layer)),
         _phase(phase),
-        _start(std::chrono::steady_clock::now()) {}
+        _start(std::chrono::steady_clock::now()) {
+    if (phase != Phase::Compute)
+      _activity.emplace(currentActivity().what + ": " + phaseName(phase));
+  }
   ~ScopedTimer() {
     if (_timers)
       _timers->add(
@@ -55,6 +77,7 @@ class ScopedTimer {
   std::string _layer;
   Phase _phase;
   std::chrono::steady_clock::time_point _start;
+  std::optional<ScopedActivity> _activity;
 };
 
 }  // namespace halo3d::nn

@@ -2,6 +2,7 @@
 
 #include "halo3d/comm/Allreduce.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Losses.hpp"
 
 namespace halo3d::nn {
@@ -41,7 +42,7 @@ double MseLoss::compute(const ProcessGrid& grid, const Activation& pred,
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
   const double count = double(s[0] * s[1]);
   if (dpred) kernels::mseLossBackward(pred.tensor, target, count, dpred->tensor, pred.owned());
-  Kokkos::fence();
+  fence("MSE gradient done");
   return h(0) / count;
 }
 
@@ -57,7 +58,7 @@ double CrossEntropyLoss::compute(const ProcessGrid& grid, const Activation& logi
   if (dlogits)
     kernels::softmaxCrossEntropyBackward(logits.tensor, labels, count, dlogits->tensor,
                                          logits.owned());
-  Kokkos::fence();
+  fence("cross-entropy gradient done");
   return h(0) / count;
 }
 
@@ -71,7 +72,7 @@ double DiceLoss::compute(const ProcessGrid& grid, const Activation& logits,
   require<InputError>(bad == 0.0, bad, " voxel labels lie outside [0, ", logits.spec.shape[1], ")");
   if (dlogits)
     kernels::softDiceBackward(logits.tensor, labels, sums, _eps, dlogits->tensor, logits.owned());
-  Kokkos::fence();
+  fence("Dice gradient done");
   return kernels::softDiceLoss(h, _eps);
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "halo3d/comm/Communicator.hpp"
+#include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/MemoryInfo.hpp"
 #include "halo3d/io/Collective.hpp"
@@ -143,6 +144,7 @@ void Model::forward(RunContext& ctx) {
   for (int id : _order) {
     Node& n = node(id);
     if (!n.layer) continue;
+    const ScopedActivity activity(n.layer->name() + " forward");
     std::vector<const Activation*> in;
     for (int i : n.inputs)
       in.push_back(&node(i).act);
@@ -156,6 +158,7 @@ void Model::backward(RunContext& ctx) {
   for (auto it = _order.rbegin(); it != _order.rend(); ++it) {
     Node& n = node(*it);
     if (!n.layer) continue;
+    const ScopedActivity activity(n.layer->name() + " backward");
     if (n.grad_parts.size() > 1) {
       // The gradient of a tensor read by several layers is the sum of what each sends back.
       const Box& box = n.grad.owned();

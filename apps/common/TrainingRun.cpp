@@ -7,6 +7,7 @@
 #include "halo3d/apps/common/RunSupport.hpp"
 #include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/io/Collective.hpp"
 #include "halo3d/nn/Checkpointing.hpp"
 
@@ -210,31 +211,44 @@ StepResult TrainingRun::step() {
   _watchdog.setStep(r.step);
   const auto t0 = Clock::now();
   _timers.reset();
-  setActivity("reading the batch (I/O)");
-  const Batch<> batch = _loader->next();
+  // Each phase is a scoped activity: the watchdog names it, and profilers see it as a region.
+  const Batch<> batch = [&] {
+    const ScopedActivity io("reading the batch (I/O)");
+    return _loader->next();
+  }();
   r.io_seconds = since(t0);
   nn::Model& m = _models.feed(batch);
   _ctx.step = r.step;
   _ctx.training = true;
-  setActivity("forward");
-  m.forward(_ctx);
-  setActivity("loss");
-  r.loss = _task.loss(_grid, m, batch, &m.outputGradient());
+  {
+    const ScopedActivity forward("forward");
+    m.forward(_ctx);
+  }
+  {
+    const ScopedActivity loss("loss");
+    r.loss = _task.loss(_grid, m, batch, &m.outputGradient());
+  }
   r.lr = _schedule.at(r.step);
   r.epoch = long(batch.epoch);
   r.samples = batch.global_batch;
   stopOnNonFiniteLoss({r.step, r.epoch, r.loss, r.lr, batch.sample_ids}, _o.checkpoint_dir,
                       _last_checkpoint, _root);
   _fault.at(worldRank(), r.step);
-  setActivity("backward (with the gradient allreduce)");
-  m.backward(_ctx);
-  setActivity("optimizer update");
-  _optimizer->step(r.lr);
-  Kokkos::fence();
+  {
+    const ScopedActivity backward("backward (with the gradient allreduce)");
+    m.backward(_ctx);
+  }
+  {
+    const ScopedActivity update("optimizer update");
+    _optimizer->step(r.lr);
+    fence("optimizer step done");
+  }
   // The step time (the slowest rank's) and any preemption signal, agreed in one allreduce.
   double agreed[2] = {since(t0), double(PreemptionSignals::received())};
-  setActivity("step-end allreduce");
-  MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_DOUBLE, MPI_MAX, _grid.comm());
+  {
+    const ScopedActivity agree("step-end allreduce");
+    MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_DOUBLE, MPI_MAX, _grid.comm());
+  }
   setActivity("between steps");
   r.seconds = agreed[0];
   _stop_signal = int(agreed[1]);

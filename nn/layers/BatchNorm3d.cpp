@@ -2,6 +2,7 @@
 
 #include "halo3d/comm/Allreduce.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/BatchNorm.hpp"
 
 namespace halo3d::nn {
@@ -100,7 +101,7 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
   }
   kernels::batchNormForward<real>(x.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()),
                                   ConstVec(_bias->valueAs<1>()), _eps, out.tensor, out.owned());
-  Kokkos::fence();
+  fence("batch norm forward done");
 }
 
 void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
@@ -119,7 +120,7 @@ void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>
     Kokkos::deep_copy(_weight->grad(), real(0));
     Kokkos::deep_copy(_bias->grad(), real(0));
   }
-  Kokkos::fence();
+  fence("batch norm parameter gradients final before the allreduce");
   if (ctx.reducer) {
     ctx.reducer->markReady(*_weight);
     ctx.reducer->markReady(*_bias);
@@ -132,7 +133,7 @@ void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>
   kernels::batchNormBackward<real>(x.tensor, dout.tensor, _mean, _var,
                                    ConstVec(_weight->valueAs<1>()), _eps, _sums, groupCount(ctx, x),
                                    din[0]->tensor, x.owned());
-  Kokkos::fence();
+  fence("batch norm backward done");
 }
 
 }  // namespace halo3d::nn

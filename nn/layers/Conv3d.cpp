@@ -1,6 +1,7 @@
 #include "halo3d/nn/layers/Conv3d.hpp"
 
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Conv3d.hpp"
 
 namespace halo3d::nn {
@@ -64,7 +65,7 @@ void Conv3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
       Kokkos::deep_copy(_weight->grad(), real(0));
       if (_bias) Kokkos::deep_copy(_bias->grad(), real(0));
     }
-    Kokkos::fence();
+    fence("convolution weight gradient final before the allreduce");
   }
   if (ctx.reducer) {
     ctx.reducer->markReady(*_weight);

@@ -1,6 +1,7 @@
 #include "halo3d/nn/layers/ConvTranspose3d.hpp"
 
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 
 namespace halo3d::nn {
 
@@ -65,7 +66,7 @@ void ConvTranspose3d::backward(RunContext& ctx, const std::vector<const Activati
       Kokkos::deep_copy(_weight->grad(), real(0));
       if (_bias) Kokkos::deep_copy(_bias->grad(), real(0));
     }
-    Kokkos::fence();
+    fence("transposed convolution weight gradient final before the allreduce");
   }
   if (ctx.reducer) {
     ctx.reducer->markReady(*_weight);

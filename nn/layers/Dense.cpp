@@ -1,6 +1,7 @@
 #include "halo3d/nn/layers/Dense.hpp"
 
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Dense.hpp"
 
 namespace halo3d::nn {
@@ -52,7 +53,7 @@ void Dense::forward(RunContext& ctx, const std::vector<const Activation*>& in, A
       asMatrix(in[0]->tensor), ConstMatrix(_weight->valueAs<2>()),
       Kokkos::View<const real*, Kokkos::LayoutRight, Memory>(_bias->valueAs<1>()),
       asMatrix(out.tensor));
-  Kokkos::fence();
+  fence("dense forward done");
 }
 
 void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation&,
@@ -67,7 +68,7 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
       Kokkos::deep_copy(_weight->grad(), real(0));
       Kokkos::deep_copy(_bias->grad(), real(0));
     }
-    Kokkos::fence();
+    fence("dense parameter gradients final before the allreduce");
   }
   if (ctx.reducer) {
     ctx.reducer->markReady(*_weight);
@@ -77,7 +78,7 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
   if (din[0])
     kernels::denseBackwardData<real>(asMatrix(dout.tensor), ConstMatrix(_weight->valueAs<2>()),
                                      asMatrix(din[0]->tensor));
-  Kokkos::fence();
+  fence("dense backward done");
 }
 
 }  // namespace halo3d::nn

@@ -4,6 +4,7 @@
 
 #include "halo3d/core/BlockDecomposition.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/nn/layers/Boxes.hpp"
 
 namespace halo3d::nn {
@@ -129,7 +130,7 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
     }
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     computeForward(x, y, out);
-    Kokkos::fence();
+    fence("window layer forward done");
     return;
   }
   {
@@ -144,7 +145,7 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
       computeForward(x, y, piece);
       _exchange->progress();
     }
-    Kokkos::fence();
+    fence("interior outputs done");
   }
   {
     ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
@@ -153,7 +154,7 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   for (const Box& slab : shellSlabs(out, interior))
     computeForward(x, y, slab);
-  Kokkos::fence();
+  fence("boundary shell done");
 }
 
 void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
@@ -168,7 +169,7 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
   if (!_exchange) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     computeBackwardData(dy, dx, region, dy_box);
-    Kokkos::fence();
+    fence("window layer backward done");
     return;
   }
   {
@@ -176,7 +177,7 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
     for (const Box& slab : shellSlabs(region, owned))
       computeBackwardData(dy, dx, slab, dy_box);
     if (!ctx.overlap) computeBackwardData(dy, dx, owned, dy_box);
-    Kokkos::fence();
+    fence("ghost contributions ready to scatter");
   }
   {
     ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
@@ -188,7 +189,7 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
       computeBackwardData(dy, dx, piece, dy_box);
       _exchange->progress();
     }
-    Kokkos::fence();
+    fence("owned input gradient done");
   }
   ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
   _exchange->finish();

@@ -39,5 +39,24 @@ TEST(ScopedTimer, AddsToThePhaseItNames) {
   EXPECT_TRUE(timers.all().empty());
 }
 
+// A communication phase is appended to the current activity (what the watchdog names on a stall)
+// for the scope's lifetime; compute phases leave it alone.
+TEST(ScopedTimer, NamesCommunicationPhasesInTheActivity) {
+  const ScopedActivity pass("features.3 forward");
+  {
+    ScopedTimer t(nullptr, "features.3", Phase::HaloWait);
+    EXPECT_EQ(currentActivity().what, "features.3 forward: halo wait");
+  }
+  EXPECT_EQ(currentActivity().what, "features.3 forward");
+  {
+    ScopedTimer t(nullptr, "features.3", Phase::Compute);
+    EXPECT_EQ(currentActivity().what, "features.3 forward");
+  }
+  {
+    ScopedTimer t(nullptr, "allreduce", Phase::Allreduce);
+    EXPECT_EQ(currentActivity().what, "features.3 forward: allreduce");
+  }
+}
+
 }  // namespace
 }  // namespace halo3d::nn

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/nn/Init.hpp"
 #include "halo3d/nn/Model.hpp"
@@ -183,6 +184,39 @@ TEST(ModelGraph, ReplicatedTensorsKeepThePaddingOfTheirConsumers) {
       bad += std::abs(got.data()[i] - want.data()[i]) > 1e-5f * (1 + std::abs(want.data()[i]));
     EXPECT_EQ(bad, 0);
   }
+}
+
+// Records the activity (core/Activity.hpp) it runs under: the model marks each layer's pass.
+class ActivityProbe : public Layer {
+ public:
+  using Layer::Layer;
+  std::string kind() const override { return "ActivityProbe"; }
+  TensorSpec outputSpec(const std::vector<TensorSpec>& in) const override { return in[0]; }
+  void forward(RunContext&, const std::vector<const Activation*>&, Activation&) override {
+    seen.push_back(currentActivity().what);
+  }
+  void backward(RunContext&, const std::vector<const Activation*>&, const Activation&,
+                const Activation&, const std::vector<Activation*>&) override {
+    seen.push_back(currentActivity().what);
+  }
+  std::vector<std::string> seen;
+};
+
+TEST(ModelGraph, MarksEachLayersPassAsTheActivity) {
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, worldSize(), 1, 1));
+  Model m;
+  m.input({1, 8, 4, 4});
+  auto probe = std::make_unique<ActivityProbe>("probe");
+  ActivityProbe* p = probe.get();
+  m.add(std::move(probe));
+  m.build(grid, 1);
+  RunContext ctx;
+  ctx.grid = &grid;
+  setActivity("before");
+  m.forward(ctx);
+  m.backward(ctx);
+  EXPECT_EQ(p->seen, (std::vector<std::string>{"probe forward", "probe backward"}));
+  EXPECT_EQ(currentActivity().what, "before");
 }
 
 TEST(ModelGraph, BatchSmallerThanSampleGroupsIsRejected) {
