@@ -16,10 +16,11 @@ if(NOT EXISTS ${HALO3D_BUILD_INCLUDE_DIR}/halo3d)
   file(CREATE_LINK ${PROJECT_SOURCE_DIR} ${HALO3D_BUILD_INCLUDE_DIR}/halo3d SYMBOLIC)
 endif()
 
-# halo3d_add_library(<layer> SOURCES ... [DEPENDS targets...])
-# Creates target halo3d_<layer>, alias halo3d::<layer>, installs and exports it.
+# halo3d_add_library(<layer> SOURCES ... [DEPENDS targets...] [PRIVATE_DEPENDS targets...] [NO_HEADERS])
+# Creates target halo3d_<layer>, alias halo3d::<layer>, installs and exports it, with the layer folder's headers
+# (NO_HEADERS: a target inside another layer's folder, whose headers that layer installs).
 function(halo3d_add_library layer)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  cmake_parse_arguments(ARG "NO_HEADERS" "" "SOURCES;DEPENDS;PRIVATE_DEPENDS" ${ARGN})
   set(target halo3d_${layer})
   if(ARG_SOURCES)
     add_library(${target} ${ARG_SOURCES})
@@ -37,13 +38,18 @@ function(halo3d_add_library layer)
   if(ARG_DEPENDS)
     target_link_libraries(${target} ${scope} ${ARG_DEPENDS})
   endif()
+  if(ARG_PRIVATE_DEPENDS)
+    target_link_libraries(${target} PRIVATE ${ARG_PRIVATE_DEPENDS})
+  endif()
   if(ARG_SOURCES)
     halo3d_target_flags(${target})
   endif()
   install(TARGETS ${target} EXPORT halo3dTargets
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/halo3d/${layer}
-          FILES_MATCHING PATTERN "*.hpp")
+  if(NOT ARG_NO_HEADERS)
+    install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/halo3d/${layer}
+            FILES_MATCHING PATTERN "*.hpp")
+  endif()
 endfunction()
 
 # Private compile flags for halo3d's own translation units.
