@@ -1,0 +1,116 @@
+#include "halo3d/core/MemoryTracker.hpp"
+
+#include <sys/resource.h>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace halo3d {
+
+namespace {
+
+struct Live {
+  std::string space;
+  std::size_t bytes = 0;
+};
+
+struct State {
+  std::mutex mutex;  // the I/O thread allocates too
+  bool installed = false;
+  std::map<std::string, MemoryUsage> spaces;
+  std::unordered_map<const void*, Live> live;
+  Kokkos::Tools::Experimental::EventSet chained{};
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+void onAllocate(Kokkos_Profiling_SpaceHandle handle, const char* label, const void* ptr,
+                std::uint64_t size) {
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    MemoryUsage& u = s.spaces[handle.name];
+    u.space = handle.name;
+    u.current += size;
+    u.peak = std::max(u.peak, u.current);
+    ++u.allocations;
+    s.live[ptr] = Live{handle.name, std::size_t(size)};
+  }
+  if (s.chained.allocate_data) s.chained.allocate_data(handle, label, ptr, size);
+}
+
+void onDeallocate(Kokkos_Profiling_SpaceHandle handle, const char* label, const void* ptr,
+                  std::uint64_t size) {
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.live.find(ptr);
+    if (it != s.live.end()) {  // allocated before install(): never counted
+      s.spaces[it->second.space].current -= it->second.bytes;
+      s.live.erase(it);
+    }
+  }
+  if (s.chained.deallocate_data) s.chained.deallocate_data(handle, label, ptr, size);
+}
+
+}  // namespace
+
+void MemoryTracker::install() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.installed) return;
+  s.chained = Kokkos::Tools::Experimental::get_callbacks();
+  Kokkos::Tools::Experimental::set_allocate_data_callback(onAllocate);
+  Kokkos::Tools::Experimental::set_deallocate_data_callback(onDeallocate);
+  s.installed = true;
+}
+
+bool MemoryTracker::installed() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().installed;
+}
+
+std::vector<MemoryUsage> MemoryTracker::usage() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::vector<MemoryUsage> out;
+  for (const auto& [name, u] : s.spaces)
+    out.push_back(u);
+  return out;
+}
+
+MemoryUsage MemoryTracker::usage(const std::string& space) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.spaces.find(space);
+  if (it == s.spaces.end()) return MemoryUsage{space, 0, 0, 0};
+  return it->second;
+}
+
+std::size_t MemoryTracker::peakBytes() {
+  std::size_t peak = 0;
+  for (const MemoryUsage& u : usage())
+    peak = std::max(peak, u.peak);
+  return peak;
+}
+
+void MemoryTracker::resetPeak() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (auto& [name, u] : s.spaces)
+    u.peak = u.current;
+}
+
+std::size_t peakResidentBytes() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return std::size_t(r.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+}  // namespace halo3d
