@@ -5,12 +5,18 @@
 
 namespace halo3d::nn {
 
-TensorBlock blockFor(const TensorSpec& spec, const ProcessGrid& grid, const HaloWidths& halo) {
-  if (spec.dist == Distribution::Spatial) return grid.blockOf(spec.shape, halo);
-  checkDecomposable("samples (N)", spec.shape[0], grid.shape().n());
-  const index_t n0 = blockOffset(spec.shape[0], grid.shape().n(), grid.coords().n);
-  const index_t n1 = n0 + blockExtent(spec.shape[0], grid.shape().n(), grid.coords().n);
+TensorBlock blockFor(const TensorSpec& spec, const GridShape& grid, const GridCoords& coords,
+                     const HaloWidths& halo) {
+  if (spec.dist == Distribution::Spatial)
+    return TensorBlock::forGrid(spec.shape, grid, coords, halo);
+  checkDecomposable("samples (N)", spec.shape[0], grid.n());
+  const index_t n0 = blockOffset(spec.shape[0], grid.n(), coords.n);
+  const index_t n1 = n0 + blockExtent(spec.shape[0], grid.n(), coords.n);
   return TensorBlock(spec.shape, n0, n1, Box::fromExtents(spec.volume()), halo);
+}
+
+TensorBlock blockFor(const TensorSpec& spec, const ProcessGrid& grid, const HaloWidths& halo) {
+  return blockFor(spec, grid.shape(), grid.coords(), halo);
 }
 
 Activation makeActivation(const std::string& label, const TensorSpec& spec, const ProcessGrid& grid,

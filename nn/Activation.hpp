@@ -31,7 +31,11 @@ struct TensorSpec {
 
 using Tensor = HaloTensor<real>;
 
-// This rank's block of a tensor of `spec` on `grid` with ghost widths `halo`.
+// The block that the rank at `coords` of `grid` holds of a tensor of `spec` with ghost widths
+// `halo`.
+TensorBlock blockFor(const TensorSpec& spec, const GridShape& grid, const GridCoords& coords,
+                     const HaloWidths& halo);
+// This rank's block.
 TensorBlock blockFor(const TensorSpec& spec, const ProcessGrid& grid, const HaloWidths& halo);
 
 struct Activation {

@@ -1,25 +1,20 @@
 #pragma once
 // The model graph: a network input and layers in execution order, each consuming earlier nodes (so
-// skip connections are plain extra inputs). build() plans every tensor for a grid and a global
-// batch:
-//   1. output specs, layer by layer; where a layer cannot run on a Spatial input (the volume is
-//      too small to split over the spatial group, or the layer needs whole volumes, like
-//      Flatten), a Redistribute node is inserted that replicates the input over the spatial
-//      group (the rule is Layer::acceptsSpatial);
-//   2. the ghost widths of each tensor: the maximum over its consumers' needs (for a Replicated
-//      tensor, the padding its consumers read past the volume);
-//   3. the memory of every activation and gradient on this rank, checked against the limit
-//      before anything is allocated;
-//   4. the activations and their gradients, with identical blocks.
-// forward() runs the nodes in order; backward() in reverse, summing the gradients of tensors with
-// several consumers.
+// skip connections are plain extra inputs). plan() computes every tensor's shape, distribution and
+// ghost widths for a grid and a global batch, without MPI (nn/plan/ModelPlan.hpp has the rules);
+// build() materialises that plan on a ProcessGrid: it inserts the Redistribute layers the plan
+// asks for, checks the memory of this rank's activations and gradients against the limit before
+// anything is allocated, then allocates them with identical blocks. forward() runs the nodes in
+// order; backward() in reverse, summing the gradients of tensors with several consumers.
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "halo3d/nn/Layer.hpp"
+#include "halo3d/nn/plan/ModelPlan.hpp"
 
 namespace halo3d::nn {
 
@@ -42,6 +37,9 @@ class Model {
   const ParameterStore& parameters() const { return *_params; }
   const std::shared_ptr<ParameterStore>& sharedParameters() const { return _params; }
 
+  // The plan for global mini-batch `batch` on a grid of shape `grid` (no MPI, no allocation).
+  // Throws like build().
+  ModelPlan plan(const GridShape& grid, index_t batch) const;
   // Plans and allocates everything for global mini-batch `batch` on `grid` (see the file comment).
   // Collective over the grid. Before allocating, checks that this rank's activations and gradients
   // fit in `memory_limit` bytes (0: what the memory space can still allocate, shared by the ranks
@@ -50,12 +48,14 @@ class Model {
   // bytes needed, the limit and the largest tensors if some rank's plan does not fit.
   void build(const ProcessGrid& grid, index_t batch, std::size_t memory_limit = 0);
   bool built() const { return _grid != nullptr; }
-  index_t batch() const { return _batch; }
+  index_t batch() const { return _plan ? _plan->batch() : 0; }
+  // The plan build() materialised.
+  const ModelPlan& builtPlan() const;
 
   Activation& input() { return node(0).act; }
-  const Activation& output() const { return _nodes.at(_order.back()).act; }
+  const Activation& output() const { return _nodes.at(std::size_t(_plan->order().back())).act; }
   // The gradient of the loss w.r.t. the output, filled by the caller (the loss) before backward().
-  Activation& outputGradient() { return _nodes.at(_order.back()).grad; }
+  Activation& outputGradient() { return node(_plan->order().back()).grad; }
 
   void forward(RunContext& ctx);
   void backward(RunContext& ctx);
@@ -73,28 +73,23 @@ class Model {
   std::vector<const Layer*> layers() const;
 
  private:
+  // What a node holds at run time; its shape, inputs and consumers are in the plan (same id).
   struct Node {
     std::unique_ptr<Layer> layer;  // null for the input
-    std::vector<int> inputs;       // after conversion
-    std::vector<int> input_part;   // per input: which of the source's grad_parts this node writes
-    TensorSpec spec;
-    HaloWidths halo;
     Activation act, grad;
-    std::vector<int> consumers;
     std::vector<Activation> grad_parts;  // one per consumer when there are several
-    std::size_t bytes = 0;               // this rank's act + grad + grad_parts
   };
   Node& node(int id) { return _nodes.at(std::size_t(id)); }
-  const Node& named(const std::string& name) const;
-  int replicated(int id);
-  void planMemory(const ProcessGrid& grid, std::size_t memory_limit);
+  int named(const std::string& name) const;
+  std::vector<GraphNode> graph() const;
+  void checkMemory(const ProcessGrid& grid, std::size_t memory_limit) const;
 
+  std::array<index_t, 4> _sample_shape{0, 0, 0, 0};
   std::vector<Node> _nodes;
-  std::vector<int> _order;  // execution order of node ids
-  std::vector<int> _replica_of;
+  std::vector<std::vector<int>> _inputs;  // as declared, per declared node
+  std::optional<ModelPlan> _plan;
   std::shared_ptr<ParameterStore> _params;
   const ProcessGrid* _grid = nullptr;
-  index_t _batch = 0;
 };
 
 }  // namespace halo3d::nn
