@@ -14,6 +14,7 @@ namespace {
 
 struct Live {
   std::string space;
+  std::string label;
   std::size_t bytes = 0;
 };
 
@@ -22,8 +23,18 @@ struct State {
   bool installed = false;
   std::map<std::string, MemoryUsage> spaces;
   std::unordered_map<const void*, Live> live;
+  std::map<std::string, std::size_t> by_label;  // live bytes per label
+  std::size_t recorded_peak = 0;                // the peak the breakdown was taken at
+  std::vector<std::pair<std::string, std::size_t>> breakdown;
   Kokkos::Tools::Experimental::EventSet chained{};
 };
+
+// Called with the mutex held after the live bytes grew.
+void recordPeak(State& s, std::size_t peak) {
+  if (peak < s.recorded_peak + s.recorded_peak / 100 + 1) return;
+  s.recorded_peak = peak;
+  s.breakdown.assign(s.by_label.begin(), s.by_label.end());
+}
 
 State& state() {
   static State s;
@@ -40,7 +51,9 @@ void onAllocate(Kokkos_Profiling_SpaceHandle handle, const char* label, const vo
     u.current += size;
     u.peak = std::max(u.peak, u.current);
     ++u.allocations;
-    s.live[ptr] = Live{handle.name, std::size_t(size)};
+    s.live[ptr] = Live{handle.name, label, std::size_t(size)};
+    s.by_label[label] += size;
+    if (u.current == u.peak) recordPeak(s, u.peak);
   }
   if (s.chained.allocate_data) s.chained.allocate_data(handle, label, ptr, size);
 }
@@ -53,6 +66,8 @@ void onDeallocate(Kokkos_Profiling_SpaceHandle handle, const char* label, const 
     auto it = s.live.find(ptr);
     if (it != s.live.end()) {  // allocated before install(): never counted
       s.spaces[it->second.space].current -= it->second.bytes;
+      auto l = s.by_label.find(it->second.label);
+      if ((l->second -= it->second.bytes) == 0) s.by_label.erase(l);
       s.live.erase(it);
     }
   }
@@ -103,8 +118,25 @@ std::size_t MemoryTracker::peakBytes() {
 void MemoryTracker::resetPeak() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  for (auto& [name, u] : s.spaces)
+  std::size_t largest = 0;
+  for (auto& [name, u] : s.spaces) {
     u.peak = u.current;
+    largest = std::max(largest, u.current);
+  }
+  s.recorded_peak = largest;
+  s.breakdown.assign(s.by_label.begin(), s.by_label.end());
+}
+
+std::vector<std::pair<std::string, std::size_t>> MemoryTracker::peakBreakdown() {
+  State& s = state();
+  std::vector<std::pair<std::string, std::size_t>> out;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    out = s.breakdown;
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
 }
 
 std::size_t peakResidentBytes() {

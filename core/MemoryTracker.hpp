@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace halo3d {
@@ -37,6 +38,9 @@ class MemoryTracker {
   static std::size_t peakBytes();
   // Sets every space's peak to its current bytes (to measure the peak of one phase).
   static void resetPeak();
+  // What was live at the largest peak, summed by allocation label, largest first: what a peak is
+  // made of. Recorded when a peak grows by 1% or more, so it may trail the exact peak by that much.
+  static std::vector<std::pair<std::string, std::size_t>> peakBreakdown();
 };
 
 // The process's peak resident set (getrusage ru_maxrss), in bytes.

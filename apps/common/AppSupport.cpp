@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/MemoryTracker.hpp"
 
 namespace halo3d::apps {
 
@@ -18,6 +19,8 @@ Session::Session(int& argc, char**& argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &_size);
   setenv("OMP_PROC_BIND", "false", 0);
   Kokkos::initialize(argc, argv);
+  // Every allocation from here on is counted (peak_bytes in the metrics, --memory-limit checks).
+  MemoryTracker::install();
 }
 
 Session::~Session() {

@@ -74,7 +74,7 @@ inline void loadTrainedWeights(nn::ParameterStore& store, const std::string& ini
 // The metrics record of one training step.
 inline nlohmann::json trainStepRecord(long step, long epoch, double loss, double lr,
                                       double samples_per_s, double step_seconds, double io_seconds,
-                                      const nn::LayerTimers& timers) {
+                                      std::size_t peak_bytes, const nn::LayerTimers& timers) {
   nlohmann::json rec;
   rec["phase"] = "train";
   rec["step"] = step;
@@ -83,6 +83,7 @@ inline nlohmann::json trainStepRecord(long step, long epoch, double loss, double
   rec["lr"] = lr;
   rec["samples_per_s"] = samples_per_s;
   rec["step_seconds"] = step_seconds;
+  rec["peak_bytes"] = peak_bytes;
   rec["times"] = {{"io", io_seconds},
                   {"compute", timers.total(nn::Phase::Compute)},
                   {"halo_wait", timers.total(nn::Phase::HaloWait)},

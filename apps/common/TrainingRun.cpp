@@ -8,6 +8,8 @@
 #include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/core/MemoryInfo.hpp"
+#include "halo3d/core/MemoryTracker.hpp"
 #include "halo3d/io/Collective.hpp"
 #include "halo3d/nn/Checkpointing.hpp"
 
@@ -243,16 +245,19 @@ StepResult TrainingRun::step() {
     _optimizer->step(r.lr);
     fence("optimizer step done");
   }
-  // The step time (the slowest rank's) and any preemption signal, agreed in one allreduce.
-  double agreed[2] = {since(t0), double(PreemptionSignals::received())};
+  // The step time (the slowest rank's), any preemption signal and the largest rank's memory peak,
+  // agreed in one allreduce.
+  double agreed[3] = {since(t0), double(PreemptionSignals::received()),
+                      double(MemoryTracker::peakBytes())};
   {
     const ScopedActivity agree("step-end allreduce");
-    MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_DOUBLE, MPI_MAX, _grid.comm());
+    MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_DOUBLE, MPI_MAX, _grid.comm());
   }
   setActivity("between steps");
   r.seconds = agreed[0];
   _stop_signal = int(agreed[1]);
   r.stop_requested = _stop_signal != 0;
+  r.peak_bytes = std::size_t(agreed[2]);
   ++_next;
   return r;
 }
@@ -283,7 +288,7 @@ int TrainingRun::train() {
     const double samples_per_s = double(r.samples) / r.seconds;
     if (_root)
       _metrics->write(trainStepRecord(r.step, r.epoch, r.loss, r.lr, samples_per_s, r.seconds,
-                                      r.io_seconds, _timers));
+                                      r.io_seconds, r.peak_bytes, _timers));
     progress.update(r.step, r.epoch, _epochs, r.loss, samples_per_s);
     epoch_loss_sum += r.loss;
     ++epoch_loss_steps;
@@ -304,7 +309,23 @@ int TrainingRun::train() {
   }
   if (_last_saved != _total) save(_total);  // the end of a run always saves
   progress.finish();
+  reportMemory();
   return 0;
+}
+
+void TrainingRun::reportMemory() const {
+  // The largest rank's tracked peak and resident set (they may be different ranks).
+  double peaks[2] = {double(MemoryTracker::peakBytes()), double(peakResidentBytes())};
+  MPI_Allreduce(MPI_IN_PLACE, peaks, 2, MPI_DOUBLE, MPI_MAX, _grid.comm());
+  if (!_root) return;
+  std::string top;
+  const auto breakdown = MemoryTracker::peakBreakdown();
+  for (std::size_t i = 0; i < std::min<std::size_t>(4, breakdown.size()); ++i)
+    top += concat(i ? ", " : "", breakdown[i].first, " ", formatBytes(double(breakdown[i].second)));
+  std::printf(
+      "peak memory per rank: %s allocated (the largest rank), %s resident; on rank 0 at "
+      "its peak: %s\n",
+      formatBytes(peaks[0]).c_str(), formatBytes(peaks[1]).c_str(), top.c_str());
 }
 
 int TrainingRun::stop(long steps_done, Progress& progress) {

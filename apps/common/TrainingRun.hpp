@@ -46,6 +46,7 @@ struct StepResult {
   double io_seconds = 0;        // this rank's wait for the batch
   index_t samples = 0;          // the step's global batch
   bool stop_requested = false;  // a preemption signal reached some rank (agreed by all)
+  std::size_t peak_bytes = 0;   // the largest rank's peak of tracked allocations so far
 };
 
 class TrainingRun {
@@ -82,6 +83,8 @@ class TrainingRun {
   void validate(long steps_done, long epoch, Progress& progress);
   // The preemption stop after `steps_done` steps: checkpoint, record, message; kExitPreempted.
   int stop(long steps_done, Progress& progress);
+  // Rank 0 prints the largest rank's memory peak (tracked and resident) and what made it up.
+  void reportMemory() const;
 
   const ProcessGrid& _grid;
   const TrainingOptions _o;
