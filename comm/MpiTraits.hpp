@@ -1,12 +1,28 @@
 #pragma once
-// The MPI datatype of a C++ scalar.
+// What MPI can take: the MPI datatype of a C++ scalar, and whether MPI may read and write a memory
+// space directly.
 
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <type_traits>
 
 namespace halo3d {
+
+// Built with HALO3D_ENABLE_GPU_AWARE_MPI: MPI takes device pointers.
+#ifdef HALO3D_GPU_AWARE_MPI
+inline constexpr bool kGpuAwareMpi = true;
+#else
+inline constexpr bool kGpuAwareMpi = false;
+#endif
+
+// True when MPI may be handed pointers into MemorySpace: host-accessible memory always, device
+// memory with a GPU-aware MPI. Otherwise the data is staged through a host copy. The one place
+// that decides it, for the halo exchange, the allreduce wrappers and the gradient buckets.
+template <class MemorySpace>
+inline constexpr bool kMpiCanAccess =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible || kGpuAwareMpi;
 
 template <class T>
 MPI_Datatype mpiType() {

@@ -1,14 +1,15 @@
 // ReLU and LeakyReLU; see Activations.hpp for the contracts.
 #include "halo3d/kernels/Activations.hpp"
 
-#include "halo3d/kernels/impl/ElementwiseChecks.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
 
 template <class ExecSpace, class T>
 void leakyReluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, double slope,
-                      const Tensor<T, ExecSpace>& y, const Box& box) {
+                      const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
   impl::requireCellwise("leakyReluForward", y, box, x);
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
@@ -23,13 +24,14 @@ void leakyReluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, doub
           const T v = x[i];
           y[i] = v > T(0) ? v : s * v;
         }
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
 void leakyReluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy, double slope, const Tensor<T, ExecSpace>& dx,
-                       const Box& box) {
+                       const Box& box, KernelPath path) {
   impl::requireCellwise("leakyReluBackward", dx, box, x, dy);
   const auto xc = impl::readCells(x);
   const auto dyc = impl::readCells(dy);
@@ -46,7 +48,8 @@ void leakyReluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
           const T g = dy[i];
           dx[i] = x[i] > T(0) ? g : s * g;
         }
-      });
+      },
+      path);
 }
 
 HALO3D_KERNELS_ACTIVATIONS(, Kokkos::DefaultExecutionSpace, float)

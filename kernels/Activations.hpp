@@ -8,12 +8,13 @@
 //
 // Every tensor holds the same global (N, C, D, H, W) and samples; the output box must lie in the
 // output's owned cells and in the inputs' allocations. Outputs may be the same tensor as an input
-// (in place).
+// (in place). Host code takes whole W rows, device code one cell per thread (`path`,
+// core/KernelPath.hpp).
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
 
@@ -22,43 +23,46 @@ inline constexpr double kLeakyReluSlope = 0.01;
 // y = leakyRelu(x) on `box`. x, y are (N, C, D, H, W).
 template <class ExecSpace, class T>
 void leakyReluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, double slope,
-                      const Tensor<T, ExecSpace>& y, const Box& box);
+                      const Tensor<T, ExecSpace>& y, const Box& box,
+                      KernelPath path = KernelPath::Fastest);
 // dx = dy * (x > 0 ? 1 : slope) on `box`. x, dy, dx are (N, C, D, H, W).
 template <class ExecSpace, class T>
 void leakyReluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy, double slope, const Tensor<T, ExecSpace>& dx,
-                       const Box& box);
+                       const Box& box, KernelPath path = KernelPath::Fastest);
 
 // ReLU: LeakyReLU with slope 0.
 template <class ExecSpace, class T>
 void reluForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                 const Tensor<T, ExecSpace>& y, const Box& box) {
-  leakyReluForward(exec, x, 0.0, y, box);
+                 const Tensor<T, ExecSpace>& y, const Box& box,
+                 KernelPath path = KernelPath::Fastest) {
+  leakyReluForward(exec, x, 0.0, y, box, path);
 }
 template <class ExecSpace, class T>
 void reluBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                  const Tensor<T, ExecSpace>& dy, const Tensor<T, ExecSpace>& dx, const Box& box) {
-  leakyReluBackward(exec, x, dy, 0.0, dx, box);
+                  const Tensor<T, ExecSpace>& dy, const Tensor<T, ExecSpace>& dx, const Box& box,
+                  KernelPath path = KernelPath::Fastest) {
+  leakyReluBackward(exec, x, dy, 0.0, dx, box, path);
 }
 
 // The same on the default execution-space instance.
 template <class T>
-void leakyReluForward(const Tensor<T, Kokkos::DefaultExecutionSpace>& x, double slope,
-                      const Tensor<T, Kokkos::DefaultExecutionSpace>& y, const Box& box) {
-  leakyReluForward(Kokkos::DefaultExecutionSpace(), x, slope, y, box);
+void leakyReluForward(const Tensor<T, DefaultExec>& x, double slope,
+                      const Tensor<T, DefaultExec>& y, const Box& box) {
+  leakyReluForward(DefaultExec(), x, slope, y, box);
 }
 template <class T>
-void leakyReluBackward(const Tensor<T, Kokkos::DefaultExecutionSpace>& x,
-                       const Tensor<T, Kokkos::DefaultExecutionSpace>& dy, double slope,
-                       const Tensor<T, Kokkos::DefaultExecutionSpace>& dx, const Box& box) {
-  leakyReluBackward(Kokkos::DefaultExecutionSpace(), x, dy, slope, dx, box);
+void leakyReluBackward(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultExec>& dy,
+                       double slope, const Tensor<T, DefaultExec>& dx, const Box& box) {
+  leakyReluBackward(DefaultExec(), x, dy, slope, dx, box);
 }
 
 #define HALO3D_KERNELS_ACTIVATIONS(PREFIX, E, T)                                                   \
   PREFIX template void leakyReluForward<E, T>(const E&, const Tensor<T, E>&, double,               \
-                                              const Tensor<T, E>&, const Box&);                    \
+                                              const Tensor<T, E>&, const Box&, KernelPath);        \
   PREFIX template void leakyReluBackward<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&, \
-                                               double, const Tensor<T, E>&, const Box&);
+                                               double, const Tensor<T, E>&, const Box&,            \
+                                               KernelPath);
 
 HALO3D_KERNELS_ACTIVATIONS(extern, Kokkos::DefaultExecutionSpace, float)
 HALO3D_KERNELS_ACTIVATIONS(extern, Kokkos::DefaultExecutionSpace, double)

@@ -2,9 +2,10 @@
 #include "halo3d/kernels/BatchNorm.hpp"
 
 #include "halo3d/core/KokkosCompat.hpp"
-#include "halo3d/kernels/impl/ElementwiseChecks.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
 #include "halo3d/kernels/impl/ElementwiseReduce.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
 
@@ -19,7 +20,8 @@ void requirePerChannel(const char* kernel, const View& v, index_t channels) {
 
 template <class ExecSpace, class T>
 void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                         const Vector<double, ExecSpace>& stats, const Box& box, bool accumulate) {
+                         const Vector<double, ExecSpace>& stats, const Box& box, bool accumulate,
+                         KernelPath path) {
   const char* kernel = "batchNormStatistics";
   const index_t channels = x.block().channels();
   impl::requireAllocated(kernel, x, box, "box");
@@ -31,7 +33,7 @@ void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
         const double v = xc(n, c, d, h, w);
         return impl::sums(v, v * v);
       },
-      stats, accumulate);
+      stats, accumulate, path);
   const double count = double(x.block().localSamples() * box.size());
   Kokkos::parallel_for(
       "halo3d::batchNormStatistics count", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
@@ -42,7 +44,7 @@ void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
 
 template <class ExecSpace, class T>
 void batchNormMoments(const ExecSpace& exec,
-                      const impl::NonDeduced<Vector<const double, ExecSpace>>& stats,
+                      const NonDeduced<Vector<const double, ExecSpace>>& stats,
                       const Vector<T, ExecSpace>& mean, const Vector<T, ExecSpace>& var) {
   const char* kernel = "batchNormMoments";
   const index_t channels = index_t(mean.extent(0));
@@ -62,11 +64,11 @@ void batchNormMoments(const ExecSpace& exec,
 
 template <class ExecSpace, class T>
 void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
-                      const Tensor<T, ExecSpace>& y, const Box& box) {
+                      const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                      const NonDeduced<Vector<const T, ExecSpace>>& var,
+                      const NonDeduced<Vector<const T, ExecSpace>>& gamma,
+                      const NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
+                      const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
   const char* kernel = "batchNormForward";
   impl::requireCellwise(kernel, y, box, x);
   const index_t channels = y.block().channels();
@@ -84,15 +86,15 @@ void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
         T* y = yc.row(n, c, d, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] = (x[i] - mu) * scale + shift;
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
 void batchNormUpdateRunningStats(const ExecSpace& exec,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                                 double count, double momentum,
-                                 const Vector<T, ExecSpace>& running_mean,
+                                 const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                                 const NonDeduced<Vector<const T, ExecSpace>>& var, double count,
+                                 double momentum, const Vector<T, ExecSpace>& running_mean,
                                  const Vector<T, ExecSpace>& running_var) {
   const char* kernel = "batchNormUpdateRunningStats";
   require<ShapeError>(count > 1.0, kernel,
@@ -114,9 +116,10 @@ void batchNormUpdateRunningStats(const ExecSpace& exec,
 template <class ExecSpace, class T>
 void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                            const Tensor<T, ExecSpace>& dy,
-                           const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                           const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
-                           const Vector<double, ExecSpace>& sums, const Box& box, bool accumulate) {
+                           const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                           const NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
+                           const Vector<double, ExecSpace>& sums, const Box& box, bool accumulate,
+                           KernelPath path) {
   const char* kernel = "batchNormBackwardSums";
   const index_t channels = x.block().channels();
   impl::requireSameShape(kernel, dy, x);
@@ -141,17 +144,17 @@ void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
         const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) * invstd(c);
         return impl::sums(g, g * xhat);
       },
-      sums, accumulate);
+      sums, accumulate, path);
 }
 
 template <class ExecSpace, class T>
 void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
-                       const impl::NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
-                       const Tensor<T, ExecSpace>& dx, const Box& box) {
+                       const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                       const NonDeduced<Vector<const T, ExecSpace>>& var,
+                       const NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
+                       const NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
+                       const Tensor<T, ExecSpace>& dx, const Box& box, KernelPath path) {
   const char* kernel = "batchNormBackward";
   impl::requireCellwise(kernel, dx, box, x, dy);
   const index_t channels = dx.block().channels();
@@ -178,12 +181,13 @@ void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
           const T xhat = (x[i] - mu) * inv;
           dx[i] = scale * (dy[i] - mean_dy - xhat * mean_dy_xhat);
         }
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
 void batchNormParameterGradients(const ExecSpace& exec,
-                                 const impl::NonDeduced<Vector<const double, ExecSpace>>& sums,
+                                 const NonDeduced<Vector<const double, ExecSpace>>& sums,
                                  const Vector<T, ExecSpace>& dgamma,
                                  const Vector<T, ExecSpace>& dbeta, bool accumulate) {
   const char* kernel = "batchNormParameterGradients";

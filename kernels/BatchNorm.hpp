@@ -18,11 +18,16 @@
 //
 // Every tensor holds the same global (N, C, D, H, W) and samples; output boxes lie in the output's
 // owned cells and in the inputs' allocations.
+//
+// Paths: the partial sums (statistics, backward sums) and the two normalisations have host code
+// (whole W rows, per-thread lanes) and device code (one thread per cell, one team per chunk of a
+// reduction), chosen by `path` (core/KernelPath.hpp). The per-channel kernels (moments, running
+// statistics, parameter gradients) are one range kernel on every backend.
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
 
@@ -38,13 +43,13 @@ inline constexpr index_t batchNormBackwardSumsSize(index_t channels) {
 template <class ExecSpace, class T>
 void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                          const Vector<double, ExecSpace>& stats, const Box& box,
-                         bool accumulate = false);
+                         bool accumulate = false, KernelPath path = KernelPath::Fastest);
 
 // mean(c) = sum x / M and var(c) = sum x^2 / M - mean^2 (biased, clamped at 0) from summed
 // statistics. Requires the count stats(2C) = M > 0. mean and var have extent C.
 template <class ExecSpace, class T>
 void batchNormMoments(const ExecSpace& exec,
-                      const impl::NonDeduced<Vector<const double, ExecSpace>>& stats,
+                      const NonDeduced<Vector<const double, ExecSpace>>& stats,
                       const Vector<T, ExecSpace>& mean, const Vector<T, ExecSpace>& var);
 
 // y = gamma (x - mean) / sqrt(var + eps) + beta on `box`, per channel. Training passes the batch
@@ -52,11 +57,12 @@ void batchNormMoments(const ExecSpace& exec,
 // extent C.
 template <class ExecSpace, class T>
 void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
-                      const Tensor<T, ExecSpace>& y, const Box& box);
+                      const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                      const NonDeduced<Vector<const T, ExecSpace>>& var,
+                      const NonDeduced<Vector<const T, ExecSpace>>& gamma,
+                      const NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
+                      const Tensor<T, ExecSpace>& y, const Box& box,
+                      KernelPath path = KernelPath::Fastest);
 
 // running_mean = (1 - momentum) running_mean + momentum mean;
 // running_var  = (1 - momentum) running_var + momentum var M / (M - 1), with M = count, the global
@@ -64,10 +70,9 @@ void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
 // channel").
 template <class ExecSpace, class T>
 void batchNormUpdateRunningStats(const ExecSpace& exec,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                                 double count, double momentum,
-                                 const Vector<T, ExecSpace>& running_mean,
+                                 const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                                 const NonDeduced<Vector<const T, ExecSpace>>& var, double count,
+                                 double momentum, const Vector<T, ExecSpace>& running_mean,
                                  const Vector<T, ExecSpace>& running_var);
 
 // sums = [sums if accumulate] + per-channel partial [sum dy, sum dy * xhat] over all samples and
@@ -75,10 +80,10 @@ void batchNormUpdateRunningStats(const ExecSpace& exec,
 template <class ExecSpace, class T>
 void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                            const Tensor<T, ExecSpace>& dy,
-                           const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                           const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
+                           const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                           const NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
                            const Vector<double, ExecSpace>& sums, const Box& box,
-                           bool accumulate = false);
+                           bool accumulate = false, KernelPath path = KernelPath::Fastest);
 
 // dx = gamma invstd (dy - sum dy / M - xhat sum(dy xhat) / M) on `box`, given the GLOBAL sums and
 // count M (the batch-statistics gradient; in evaluation the statistics are constants and dx = gamma
@@ -86,18 +91,19 @@ void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
 template <class ExecSpace, class T>
 void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
-                       const impl::NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
-                       const Tensor<T, ExecSpace>& dx, const Box& box);
+                       const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                       const NonDeduced<Vector<const T, ExecSpace>>& var,
+                       const NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
+                       const NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
+                       const Tensor<T, ExecSpace>& dx, const Box& box,
+                       KernelPath path = KernelPath::Fastest);
 
 // dgamma = [dgamma if accumulate] + sum(dy xhat), dbeta = [dbeta if accumulate] + sum(dy), from
 // backward sums (extent 2C). Whether the sums are this block's or the spatial group's decides what
 // the gradient allreduce must still add.
 template <class ExecSpace, class T>
 void batchNormParameterGradients(const ExecSpace& exec,
-                                 const impl::NonDeduced<Vector<const double, ExecSpace>>& sums,
+                                 const NonDeduced<Vector<const double, ExecSpace>>& sums,
                                  const Vector<T, ExecSpace>& dgamma,
                                  const Vector<T, ExecSpace>& dbeta, bool accumulate = false);
 
@@ -109,71 +115,70 @@ void batchNormStatistics(const Tensor<T, DefaultExec>& x, const Vector<double, D
   batchNormStatistics(DefaultExec(), x, stats, box, accumulate);
 }
 template <class T>
-void batchNormMoments(const impl::NonDeduced<Vector<const double, DefaultExec>>& stats,
+void batchNormMoments(const NonDeduced<Vector<const double, DefaultExec>>& stats,
                       const Vector<T, DefaultExec>& mean, const Vector<T, DefaultExec>& var) {
   batchNormMoments(DefaultExec(), stats, mean, var);
 }
 template <class T>
 void batchNormForward(const Tensor<T, DefaultExec>& x,
-                      const impl::NonDeduced<Vector<const T, DefaultExec>>& mean,
-                      const impl::NonDeduced<Vector<const T, DefaultExec>>& var,
-                      const impl::NonDeduced<Vector<const T, DefaultExec>>& gamma,
-                      const impl::NonDeduced<Vector<const T, DefaultExec>>& beta, double eps,
+                      const NonDeduced<Vector<const T, DefaultExec>>& mean,
+                      const NonDeduced<Vector<const T, DefaultExec>>& var,
+                      const NonDeduced<Vector<const T, DefaultExec>>& gamma,
+                      const NonDeduced<Vector<const T, DefaultExec>>& beta, double eps,
                       const Tensor<T, DefaultExec>& y, const Box& box) {
   batchNormForward(DefaultExec(), x, mean, var, gamma, beta, eps, y, box);
 }
 template <class T>
-void batchNormUpdateRunningStats(const impl::NonDeduced<Vector<const T, DefaultExec>>& mean,
-                                 const impl::NonDeduced<Vector<const T, DefaultExec>>& var,
-                                 double count, double momentum,
-                                 const Vector<T, DefaultExec>& running_mean,
+void batchNormUpdateRunningStats(const NonDeduced<Vector<const T, DefaultExec>>& mean,
+                                 const NonDeduced<Vector<const T, DefaultExec>>& var, double count,
+                                 double momentum, const Vector<T, DefaultExec>& running_mean,
                                  const Vector<T, DefaultExec>& running_var) {
   batchNormUpdateRunningStats(DefaultExec(), mean, var, count, momentum, running_mean, running_var);
 }
 template <class T>
 void batchNormBackwardSums(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultExec>& dy,
-                           const impl::NonDeduced<Vector<const T, DefaultExec>>& mean,
-                           const impl::NonDeduced<Vector<const T, DefaultExec>>& var, double eps,
+                           const NonDeduced<Vector<const T, DefaultExec>>& mean,
+                           const NonDeduced<Vector<const T, DefaultExec>>& var, double eps,
                            const Vector<double, DefaultExec>& sums, const Box& box,
                            bool accumulate = false) {
   batchNormBackwardSums(DefaultExec(), x, dy, mean, var, eps, sums, box, accumulate);
 }
 template <class T>
 void batchNormBackward(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultExec>& dy,
-                       const impl::NonDeduced<Vector<const T, DefaultExec>>& mean,
-                       const impl::NonDeduced<Vector<const T, DefaultExec>>& var,
-                       const impl::NonDeduced<Vector<const T, DefaultExec>>& gamma, double eps,
-                       const impl::NonDeduced<Vector<const double, DefaultExec>>& sums,
-                       double count, const Tensor<T, DefaultExec>& dx, const Box& box) {
+                       const NonDeduced<Vector<const T, DefaultExec>>& mean,
+                       const NonDeduced<Vector<const T, DefaultExec>>& var,
+                       const NonDeduced<Vector<const T, DefaultExec>>& gamma, double eps,
+                       const NonDeduced<Vector<const double, DefaultExec>>& sums, double count,
+                       const Tensor<T, DefaultExec>& dx, const Box& box) {
   batchNormBackward(DefaultExec(), x, dy, mean, var, gamma, eps, sums, count, dx, box);
 }
 template <class T>
-void batchNormParameterGradients(const impl::NonDeduced<Vector<const double, DefaultExec>>& sums,
+void batchNormParameterGradients(const NonDeduced<Vector<const double, DefaultExec>>& sums,
                                  const Vector<T, DefaultExec>& dgamma,
                                  const Vector<T, DefaultExec>& dbeta, bool accumulate = false) {
   batchNormParameterGradients(DefaultExec(), sums, dgamma, dbeta, accumulate);
 }
 
-#define HALO3D_KERNELS_BATCHNORM(PREFIX, E, T)                                                \
-  PREFIX template void batchNormStatistics<E, T>(const E&, const Tensor<T, E>&,               \
-                                                 const Vector<double, E>&, const Box&, bool); \
-  PREFIX template void batchNormMoments<E, T>(const E&, const Vector<const double, E>&,       \
-                                              const Vector<T, E>&, const Vector<T, E>&);      \
-  PREFIX template void batchNormForward<E, T>(                                                \
-      const E&, const Tensor<T, E>&, const Vector<const T, E>&, const Vector<const T, E>&,    \
-      const Vector<const T, E>&, const Vector<const T, E>&, double, const Tensor<T, E>&,      \
-      const Box&);                                                                            \
-  PREFIX template void batchNormUpdateRunningStats<E, T>(                                     \
-      const E&, const Vector<const T, E>&, const Vector<const T, E>&, double, double,         \
-      const Vector<T, E>&, const Vector<T, E>&);                                              \
-  PREFIX template void batchNormBackwardSums<E, T>(                                           \
-      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,          \
-      const Vector<const T, E>&, double, const Vector<double, E>&, const Box&, bool);         \
-  PREFIX template void batchNormBackward<E, T>(                                               \
-      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,          \
-      const Vector<const T, E>&, const Vector<const T, E>&, double,                           \
-      const Vector<const double, E>&, double, const Tensor<T, E>&, const Box&);               \
-  PREFIX template void batchNormParameterGradients<E, T>(                                     \
+#define HALO3D_KERNELS_BATCHNORM(PREFIX, E, T)                                                    \
+  PREFIX template void batchNormStatistics<E, T>(                                                 \
+      const E&, const Tensor<T, E>&, const Vector<double, E>&, const Box&, bool, KernelPath);     \
+  PREFIX template void batchNormMoments<E, T>(const E&, const Vector<const double, E>&,           \
+                                              const Vector<T, E>&, const Vector<T, E>&);          \
+  PREFIX template void batchNormForward<E, T>(                                                    \
+      const E&, const Tensor<T, E>&, const Vector<const T, E>&, const Vector<const T, E>&,        \
+      const Vector<const T, E>&, const Vector<const T, E>&, double, const Tensor<T, E>&,          \
+      const Box&, KernelPath);                                                                    \
+  PREFIX template void batchNormUpdateRunningStats<E, T>(                                         \
+      const E&, const Vector<const T, E>&, const Vector<const T, E>&, double, double,             \
+      const Vector<T, E>&, const Vector<T, E>&);                                                  \
+  PREFIX template void batchNormBackwardSums<E, T>(                                               \
+      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,              \
+      const Vector<const T, E>&, double, const Vector<double, E>&, const Box&, bool, KernelPath); \
+  PREFIX template void batchNormBackward<E, T>(                                                   \
+      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,              \
+      const Vector<const T, E>&, const Vector<const T, E>&, double,                               \
+      const Vector<const double, E>&, double, const Tensor<T, E>&, const Box&, KernelPath);       \
+  PREFIX template void batchNormParameterGradients<E, T>(                                         \
       const E&, const Vector<const double, E>&, const Vector<T, E>&, const Vector<T, E>&, bool);
 
 HALO3D_KERNELS_BATCHNORM(extern, Kokkos::DefaultExecutionSpace, float)

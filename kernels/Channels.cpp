@@ -1,8 +1,9 @@
 // Channel concatenation and slicing; see Channels.hpp for the contracts.
 #include "halo3d/kernels/Channels.hpp"
 
-#include "halo3d/kernels/impl/ElementwiseChecks.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
 
@@ -13,7 +14,7 @@ namespace impl {
 template <class ExecSpace, class T>
 void copyChannels(const char* kernel, const ExecSpace& exec, const Tensor<T, ExecSpace>& src,
                   index_t src_c0, const Tensor<T, ExecSpace>& dst, index_t dst_c0, index_t count,
-                  const Box& box) {
+                  const Box& box, KernelPath path) {
   const Shape5& s = src.block().globalShape();
   const Shape5& d = dst.block().globalShape();
   require<ShapeError>(s[0] == d[0] && s[2] == d[2] && s[3] == d[3] && s[4] == d[4], kernel,
@@ -36,31 +37,33 @@ void copyChannels(const char* kernel, const ExecSpace& exec, const Tensor<T, Exe
         T* dst_row = dc.row(n, dst_c0 + c, z, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i)
           dst_row[i] = src_row[i];
-      });
+      },
+      path);
 }
 
 }  // namespace impl
 
 template <class ExecSpace, class T>
 void concatChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& a,
-                    const Tensor<T, ExecSpace>& b, const Tensor<T, ExecSpace>& y, const Box& box) {
+                    const Tensor<T, ExecSpace>& b, const Tensor<T, ExecSpace>& y, const Box& box,
+                    KernelPath path) {
   const index_t ca = a.block().channels(), cb = b.block().channels();
   require<ShapeError>(y.block().channels() == ca + cb, "concatChannels: ", impl::describe(y),
                       " has ", y.block().channels(), " channels but [a, b] has ", ca, " + ", cb);
-  impl::copyChannels("concatChannels", exec, a, 0, y, 0, ca, box);
-  impl::copyChannels("concatChannels", exec, b, 0, y, ca, cb, box);
+  impl::copyChannels("concatChannels", exec, a, 0, y, 0, ca, box, path);
+  impl::copyChannels("concatChannels", exec, b, 0, y, ca, cb, box, path);
 }
 
 template <class ExecSpace, class T>
 void sliceChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& y, index_t c0,
-                   const Tensor<T, ExecSpace>& x, const Box& box) {
-  impl::copyChannels("sliceChannels", exec, y, c0, x, 0, x.block().channels(), box);
+                   const Tensor<T, ExecSpace>& x, const Box& box, KernelPath path) {
+  impl::copyChannels("sliceChannels", exec, y, c0, x, 0, x.block().channels(), box, path);
 }
 
 template <class ExecSpace, class T>
 void insertChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_t c0,
-                    const Tensor<T, ExecSpace>& y, const Box& box) {
-  impl::copyChannels("insertChannels", exec, x, 0, y, c0, x.block().channels(), box);
+                    const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
+  impl::copyChannels("insertChannels", exec, x, 0, y, c0, x.block().channels(), box, path);
 }
 
 HALO3D_KERNELS_CHANNELS(, Kokkos::DefaultExecutionSpace, float)

@@ -4,28 +4,32 @@
 // gradient back apart.
 //
 // Tensors hold the same global N, D, H, W and the same samples; their channel counts differ. The
-// box must lie in the output's owned cells and in the input's allocation.
+// box must lie in the output's owned cells and in the input's allocation. Host code copies whole W
+// rows, device code one cell per thread (`path`, core/KernelPath.hpp).
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
 
 // y = [a, b] along C on `box`: a (N, Ca, D, H, W), b (N, Cb, D, H, W), y (N, Ca + Cb, D, H, W).
 template <class ExecSpace, class T>
 void concatChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& a,
-                    const Tensor<T, ExecSpace>& b, const Tensor<T, ExecSpace>& y, const Box& box);
+                    const Tensor<T, ExecSpace>& b, const Tensor<T, ExecSpace>& y, const Box& box,
+                    KernelPath path = KernelPath::Fastest);
 // x = y[:, c0 : c0 + Cx] on `box`: y (N, Cy, D, H, W), x (N, Cx, D, H, W), c0 + Cx <= Cy.
 template <class ExecSpace, class T>
 void sliceChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& y, index_t c0,
-                   const Tensor<T, ExecSpace>& x, const Box& box);
+                   const Tensor<T, ExecSpace>& x, const Box& box,
+                   KernelPath path = KernelPath::Fastest);
 // y[:, c0 : c0 + Cx] = x on `box`, the other channels untouched: the backward pass of
 // sliceChannels.
 template <class ExecSpace, class T>
 void insertChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_t c0,
-                    const Tensor<T, ExecSpace>& y, const Box& box);
+                    const Tensor<T, ExecSpace>& y, const Box& box,
+                    KernelPath path = KernelPath::Fastest);
 
 // The same on the default execution-space instance.
 template <class T>
@@ -46,11 +50,11 @@ void insertChannels(const Tensor<T, DefaultExec>& x, index_t c0, const Tensor<T,
 
 #define HALO3D_KERNELS_CHANNELS(PREFIX, E, T)                                                   \
   PREFIX template void concatChannels<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&, \
-                                            const Tensor<T, E>&, const Box&);                   \
+                                            const Tensor<T, E>&, const Box&, KernelPath);       \
   PREFIX template void sliceChannels<E, T>(const E&, const Tensor<T, E>&, index_t,              \
-                                           const Tensor<T, E>&, const Box&);                    \
+                                           const Tensor<T, E>&, const Box&, KernelPath);        \
   PREFIX template void insertChannels<E, T>(const E&, const Tensor<T, E>&, index_t,             \
-                                            const Tensor<T, E>&, const Box&);
+                                            const Tensor<T, E>&, const Box&, KernelPath);
 
 HALO3D_KERNELS_CHANNELS(extern, Kokkos::DefaultExecutionSpace, float)
 HALO3D_KERNELS_CHANNELS(extern, Kokkos::DefaultExecutionSpace, double)

@@ -1,6 +1,9 @@
 // Explicit instantiations of the conv3d kernels for float and double on the default execution
-// space.
+// space. This translation unit alone sees the implementations, and with them the AVX-512 engine
+// when the library is compiled for it.
 #include "halo3d/kernels/Conv3d.hpp"
+
+#include "halo3d/kernels/impl/Conv3dImpl.hpp"
 
 namespace halo3d::kernels {
 

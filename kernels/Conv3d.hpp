@@ -10,42 +10,32 @@
 // extent 0 for "no bias". Tensors are HaloTensor<T, MemorySpace>, parameters LayoutRight Views in
 // the same memory space.
 //
-// Paths: on a host execution space an AVX-512 path (register tiles over the contiguous W axis) runs
-// wherever it applies and a generic one elsewhere; on a device a team path tiles inputs and weights
-// in scratch memory. Which path runs depends only on the geometry and the scalar type, never on the
-// boxes, so a result computed box by box (interior, then boundary slabs) is bitwise the whole-box
-// result for forward and backward-data.
+// Paths (core/KernelPath.hpp): the host code is an AVX-512 engine (register tiles over the
+// contiguous W axis) where it applies and a generic one-thread-per-value kernel elsewhere; the
+// device code is a team kernel that tiles inputs and weights in scratch memory. Which code runs
+// depends only on the path, the geometry and the scalar type, never on the boxes, so a result
+// computed box by box (interior, then boundary slabs) is bitwise the whole-box result for forward
+// and backward-data.
 
 #include <Kokkos_Core.hpp>
 
-#include <type_traits>
-
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
-#include "halo3d/kernels/impl/Conv3dChecks.hpp"
-#include "halo3d/kernels/impl/Conv3dGeneric.hpp"
-#include "halo3d/kernels/impl/Conv3dHostBackwardData.hpp"
-#include "halo3d/kernels/impl/Conv3dHostBackwardFilter.hpp"
-#include "halo3d/kernels/impl/Conv3dHostForward.hpp"
-#include "halo3d/kernels/impl/Conv3dSimd.hpp"
-#include "halo3d/kernels/impl/Conv3dTeam.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
 
-using impl::Conv3dBias;
-using impl::Conv3dBiasGrad;
-using impl::Conv3dWeights;
-using impl::Conv3dWeightsGrad;
-
-namespace impl {
-
-// True for execution spaces that run on the host (OpenMP, Serial, Threads): the ones that get the
-// SIMD path.
-template <class ExecSpace>
-inline constexpr bool kRunsOnHost =
-    Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible;
-
-}  // namespace impl
+// Parameter Views of the conv3d kernels, in the memory space of the tensors, all LayoutRight:
+// weights (O, I, kD, kH, kW), bias (O) or extent 0 for "no bias", and their gradients. NonDeduced,
+// so that Views convert (non-const to const, default layout to LayoutRight) at the call.
+template <class T, class MemorySpace>
+using Conv3dWeights = NonDeduced<Kokkos::View<const T*****, Kokkos::LayoutRight, MemorySpace>>;
+template <class T, class MemorySpace>
+using Conv3dBias = NonDeduced<Kokkos::View<const T*, Kokkos::LayoutRight, MemorySpace>>;
+template <class T, class MemorySpace>
+using Conv3dWeightsGrad = NonDeduced<Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace>>;
+template <class T, class MemorySpace>
+using Conv3dBiasGrad = NonDeduced<Kokkos::View<T*, Kokkos::LayoutRight, MemorySpace>>;
 
 // y(n, o, c) = b(o) + sum_{i, k} w(o, i, k) x(n, i, c * s - p + k * dil) for every sample n, output
 // channel o and global output cell c in out_box (assigned). x is read in its allocation (owned
@@ -57,22 +47,8 @@ void conv3dForward(const ExecSpace& exec, const HaloTensor<T, typename ExecSpace
                    const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
                    const Conv3dBias<T, typename ExecSpace::memory_space>& b,
                    const WindowGeometry& g,
-                   const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "conv3dForward: exec must be an execution space");
-  impl::checkForward(x, w, b, g, y, out_box);
-  if constexpr (!impl::kRunsOnHost<ExecSpace>) {
-    impl::conv3dForwardTeam(exec, x, w, b, g, y, out_box);
-  } else {
-#if HALO3D_CONV3D_AVX512
-    if constexpr (impl::kHostSimd<T>) {
-      impl::conv3dForwardHost(exec, x, w, b, g, y, out_box);
-      return;
-    }
-#endif
-    impl::conv3dForwardGeneric(exec, x, w, b, g, y, out_box);
-  }
-}
+                   const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box,
+                   KernelPath path = KernelPath::Fastest);
 
 // Pull form: assigns dx(n, i, q) = sum of w(o, i, k) dy(n, o, c) over the output cells c in dy_box
 // and taps k with c * s - p + k * dil = q, for every global input cell q in dx_box. dx_box may hold
@@ -85,24 +61,8 @@ void conv3dBackwardData(const ExecSpace& exec,
                         const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
                         const WindowGeometry& g,
                         const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                        const Box& dx_box, const Box& dy_box) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "conv3dBackwardData: exec must be an execution space");
-  impl::checkBackwardData(dy, w, g, dx, dx_box, dy_box);
-  if constexpr (!impl::kRunsOnHost<ExecSpace>) {
-    impl::conv3dBackwardDataTeam(exec, dy, w, g, dx, dx_box, dy_box);
-  } else {
-#if HALO3D_CONV3D_AVX512
-    if constexpr (impl::kHostSimd<T>) {
-      if (impl::hostBackwardDataApplies(g)) {
-        impl::conv3dBackwardDataHost(exec, dy, w, g, dx, dx_box, dy_box);
-        return;
-      }
-    }
-#endif
-    impl::conv3dBackwardDataGeneric(exec, dy, w, g, dx, dx_box, dy_box);
-  }
-}
+                        const Box& dx_box, const Box& dy_box,
+                        KernelPath path = KernelPath::Fastest);
 
 // conv3dBackwardData with dy_box = dy's owned cells.
 template <class ExecSpace, class T>
@@ -128,22 +88,8 @@ void conv3dBackwardFilter(const ExecSpace& exec,
                           const WindowGeometry& g,
                           const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
                           const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                          const Box& out_box, bool accumulate) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "conv3dBackwardFilter: exec must be an execution space");
-  impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
-  if constexpr (!impl::kRunsOnHost<ExecSpace>) {
-    impl::conv3dBackwardFilterTeam(exec, x, dy, g, dw, db, out_box, accumulate);
-  } else {
-#if HALO3D_CONV3D_AVX512
-    if constexpr (impl::kHostSimd<T>) {
-      impl::conv3dBackwardFilterHost(exec, x, dy, g, dw, db, out_box, accumulate);
-      return;
-    }
-#endif
-    impl::conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate);
-  }
-}
+                          const Box& out_box, bool accumulate,
+                          KernelPath path = KernelPath::Fastest);
 
 // Overloads on the default instance of the tensors' execution space.
 template <class T, class MemorySpace>
@@ -180,14 +126,15 @@ void conv3dBackwardFilter(const HaloTensor<T, MemorySpace>& x, const HaloTensor<
   PREFIX template void conv3dForward<E, T>(                                                      \
       const E&, const HaloTensor<T, E::memory_space>&, const Conv3dWeights<T, E::memory_space>&, \
       const Conv3dBias<T, E::memory_space>&, const WindowGeometry&,                              \
-      const HaloTensor<T, E::memory_space>&, const Box&);                                        \
+      const HaloTensor<T, E::memory_space>&, const Box&, KernelPath);                            \
   PREFIX template void conv3dBackwardData<E, T>(                                                 \
       const E&, const HaloTensor<T, E::memory_space>&, const Conv3dWeights<T, E::memory_space>&, \
-      const WindowGeometry&, const HaloTensor<T, E::memory_space>&, const Box&, const Box&);     \
+      const WindowGeometry&, const HaloTensor<T, E::memory_space>&, const Box&, const Box&,      \
+      KernelPath);                                                                               \
   PREFIX template void conv3dBackwardFilter<E, T>(                                               \
       const E&, const HaloTensor<T, E::memory_space>&, const HaloTensor<T, E::memory_space>&,    \
       const WindowGeometry&, const Conv3dWeightsGrad<T, E::memory_space>&,                       \
-      const Conv3dBiasGrad<T, E::memory_space>&, const Box&, bool);
+      const Conv3dBiasGrad<T, E::memory_space>&, const Box&, bool, KernelPath);
 
 HALO3D_CONV3D_INSTANTIATE(extern, float, Kokkos::DefaultExecutionSpace)
 HALO3D_CONV3D_INSTANTIATE(extern, double, Kokkos::DefaultExecutionSpace)

@@ -5,7 +5,8 @@
 
 #include "halo3d/core/BlockDecomposition.hpp"
 #include "halo3d/core/Error.hpp"
-#include "halo3d/kernels/impl/ConvTranspose3dTaps.hpp"
+#include "halo3d/kernels/impl/ConvTranspose3dImpl.hpp"
+#include "halo3d/kernels/impl/IndexMath.hpp"
 
 namespace halo3d::kernels {
 

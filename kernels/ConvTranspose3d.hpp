@@ -24,7 +24,11 @@
 // - Backward-filter, output cells out_box: the same x cells as forward. The box is one of *output*
 //   cells, as in forward, so the partials over the owned outputs of every block sum to the global
 //   gradient.
-// The geometry type and the ghost-width helpers live in impl/ConvTranspose3dGeometry.hpp.
+// The geometry type and the ghost-width helpers live in ConvTranspose3dGeometry.hpp.
+//
+// Paths (core/KernelPath.hpp): the host code blocks destination cells that share their weights
+// and holds their sums in registers; the device code is one thread per destination element
+// (forward, backward-data) and one team per weight (backward-filter).
 //
 // Worked example, the U-Net upsampling k = 2, s = 2, p = 0: output cells [2a, 2b) read input cells
 // [a, b), each output cell exactly one input cell per dimension, and a block split evenly needs no
@@ -36,7 +40,8 @@
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/IndexSpace.hpp"
-#include "halo3d/kernels/impl/ConvTranspose3dGeometry.hpp"
+#include "halo3d/kernels/ConvTranspose3dGeometry.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
 
@@ -62,7 +67,7 @@ void convTranspose3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpa
                             const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
                             const typename ConvTranspose3dViews<T, MemorySpace>::bias_type& b,
                             const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& y,
-                            const Box& out_box);
+                            const Box& out_box, KernelPath path = KernelPath::Fastest);
 
 // Backward-data (pull form): assigns, for every sample and every input cell i in `dx_box`,
 //   dx(n, c, i) = sum_{o, k} dy(n, o, i s - p + k dil) w(c, o, k)   over the taps whose output cell
@@ -75,7 +80,7 @@ void convTranspose3dBackwardData(
     const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
     const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
     const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
-    const Box& dy_box);
+    const Box& dy_box, KernelPath path = KernelPath::Fastest);
 
 // Backward-filter: the partial gradients over the *output* cells of `out_box`, all samples:
 //   dw(i, o, k) (+)= sum_{n, q in out_box} x(n, i, (q + p - k dil) / s) dy(n, o, q)
@@ -89,7 +94,7 @@ void convTranspose3dBackwardFilter(
     const HaloTensor<T, MemorySpace>& dy, const ConvTranspose3dGeometry& g,
     const typename ConvTranspose3dViews<T, MemorySpace>::weights_grad_type& dw,
     const typename ConvTranspose3dViews<T, MemorySpace>::bias_grad_type& db, const Box& out_box,
-    bool accumulate);
+    bool accumulate, KernelPath path = KernelPath::Fastest);
 
 // Overloads on the default instance of the tensors' execution space; backward-data also defaults
 // dy_box to dy's owned cells.
@@ -140,28 +145,26 @@ void convTranspose3dBackwardFilter(
                                 accumulate);
 }
 
-}  // namespace halo3d::kernels
-
-#include "halo3d/kernels/impl/ConvTranspose3dImpl.hpp"
-
-namespace halo3d::kernels {
-
-#define HALO3D_CONV_TRANSPOSE3D_INSTANTIATE(EXTERN, T, EXEC)                                 \
-  EXTERN template void convTranspose3dForward<EXEC, T, EXEC::memory_space>(                  \
-      const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                 \
-      const ConvTranspose3dViews<T, EXEC::memory_space>::weights_type&,                      \
-      const ConvTranspose3dViews<T, EXEC::memory_space>::bias_type&,                         \
-      const ConvTranspose3dGeometry&, const HaloTensor<T, EXEC::memory_space>&, const Box&); \
-  EXTERN template void convTranspose3dBackwardData<EXEC, T, EXEC::memory_space>(             \
-      const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                 \
-      const ConvTranspose3dViews<T, EXEC::memory_space>::weights_type&,                      \
-      const ConvTranspose3dGeometry&, const HaloTensor<T, EXEC::memory_space>&, const Box&,  \
-      const Box&);                                                                           \
-  EXTERN template void convTranspose3dBackwardFilter<EXEC, T, EXEC::memory_space>(           \
-      const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                 \
-      const HaloTensor<T, EXEC::memory_space>&, const ConvTranspose3dGeometry&,              \
-      const ConvTranspose3dViews<T, EXEC::memory_space>::weights_grad_type&,                 \
-      const ConvTranspose3dViews<T, EXEC::memory_space>::bias_grad_type&, const Box&, bool);
+// Explicit instantiations (kernels/ConvTranspose3d.cpp) for float and double on the default
+// execution space.
+#define HALO3D_CONV_TRANSPOSE3D_INSTANTIATE(EXTERN, T, EXEC)                                \
+  EXTERN template void convTranspose3dForward<EXEC, T, EXEC::memory_space>(                 \
+      const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                \
+      const ConvTranspose3dViews<T, EXEC::memory_space>::weights_type&,                     \
+      const ConvTranspose3dViews<T, EXEC::memory_space>::bias_type&,                        \
+      const ConvTranspose3dGeometry&, const HaloTensor<T, EXEC::memory_space>&, const Box&, \
+      KernelPath);                                                                          \
+  EXTERN template void convTranspose3dBackwardData<EXEC, T, EXEC::memory_space>(            \
+      const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                \
+      const ConvTranspose3dViews<T, EXEC::memory_space>::weights_type&,                     \
+      const ConvTranspose3dGeometry&, const HaloTensor<T, EXEC::memory_space>&, const Box&, \
+      const Box&, KernelPath);                                                              \
+  EXTERN template void convTranspose3dBackwardFilter<EXEC, T, EXEC::memory_space>(          \
+      const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                \
+      const HaloTensor<T, EXEC::memory_space>&, const ConvTranspose3dGeometry&,             \
+      const ConvTranspose3dViews<T, EXEC::memory_space>::weights_grad_type&,                \
+      const ConvTranspose3dViews<T, EXEC::memory_space>::bias_grad_type&, const Box&, bool, \
+      KernelPath);
 
 HALO3D_CONV_TRANSPOSE3D_INSTANTIATE(extern, float, Kokkos::DefaultExecutionSpace)
 HALO3D_CONV_TRANSPOSE3D_INSTANTIATE(extern, double, Kokkos::DefaultExecutionSpace)

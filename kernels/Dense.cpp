@@ -5,19 +5,11 @@
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
 
 namespace {
-
-// `what` (a View) has extent `expected` along `dim`, where `why` names the tensor the number comes
-// from.
-template <class View>
-void requireExtentOf(const char* kernel, const View& v, int dim, std::size_t expected,
-                     const char* why) {
-  require<ShapeError>(v.extent(dim) == expected, kernel, ": '", v.label(), "' has extent ",
-                      v.extent(dim), " along dimension ", dim, " but ", why, " needs ", expected);
-}
 
 // C = alpha op(A) op(B) + beta C on `exec`. Kokkos Kernels takes an execution-space instance
 // from 4.1; before that gemm runs on the default instance, so the fences order it with the work
@@ -63,17 +55,14 @@ KOKKOS_INLINE_FUNCTION T rowDot(const T* a, const T* b, index_t n) {
 }  // namespace
 
 template <class ExecSpace, class T>
-void denseForward(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
-                  const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
-                  const impl::NonDeduced<Vector<const T, ExecSpace>>& b,
-                  const Matrix<T, ExecSpace>& y) {
+void denseForward(const ExecSpace& exec, const NonDeduced<Matrix<const T, ExecSpace>>& x,
+                  const NonDeduced<Matrix<const T, ExecSpace>>& w,
+                  const NonDeduced<Vector<const T, ExecSpace>>& b, const Matrix<T, ExecSpace>& y) {
   const char* kernel = "denseForward";
-  requireExtentOf(kernel, w, 1, x.extent(1), "x (N, in)");
-  requireExtentOf(kernel, y, 0, x.extent(0), "x (N, in)");
-  requireExtentOf(kernel, y, 1, w.extent(0), "w (out, in)");
-  require<ShapeError>(b.extent(0) == 0 || b.extent(0) == w.extent(0), kernel, ": bias '", b.label(),
-                      "' has extent ", b.extent(0), " but w (out, in) has out = ", w.extent(0),
-                      " (extent 0 means no bias)");
+  impl::requireExtent(kernel, w, 1, index_t(x.extent(1)), "in of x (N, in)");
+  impl::requireExtent(kernel, y, 0, index_t(x.extent(0)), "N of x (N, in)");
+  impl::requireExtent(kernel, y, 1, index_t(w.extent(0)), "out of w (out, in)");
+  impl::requireBiasShape(kernel, "bias", b, index_t(w.extent(0)));
   if (index_t(x.extent(0)) <= kRowKernelMaxSamples && x.span_is_contiguous() &&
       w.span_is_contiguous()) {
     const index_t outputs = index_t(y.extent(1)), inputs = index_t(x.extent(1));
@@ -97,14 +86,13 @@ void denseForward(const ExecSpace& exec, const impl::NonDeduced<Matrix<const T, 
 }
 
 template <class ExecSpace, class T>
-void denseBackwardData(const ExecSpace& exec,
-                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
-                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
+void denseBackwardData(const ExecSpace& exec, const NonDeduced<Matrix<const T, ExecSpace>>& dy,
+                       const NonDeduced<Matrix<const T, ExecSpace>>& w,
                        const Matrix<T, ExecSpace>& dx) {
   const char* kernel = "denseBackwardData";
-  requireExtentOf(kernel, dy, 1, w.extent(0), "w (out, in)");
-  requireExtentOf(kernel, dx, 0, dy.extent(0), "dy (N, out)");
-  requireExtentOf(kernel, dx, 1, w.extent(1), "w (out, in)");
+  impl::requireExtent(kernel, dy, 1, index_t(w.extent(0)), "out of w (out, in)");
+  impl::requireExtent(kernel, dx, 0, index_t(dy.extent(0)), "N of dy (N, out)");
+  impl::requireExtent(kernel, dx, 1, index_t(w.extent(1)), "in of w (out, in)");
   if (index_t(dy.extent(0)) <= kRowKernelMaxSamples && w.span_is_contiguous()) {
     // dx(n, i) = sum_o dy(n, o) w(o, i): each item owns a chunk of one dx row and adds the w rows
     // into it.
@@ -133,14 +121,13 @@ void denseBackwardData(const ExecSpace& exec,
 }
 
 template <class ExecSpace, class T>
-void denseBackwardWeights(const ExecSpace& exec,
-                          const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
-                          const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardWeights(const ExecSpace& exec, const NonDeduced<Matrix<const T, ExecSpace>>& x,
+                          const NonDeduced<Matrix<const T, ExecSpace>>& dy,
                           const Matrix<T, ExecSpace>& dw, bool accumulate) {
   const char* kernel = "denseBackwardWeights";
-  requireExtentOf(kernel, dy, 0, x.extent(0), "x (N, in)");
-  requireExtentOf(kernel, dw, 0, dy.extent(1), "dy (N, out)");
-  requireExtentOf(kernel, dw, 1, x.extent(1), "x (N, in)");
+  impl::requireExtent(kernel, dy, 0, index_t(x.extent(0)), "N of x (N, in)");
+  impl::requireExtent(kernel, dw, 0, index_t(dy.extent(1)), "out of dy (N, out)");
+  impl::requireExtent(kernel, dw, 1, index_t(x.extent(1)), "in of x (N, in)");
   if (index_t(x.extent(0)) <= kRowKernelMaxSamples && x.span_is_contiguous() &&
       dw.span_is_contiguous()) {
     // dw(o, :) = [dw(o, :)] + sum_n dy(n, o) x(n, :): one contiguous row per item.
@@ -166,10 +153,9 @@ void denseBackwardWeights(const ExecSpace& exec,
 }
 
 template <class ExecSpace, class T>
-void denseBackwardBias(const ExecSpace& exec,
-                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardBias(const ExecSpace& exec, const NonDeduced<Matrix<const T, ExecSpace>>& dy,
                        const Vector<T, ExecSpace>& db, bool accumulate) {
-  requireExtentOf("denseBackwardBias", db, 0, dy.extent(1), "dy (N, out)");
+  impl::requireExtent("denseBackwardBias", db, 0, index_t(dy.extent(1)), "out of dy (N, out)");
   const index_t samples = index_t(dy.extent(0));
   Kokkos::parallel_for(
       "halo3d::denseBackwardBias",

@@ -7,12 +7,16 @@
 //
 // A cell is dropped when its 32 random bits are below round(p * 2^32), the same test for float and
 // double.
+//
+// Paths (core/KernelPath.hpp): the host code draws a W row's Philox blocks first, four cells per
+// block, then applies them; the device code draws each cell's bits in its own thread. Both give
+// every cell the same bits.
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 #include "halo3d/kernels/Random.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
 
 namespace halo3d::kernels {
 
@@ -20,11 +24,13 @@ namespace halo3d::kernels {
 // H, W), same global shape and samples; y may be x.
 template <class ExecSpace, class T>
 void dropoutForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, double p,
-                    const RandomStream& stream, const Tensor<T, ExecSpace>& y, const Box& box);
+                    const RandomStream& stream, const Tensor<T, ExecSpace>& y, const Box& box,
+                    KernelPath path = KernelPath::Fastest);
 // dx = mask * dy / (1 - p) on `box`, with the forward pass's p and stream.
 template <class ExecSpace, class T>
 void dropoutBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy, double p,
-                     const RandomStream& stream, const Tensor<T, ExecSpace>& dx, const Box& box);
+                     const RandomStream& stream, const Tensor<T, ExecSpace>& dx, const Box& box,
+                     KernelPath path = KernelPath::Fastest);
 
 // The same on the default execution-space instance.
 template <class T>
@@ -40,10 +46,11 @@ void dropoutBackward(const Tensor<T, DefaultExec>& dy, double p, const RandomStr
 
 #define HALO3D_KERNELS_DROPOUT(PREFIX, E, T)                                                       \
   PREFIX template void dropoutForward<E, T>(const E&, const Tensor<T, E>&, double,                 \
-                                            const RandomStream&, const Tensor<T, E>&, const Box&); \
+                                            const RandomStream&, const Tensor<T, E>&, const Box&,  \
+                                            KernelPath);                                           \
   PREFIX template void dropoutBackward<E, T>(const E&, const Tensor<T, E>&, double,                \
-                                             const RandomStream&, const Tensor<T, E>&,             \
-                                             const Box&);
+                                             const RandomStream&, const Tensor<T, E>&, const Box&, \
+                                             KernelPath);
 
 HALO3D_KERNELS_DROPOUT(extern, Kokkos::DefaultExecutionSpace, float)
 HALO3D_KERNELS_DROPOUT(extern, Kokkos::DefaultExecutionSpace, double)

@@ -1,9 +1,10 @@
 // Element-wise kernels; see Elementwise.hpp for the contracts.
 #include "halo3d/kernels/Elementwise.hpp"
 
-#include "halo3d/kernels/impl/ElementwiseChecks.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
 #include "halo3d/kernels/impl/ElementwiseReduce.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
 
@@ -17,15 +18,15 @@ Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>> flatPolicy(const Exec
 
 template <class X, class Y>
 void requireSameExtent(const char* kernel, const X& x, const Y& y) {
-  require<ShapeError>(x.extent(0) == y.extent(0), kernel, ": View '", x.label(), "' has extent ",
-                      x.extent(0), " but View '", y.label(), "' has extent ", y.extent(0));
+  impl::requireExtent(kernel, x, 0, index_t(y.extent(0)),
+                      concat("the extent of '", y.label(), "'").c_str());
 }
 
 }  // namespace
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Tensor<T, ExecSpace>& y,
-          const Box& box) {
+void fill(const ExecSpace& exec, NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box,
+          KernelPath path) {
   impl::requireAllocated("fill", y, box, "box");
   const auto yc = impl::writeCells(y);
   impl::forEachRow(
@@ -35,12 +36,13 @@ void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Tensor<T, Exec
         const T v = value;
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] = v;
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
 void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
-          const Box& box) {
+          const Box& box, KernelPath path) {
   impl::requireCellwise("copy", y, box, x);
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
@@ -51,12 +53,13 @@ void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, 
         T* y = yc.row(n, c, d, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] = x[i];
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
-void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
-           const Box& box) {
+void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
+           const Box& box, KernelPath path) {
   impl::requireOwned("scale", y, box);
   const auto yc = impl::writeCells(y);
   impl::forEachRow(
@@ -66,12 +69,13 @@ void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, Exe
         const T s = alpha;
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] *= s;
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
 void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSpace>& b,
-         const Tensor<T, ExecSpace>& y, const Box& box) {
+         const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
   impl::requireCellwise("add", y, box, a, b);
   const auto ac = impl::readCells(a);
   const auto bc = impl::readCells(b);
@@ -84,12 +88,13 @@ void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, E
         T* y = yc.row(n, c, d, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i)
           y[i] = a_row[i] + b_row[i];
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
-void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
-           impl::NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box) {
+void axpby(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
+           NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
   impl::requireCellwise("axpby", y, box, x);
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
@@ -107,17 +112,18 @@ void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Tensor<T, Exe
           for (index_t i = 0; i < w1 - w0; ++i)
             y[i] = a * x[i];
         }
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace& exec, impl::NonDeduced<T> value, const Vector<T, ExecSpace>& y) {
+void fill(const ExecSpace& exec, NonDeduced<T> value, const Vector<T, ExecSpace>& y) {
   Kokkos::parallel_for(
       "halo3d::fill", flatPolicy(exec, y.extent(0)), KOKKOS_LAMBDA(index_t i) { y(i) = value; });
 }
 
 template <class ExecSpace, class T>
-void copy(const ExecSpace& exec, const impl::NonDeduced<Vector<const T, ExecSpace>>& x,
+void copy(const ExecSpace& exec, const NonDeduced<Vector<const T, ExecSpace>>& x,
           const Vector<T, ExecSpace>& y) {
   requireSameExtent("copy", x, y);
   Kokkos::parallel_for(
@@ -125,14 +131,14 @@ void copy(const ExecSpace& exec, const impl::NonDeduced<Vector<const T, ExecSpac
 }
 
 template <class ExecSpace, class T>
-void scale(const ExecSpace& exec, impl::NonDeduced<T> alpha, const Vector<T, ExecSpace>& y) {
+void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Vector<T, ExecSpace>& y) {
   Kokkos::parallel_for(
       "halo3d::scale", flatPolicy(exec, y.extent(0)), KOKKOS_LAMBDA(index_t i) { y(i) *= alpha; });
 }
 
 template <class ExecSpace, class T>
-void axpy(const ExecSpace& exec, impl::NonDeduced<T> alpha,
-          const impl::NonDeduced<Vector<const T, ExecSpace>>& x, const Vector<T, ExecSpace>& y) {
+void axpy(const ExecSpace& exec, NonDeduced<T> alpha,
+          const NonDeduced<Vector<const T, ExecSpace>>& x, const Vector<T, ExecSpace>& y) {
   requireSameExtent("axpy", x, y);
   Kokkos::parallel_for(
       "halo3d::axpy", flatPolicy(exec, y.extent(0)),
@@ -140,8 +146,8 @@ void axpy(const ExecSpace& exec, impl::NonDeduced<T> alpha,
 }
 
 template <class ExecSpace, class T>
-void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha,
-           const impl::NonDeduced<Vector<const T, ExecSpace>>& x, impl::NonDeduced<T> beta,
+void axpby(const ExecSpace& exec, NonDeduced<T> alpha,
+           const NonDeduced<Vector<const T, ExecSpace>>& x, NonDeduced<T> beta,
            const Vector<T, ExecSpace>& y) {
   requireSameExtent("axpby", x, y);
   const bool read_y = beta != T(0);
@@ -154,7 +160,7 @@ void axpby(const ExecSpace& exec, impl::NonDeduced<T> alpha,
 
 template <class ExecSpace, class T>
 void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
-                  const Vector<double, ExecSpace>& out, bool accumulate) {
+                  const Vector<double, ExecSpace>& out, bool accumulate, KernelPath path) {
   require<ShapeError>(out.extent(0) >= 1, "sumOfSquares: output View '", out.label(),
                       "' is empty; it needs 1 slot");
   // Rows of a fixed length make the reduction's chunks, whatever x's extent.
@@ -167,7 +173,7 @@ void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
         const double v = k < n ? double(x(k)) : 0.0;
         return impl::sums(v * v);
       },
-      out, accumulate);
+      out, accumulate, path);
 }
 
 HALO3D_KERNELS_ELEMENTWISE(, Kokkos::DefaultExecutionSpace, float)

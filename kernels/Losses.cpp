@@ -5,55 +5,18 @@
 #include <limits>
 
 #include "halo3d/core/KokkosCompat.hpp"
-#include "halo3d/kernels/impl/ElementwiseChecks.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
 #include "halo3d/kernels/impl/ElementwiseReduce.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
+#include "halo3d/kernels/impl/Softmax.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
-
-namespace impl {
-
-// The normaliser of a voxel's softmax: its largest logit m and s = sum_c exp(x_c - m), so that
-// p_c = exp(x_c - m) / s and -log p_c = m + log s - x_c without overflow.
-struct SoftmaxNorm {
-  double m, s;
-  KOKKOS_INLINE_FUNCTION double p(double x) const { return math::exp(x - m) / s; }
-};
-
-template <class Cells>
-KOKKOS_INLINE_FUNCTION SoftmaxNorm softmaxNorm(const Cells& x, index_t classes, index_t n,
-                                               index_t d, index_t h, index_t w) {
-  double m = x(n, 0, d, h, w);
-  for (index_t c = 1; c < classes; ++c) {
-    const double v = x(n, c, d, h, w);
-    m = v > m ? v : m;
-  }
-  double s = 0.0;
-  for (index_t c = 0; c < classes; ++c)
-    s += math::exp(double(x(n, c, d, h, w)) - m);
-  return {m, s};
-}
-
-// Labels: global shape (N, 1, D, H, W) of the logits' N, D, H, W, the same samples, `box`
-// allocated.
-template <class Logits, class Labels>
-void requireLabelsFor(const char* kernel, const Logits& logits, const Labels& labels,
-                      const Box& box) {
-  const Shape5& g = logits.block().globalShape();
-  const Shape5 expected{g[0], 1, g[2], g[3], g[4]};
-  require<ShapeError>(labels.block().globalShape() == expected, kernel, ": labels ",
-                      describe(labels), " should have global shape ", expected, " to match logits ",
-                      describe(logits));
-  requireSameSamples(kernel, labels, logits);
-  requireAllocated(kernel, labels, box, "box");
-}
-
-}  // namespace impl
 
 template <class ExecSpace, class T>
 void mseLossSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
                  const Tensor<T, ExecSpace>& target, const Vector<double, ExecSpace>& sums,
-                 const Box& box, bool accumulate) {
+                 const Box& box, bool accumulate, KernelPath path) {
   const char* kernel = "mseLossSums";
   impl::requireSameShape(kernel, target, pred);
   impl::requireAllocated(kernel, pred, box, "box");
@@ -72,7 +35,7 @@ void mseLossSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
         const double e = double(pc(n, c, d, h, w)) - double(tc(n, c, d, h, w));
         return impl::sums(e * e);
       },
-      per_channel, false);
+      per_channel, false, path);
   Kokkos::parallel_for(
       "halo3d::mseLossSums total", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1), KOKKOS_LAMBDA(int) {
         double total = 0.0;
@@ -85,7 +48,7 @@ void mseLossSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
 template <class ExecSpace, class T>
 void mseLossBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
                      const Tensor<T, ExecSpace>& target, double count,
-                     const Tensor<T, ExecSpace>& dpred, const Box& box) {
+                     const Tensor<T, ExecSpace>& dpred, const Box& box, KernelPath path) {
   const char* kernel = "mseLossBackward";
   impl::requireCellwise(kernel, dpred, box, pred, target);
   require<ShapeError>(count > 0.0, kernel, ": count ", count, " must be positive");
@@ -102,13 +65,14 @@ void mseLossBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
         const T s = scale;
         for (index_t i = 0; i < w1 - w0; ++i)
           g[i] = s * (p[i] - t[i]);
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T>
 void mseLossSums(const ExecSpace& exec, const Vector<T, ExecSpace>& pred,
-                 const impl::NonDeduced<Vector<const T, ExecSpace>>& target,
-                 const Vector<double, ExecSpace>& sums, bool accumulate) {
+                 const NonDeduced<Vector<const T, ExecSpace>>& target,
+                 const Vector<double, ExecSpace>& sums, bool accumulate, KernelPath path) {
   const char* kernel = "mseLossSums";
   impl::requireExtent(kernel, target, 0, index_t(pred.extent(0)), "the prediction's extent");
   impl::requireExtent(kernel, sums, 0, kMseSumsSize, "the MSE sums' size");
@@ -122,13 +86,12 @@ void mseLossSums(const ExecSpace& exec, const Vector<T, ExecSpace>& pred,
         const double e = k < n ? double(pred(k)) - double(target(k)) : 0.0;
         return impl::sums(e * e);
       },
-      sums, accumulate);
+      sums, accumulate, path);
 }
 
 template <class ExecSpace, class T>
-void mseLossBackward(const ExecSpace& exec,
-                     const impl::NonDeduced<Vector<const T, ExecSpace>>& pred,
-                     const impl::NonDeduced<Vector<const T, ExecSpace>>& target, double count,
+void mseLossBackward(const ExecSpace& exec, const NonDeduced<Vector<const T, ExecSpace>>& pred,
+                     const NonDeduced<Vector<const T, ExecSpace>>& target, double count,
                      const Vector<T, ExecSpace>& dpred) {
   const char* kernel = "mseLossBackward";
   impl::requireExtent(kernel, pred, 0, index_t(dpred.extent(0)), "the gradient's extent");
@@ -144,8 +107,8 @@ void mseLossBackward(const ExecSpace& exec,
 template <class ExecSpace, class T, class L>
 void softmaxCrossEntropySums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
                              const Tensor<L, ExecSpace>& labels,
-                             const Vector<double, ExecSpace>& sums, const Box& box,
-                             bool accumulate) {
+                             const Vector<double, ExecSpace>& sums, const Box& box, bool accumulate,
+                             KernelPath path) {
   const char* kernel = "softmaxCrossEntropySums";
   impl::requireAllocated(kernel, logits, box, "box");
   impl::requireLabelsFor(kernel, logits, labels, box);
@@ -161,13 +124,14 @@ void softmaxCrossEntropySums(const ExecSpace& exec, const Tensor<T, ExecSpace>& 
         const impl::SoftmaxNorm z = impl::softmaxNorm(xc, classes, n, d, h, w);
         return impl::sums(z.m + math::log(z.s) - double(xc(n, index_t(label), d, h, w)), 0.0);
       },
-      sums, accumulate);
+      sums, accumulate, path);
 }
 
 template <class ExecSpace, class T, class L>
 void softmaxCrossEntropyBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
                                  const Tensor<L, ExecSpace>& labels, double count,
-                                 const Tensor<T, ExecSpace>& dlogits, const Box& box) {
+                                 const Tensor<T, ExecSpace>& dlogits, const Box& box,
+                                 KernelPath path) {
   const char* kernel = "softmaxCrossEntropyBackward";
   impl::requireCellwise(kernel, dlogits, box, logits);
   impl::requireLabelsFor(kernel, logits, labels, box);
@@ -189,13 +153,14 @@ void softmaxCrossEntropyBackward(const ExecSpace& exec, const Tensor<T, ExecSpac
             dc(n, c, d, h, w) = valid ? T(g * inv_count) : T(0);
           }
         }
-      });
+      },
+      path);
 }
 
 template <class ExecSpace, class T, class L>
 void softDiceSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
                   const Tensor<L, ExecSpace>& labels, const Vector<double, ExecSpace>& sums,
-                  const Box& box, bool accumulate) {
+                  const Box& box, bool accumulate, KernelPath path) {
   const char* kernel = "softDiceSums";
   impl::requireAllocated(kernel, logits, box, "box");
   impl::requireLabelsFor(kernel, logits, labels, box);
@@ -212,14 +177,14 @@ void softDiceSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
         const double t = lc(n, 0, d, h, w) == L(c) ? 1.0 : 0.0;
         return impl::sums(p * t, p, t);
       },
-      sums, accumulate);
+      sums, accumulate, path);
 }
 
 template <class ExecSpace, class T, class L>
 void softDiceBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
                       const Tensor<L, ExecSpace>& labels,
-                      const impl::NonDeduced<Vector<const double, ExecSpace>>& sums, double eps,
-                      const Tensor<T, ExecSpace>& dlogits, const Box& box) {
+                      const NonDeduced<Vector<const double, ExecSpace>>& sums, double eps,
+                      const Tensor<T, ExecSpace>& dlogits, const Box& box, KernelPath path) {
   const char* kernel = "softDiceBackward";
   impl::requireCellwise(kernel, dlogits, box, logits);
   impl::requireLabelsFor(kernel, logits, labels, box);
@@ -249,7 +214,8 @@ void softDiceBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
           for (index_t c = 0; c < classes; ++c)
             dc(n, c, d, h, w) = T(z.p(xc(n, c, d, h, w)) * (grad_p(c) - dot));
         }
-      });
+      },
+      path);
 }
 
 double softDiceLoss(const Kokkos::View<const double*, Kokkos::HostSpace>& sums, double eps) {
@@ -275,7 +241,7 @@ double softDiceBadLabels(const Kokkos::View<const double*, Kokkos::HostSpace>& s
 
 template <class ExecSpace, class L>
 void requireValidLabels(const ExecSpace& exec, const Tensor<L, ExecSpace>& labels, index_t classes,
-                        const Box& box) {
+                        const Box& box, KernelPath path) {
   const char* kernel = "requireValidLabels";
   require<ShapeError>(labels.block().channels() == 1, kernel, ": labels ", impl::describe(labels),
                       " should have 1 channel");
@@ -288,7 +254,7 @@ void requireValidLabels(const ExecSpace& exec, const Tensor<L, ExecSpace>& label
         const L label = lc(n, 0, d, h, w);
         return impl::sums(label < 0 || label >= classes ? 1.0 : 0.0);
       },
-      bad, false);
+      bad, false, path);
   const auto bad_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bad);
   if (bad_host(0) == 0.0) return;
   // The error path only: find the offending values on the host for the message.

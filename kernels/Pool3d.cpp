@@ -2,6 +2,7 @@
 #include "halo3d/kernels/Pool3d.hpp"
 
 #include "halo3d/core/Error.hpp"
+#include "halo3d/kernels/impl/Pool3dImpl.hpp"
 
 namespace halo3d::kernels {
 

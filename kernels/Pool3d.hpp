@@ -23,12 +23,17 @@
 //           dy(o) [argmax(o) == i]    (max),
 // that is, dx(i) reads the cells o of dy_box with o s - p <= i <= o s - p + dil (k - 1) (per
 // dimension).
+//
+// Paths (core/KernelPath.hpp): the host code walks (sample, channel, d, h) rows of cells through
+// row pointers (average pooling through a buffer of summed rows); the device code is one thread per
+// cell, neighbouring threads on neighbouring w.
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
 
@@ -45,7 +50,8 @@ void validatePool3d(const WindowGeometry& g);
 template <class ExecSpace, class T, class MemorySpace>
 void maxPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                       const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
-                      const HaloTensor<index_t, MemorySpace>& argmax, const Box& out_box);
+                      const HaloTensor<index_t, MemorySpace>& argmax, const Box& out_box,
+                      KernelPath path = KernelPath::Fastest);
 
 // Max pooling backward (pull form): assigns dx(n, c, i) = sum of dy(n, c, o) over the o in dy_box
 // with argmax(n, c, o) == i, for every i in dx_box. Requires dx_box inside dx's allocation and the
@@ -53,14 +59,15 @@ void maxPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x
 template <class ExecSpace, class T, class MemorySpace>
 void maxPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                        const HaloTensor<index_t, MemorySpace>& argmax, const WindowGeometry& g,
-                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box);
+                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box,
+                       KernelPath path = KernelPath::Fastest);
 
 // Average pooling forward: assigns y(n, c, o) = (sum of x over the window of o inside the volume) /
 // (kD kH kW) for every o in `out_box`. Requirements as maxPool3dForward, without argmax.
 template <class ExecSpace, class T, class MemorySpace>
 void avgPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                       const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
-                      const Box& out_box);
+                      const Box& out_box, KernelPath path = KernelPath::Fastest);
 
 // Average pooling backward (pull form): assigns dx(n, c, i) = (sum of dy(n, c, o) over the o in
 // dy_box whose window holds i) / (kD kH kW) for every i in dx_box. Requirements as
@@ -68,7 +75,7 @@ void avgPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x
 template <class ExecSpace, class T, class MemorySpace>
 void avgPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                        const WindowGeometry& g, const HaloTensor<T, MemorySpace>& dx,
-                       const Box& dx_box, const Box& dy_box);
+                       const Box& dx_box, const Box& dy_box, KernelPath path = KernelPath::Fastest);
 
 // Overloads on the default instance of the tensors' execution space, and with dy_box = dy's owned
 // cells.
@@ -113,27 +120,23 @@ void avgPool3dBackward(const HaloTensor<T, MemorySpace>& dy, const WindowGeometr
   avgPool3dBackward(typename MemorySpace::execution_space(), dy, g, dx, dx_box, dy.block().owned());
 }
 
-}  // namespace halo3d::kernels
-
-#include "halo3d/kernels/impl/Pool3dImpl.hpp"
-
-namespace halo3d::kernels {
-
+// Explicit instantiations (kernels/Pool3d.cpp) for float and double on the default execution
+// space.
 #define HALO3D_POOL3D_INSTANTIATE(EXTERN, T, EXEC)                                              \
   EXTERN template void maxPool3dForward<EXEC, T, EXEC::memory_space>(                           \
       const EXEC&, const HaloTensor<T, EXEC::memory_space>&, const WindowGeometry&,             \
       const HaloTensor<T, EXEC::memory_space>&, const HaloTensor<index_t, EXEC::memory_space>&, \
-      const Box&);                                                                              \
+      const Box&, KernelPath);                                                                  \
   EXTERN template void maxPool3dBackward<EXEC, T, EXEC::memory_space>(                          \
       const EXEC&, const HaloTensor<T, EXEC::memory_space>&,                                    \
       const HaloTensor<index_t, EXEC::memory_space>&, const WindowGeometry&,                    \
-      const HaloTensor<T, EXEC::memory_space>&, const Box&, const Box&);                        \
+      const HaloTensor<T, EXEC::memory_space>&, const Box&, const Box&, KernelPath);            \
   EXTERN template void avgPool3dForward<EXEC, T, EXEC::memory_space>(                           \
       const EXEC&, const HaloTensor<T, EXEC::memory_space>&, const WindowGeometry&,             \
-      const HaloTensor<T, EXEC::memory_space>&, const Box&);                                    \
+      const HaloTensor<T, EXEC::memory_space>&, const Box&, KernelPath);                        \
   EXTERN template void avgPool3dBackward<EXEC, T, EXEC::memory_space>(                          \
       const EXEC&, const HaloTensor<T, EXEC::memory_space>&, const WindowGeometry&,             \
-      const HaloTensor<T, EXEC::memory_space>&, const Box&, const Box&);
+      const HaloTensor<T, EXEC::memory_space>&, const Box&, const Box&, KernelPath);
 
 HALO3D_POOL3D_INSTANTIATE(extern, float, Kokkos::DefaultExecutionSpace)
 HALO3D_POOL3D_INSTANTIATE(extern, double, Kokkos::DefaultExecutionSpace)

@@ -16,6 +16,7 @@
 
 #include <vector>
 
+#include "halo3d/core/KernelPath.hpp"
 #include "halo3d/nn/Parameter.hpp"
 
 namespace halo3d::nn {
@@ -23,9 +24,12 @@ namespace halo3d::nn {
 class GradientReducer {
  public:
   // Collective-free setup. `comm` is the communicator of all ranks holding replicas of the
-  // parameters.
+  // parameters. Buckets are staged through host copies where MPI cannot access the gradients'
+  // memory (comm/MpiTraits.hpp), and with KernelPath::Device (the tests run that device code on the
+  // host).
   GradientReducer(MPI_Comm comm, ParameterStore& store,
-                  std::size_t bucket_bytes = std::size_t(4) << 20);
+                  std::size_t bucket_bytes = std::size_t(4) << 20,
+                  KernelPath path = KernelPath::Fastest);
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
   ~GradientReducer();
@@ -55,6 +59,7 @@ class GradientReducer {
 
   MPI_Comm _comm;
   ParameterStore& _store;
+  bool _staged;  // buckets go through host copies
   std::vector<Bucket> _buckets;
   std::vector<int> _bucket_of;  // per trainable parameter (registration order)
   std::size_t _next = 0;

@@ -1,6 +1,6 @@
 // Transposed conv3d, fp32, one sample: forward, backward-data and backward-filter on the
-// host-blocked (default) and the portable (device-form) path. Names:
-// conv_transpose3d_<pass>[_portable]/C<in>_K<out>_D<in extent>[_<geometry>]; no geometry suffix is
+// host-blocked path (KernelPath::Fastest) and the device path (the code a CUDA build runs). Names:
+// conv_transpose3d_<pass>[_device]/C<in>_K<out>_D<in extent>[_<geometry>]; no geometry suffix is
 // the U-Net upsampling, k2 s2. GFLOP/s counts 2 flops per (input cell, tap, in channel, out
 // channel) that lands in the output volume. Manual time, fenced on both sides.
 #include <benchmark/benchmark.h>
@@ -17,7 +17,6 @@ namespace {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Memory = Exec::memory_space;
 using kernels::ConvTranspose3dGeometry;
-using kernels::impl::KernelPath;
 
 enum class Pass { Forward, BackwardData, BackwardFilter };
 
@@ -63,14 +62,14 @@ void convTranspose3d(benchmark::State& state, const Config& cfg) {
   auto run = [&] {
     switch (cfg.pass) {
       case Pass::Forward:
-        return kernels::impl::convTranspose3dForward(exec, x, w, b, cfg.g, y, y.block().owned(),
-                                                     cfg.path);
+        return kernels::convTranspose3dForward(exec, x, w, b, cfg.g, y, y.block().owned(),
+                                               cfg.path);
       case Pass::BackwardData:
-        return kernels::impl::convTranspose3dBackwardData(exec, y, w, cfg.g, x, x.block().owned(),
-                                                          y.block().owned(), cfg.path);
+        return kernels::convTranspose3dBackwardData(exec, y, w, cfg.g, x, x.block().owned(),
+                                                    y.block().owned(), cfg.path);
       case Pass::BackwardFilter:
-        return kernels::impl::convTranspose3dBackwardFilter(exec, x, y, cfg.g, w, b,
-                                                            y.block().owned(), false, cfg.path);
+        return kernels::convTranspose3dBackwardFilter(exec, x, y, cfg.g, w, b, y.block().owned(),
+                                                      false, cfg.path);
     }
   };
   run();
@@ -105,9 +104,9 @@ void registerAll() {
       {16, 16, 32, "_k3s1p1", ConvTranspose3dGeometry::cubic(3, 1, 1)},
   };
   for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter})
-    for (KernelPath path : {KernelPath::Fastest, KernelPath::Portable}) {
+    for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
       const std::string prefix = "conv_transpose3d_" + passName(pass) +
-                                 (path == KernelPath::Portable ? "_portable" : "") + "/";
+                                 (path == KernelPath::Device ? "_device" : "") + "/";
       for (const Shape& s : shapes) {
         const std::string name = prefix + "C" + std::to_string(s.c) + "_K" + std::to_string(s.k) +
                                  "_D" + std::to_string(s.d) + s.suffix;

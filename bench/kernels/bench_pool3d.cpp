@@ -1,6 +1,6 @@
 // 3D pooling, fp32, one sample: max and average, forward and backward, on the host row path
-// (default) and the portable (device-form) path. Names:
-// <kind>pool3d_<pass>[_portable]/C<channels>_D<input extent>_<window>. GB/s counts the compulsory
+// (KernelPath::Fastest) and the device path (the code a CUDA build runs). Names:
+// <kind>pool3d_<pass>[_device]/C<channels>_D<input extent>_<window>. GB/s counts the compulsory
 // traffic: forward reads x and writes y (and the int64 argmax for max); backward reads dy (and
 // argmax) and writes dx. Manual time, fenced on both sides.
 #include <benchmark/benchmark.h>
@@ -16,13 +16,12 @@ namespace {
 
 using Exec = Kokkos::DefaultExecutionSpace;
 using Memory = Exec::memory_space;
-using kernels::impl::PoolPath;
 
 struct Config {
   index_t channels, extent;
   WindowGeometry g;
   bool is_max, backward;
-  PoolPath path;
+  KernelPath path;
 };
 
 void pool3d(benchmark::State& state, const Config& cfg) {
@@ -38,24 +37,20 @@ void pool3d(benchmark::State& state, const Config& cfg) {
       "bench_fill",
       Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(exec, 0, index_t(xv.size())),
       KOKKOS_LAMBDA(const index_t i) { xv.data()[i] = float((i * 7919) % 10007) - 5000.0f; });
-  kernels::impl::pool3dForward<true>(exec, x, cfg.g, y, &argmax, y.block().owned(),
-                                     PoolPath::Fastest);
-  const auto* max_argmax = cfg.is_max ? &argmax : kernels::impl::noArgmax<Memory>();
+  kernels::maxPool3dForward(exec, x, cfg.g, y, argmax, y.block().owned());
   auto run = [&] {
     if (cfg.backward) {
       if (cfg.is_max)
-        kernels::impl::pool3dBackward<true>(exec, y, max_argmax, cfg.g, x, x.block().owned(),
-                                            y.block().owned(), cfg.path);
+        kernels::maxPool3dBackward(exec, y, argmax, cfg.g, x, x.block().owned(), y.block().owned(),
+                                   cfg.path);
       else
-        kernels::impl::pool3dBackward<false>(exec, y, max_argmax, cfg.g, x, x.block().owned(),
-                                             y.block().owned(), cfg.path);
+        kernels::avgPool3dBackward(exec, y, cfg.g, x, x.block().owned(), y.block().owned(),
+                                   cfg.path);
     } else {
       if (cfg.is_max)
-        kernels::impl::pool3dForward<true>(exec, x, cfg.g, y, max_argmax, y.block().owned(),
-                                           cfg.path);
+        kernels::maxPool3dForward(exec, x, cfg.g, y, argmax, y.block().owned(), cfg.path);
       else
-        kernels::impl::pool3dForward<false>(exec, x, cfg.g, y, max_argmax, y.block().owned(),
-                                            cfg.path);
+        kernels::avgPool3dForward(exec, x, cfg.g, y, y.block().owned(), cfg.path);
     }
   };
   run();
@@ -86,10 +81,10 @@ void registerAll() {
   };
   for (bool is_max : {true, false})
     for (bool backward : {false, true})
-      for (PoolPath path : {PoolPath::Fastest, PoolPath::Portable}) {
+      for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
         const std::string prefix = std::string(is_max ? "maxpool3d_" : "avgpool3d_") +
                                    (backward ? "bwd" : "fwd") +
-                                   (path == PoolPath::Portable ? "_portable" : "") + "/";
+                                   (path == KernelPath::Device ? "_device" : "") + "/";
         for (const Shape& s : shapes) {
           const std::string name =
               prefix + "C" + std::to_string(s.c) + "_D" + std::to_string(s.d) + "_" + s.window;

@@ -3,16 +3,18 @@
 // linear buffer in (n, c, d, h, w) order, straight from the box's index space (no per-element
 // steering table).
 //
-// On host execution spaces one work item is an (n, c, d) plane of the box, walked by plain h and w
-// loops: no index arithmetic per element (a W face has one-element rows, where a per-row decode
-// costs 30x the copy), and the w loop vectorises. On devices one work item is one element, so
-// neighbouring threads touch neighbouring addresses.
+// In the host code (KernelPath::Fastest on a host execution space, core/KernelPath.hpp) one work
+// item is an (n, c, d) plane of the box, walked by plain h and w loops: no index arithmetic per
+// element (a W face has one-element rows, where a per-row decode costs 30x the copy), and the w
+// loop vectorises. In the device code one work item is one element, so neighbouring threads touch
+// neighbouring addresses.
 
 #include <Kokkos_Core.hpp>
 
 #include <type_traits>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/core/KernelPath.hpp"
 
 namespace halo3d::impl {
 
@@ -21,68 +23,70 @@ namespace halo3d::impl {
 // ew + w).
 template <class ExecSpace, class View5, class Op>
 void forEachRegionCell(const char* label, const ExecSpace& exec, const View5& v, const Box& region,
-                       const Op& op) {
+                       const Op& op, KernelPath path) {
   if (region.empty()) return;
   const index_t C = index_t(v.extent(1)), NC = index_t(v.extent(0)) * C;
   const index_t d0 = region.min(0), h0 = region.min(1), w0 = region.min(2);
   const index_t ed = region.extent(0), eh = region.extent(1), ew = region.extent(2);
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    const index_t row_stride = index_t(v.stride(3));
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, NC * ed),
-        KOKKOS_LAMBDA(const index_t plane) {
-          const index_t d = plane % ed, nc = plane / ed;
-          auto* row = &v(nc / C, nc % C, d0 + d, h0, w0);
-          index_t i = plane * eh * ew;
-          for (index_t h = 0; h < eh; ++h, row += row_stride)
-            for (index_t w = 0; w < ew; ++w, ++i)
-              op(row[w], i);
-        });
-  } else {
-    Kokkos::parallel_for(
-        label,
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, NC * ed * eh * ew),
-        KOKKOS_LAMBDA(const index_t i) {
-          const index_t w = i % ew, row = i / ew;
-          const index_t h = row % eh, d = (row / eh) % ed, nc = row / (eh * ed);
-          op(v(nc / C, nc % C, d0 + d, h0 + h, w0 + w), i);
-        });
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest) {
+      const index_t row_stride = index_t(v.stride(3));
+      Kokkos::parallel_for(
+          label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, NC * ed),
+          KOKKOS_LAMBDA(const index_t plane) {
+            const index_t d = plane % ed, nc = plane / ed;
+            auto* row = &v(nc / C, nc % C, d0 + d, h0, w0);
+            index_t i = plane * eh * ew;
+            for (index_t h = 0; h < eh; ++h, row += row_stride)
+              for (index_t w = 0; w < ew; ++w, ++i)
+                op(row[w], i);
+          });
+      return;
+    }
   }
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, NC * ed * eh * ew),
+      KOKKOS_LAMBDA(const index_t i) {
+        const index_t w = i % ew, row = i / ew;
+        const index_t h = row % eh, d = (row / eh) % ed, nc = row / (eh * ed);
+        op(v(nc / C, nc % C, d0 + d, h0 + h, w0 + w), i);
+      });
 }
 
 // Copies `region` of `v` into buf[offset, offset + size).
 template <class ExecSpace, class View5, class Buffer>
 void packRegion(const ExecSpace& exec, const View5& v, const Box& region, const Buffer& buf,
-                std::size_t offset) {
+                std::size_t offset, KernelPath path = KernelPath::Fastest) {
   auto* out = buf.data() + offset;
   using T = typename View5::non_const_value_type;
   forEachRegionCell(
       "halo3d::haloPack", exec, v, region,
-      KOKKOS_LAMBDA(const T& cell, index_t i) { out[i] = cell; });
+      KOKKOS_LAMBDA(const T& cell, index_t i) { out[i] = cell; }, path);
 }
 
 // Writes buf[offset, offset + size) into `region` of `v`: assigns, or adds when `accumulate`.
 template <class ExecSpace, class View5, class Buffer>
 void unpackRegion(const ExecSpace& exec, const View5& v, const Box& region, const Buffer& buf,
-                  std::size_t offset, bool accumulate) {
+                  std::size_t offset, bool accumulate, KernelPath path = KernelPath::Fastest) {
   const auto* in = buf.data() + offset;
   using T = typename View5::non_const_value_type;
   if (accumulate)
     forEachRegionCell(
         "halo3d::haloUnpackAdd", exec, v, region,
-        KOKKOS_LAMBDA(T & cell, index_t i) { cell += in[i]; });
+        KOKKOS_LAMBDA(T & cell, index_t i) { cell += in[i]; }, path);
   else
     forEachRegionCell(
-        "halo3d::haloUnpack", exec, v, region,
-        KOKKOS_LAMBDA(T & cell, index_t i) { cell = in[i]; });
+        "halo3d::haloUnpack", exec, v, region, KOKKOS_LAMBDA(T & cell, index_t i) { cell = in[i]; },
+        path);
 }
 
 // Sets `region` of `v` to zero.
 template <class ExecSpace, class View5>
-void zeroRegion(const ExecSpace& exec, const View5& v, const Box& region) {
+void zeroRegion(const ExecSpace& exec, const View5& v, const Box& region,
+                KernelPath path = KernelPath::Fastest) {
   using T = typename View5::non_const_value_type;
   forEachRegionCell(
-      "halo3d::haloZero", exec, v, region, KOKKOS_LAMBDA(T & cell, index_t) { cell = T(0); });
+      "halo3d::haloZero", exec, v, region, KOKKOS_LAMBDA(T & cell, index_t) { cell = T(0); }, path);
 }
 
 }  // namespace halo3d::impl

@@ -23,23 +23,15 @@
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
+#include "halo3d/kernels/impl/IndexMath.hpp"
+#include "halo3d/kernels/impl/TeamTuning.hpp"
 
 namespace halo3d::kernels::impl {
-
-// Team size of the team kernels; 0 lets Kokkos choose (Kokkos::AUTO).
-struct Conv3dTeamTuning {
-  int team_size = 0;
-};
 
 namespace team {
 
 inline constexpr int kTile[3] = {2, 4, 16};
 inline constexpr int kScratchBudget = 40 * 1024;
-
-// floor(a / b) for b > 0 and any a.
-KOKKOS_INLINE_FUNCTION index_t floorDiv(index_t a, index_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
 
 // A box in plain device-copyable form, split into tiles of kTile cells (clipped to the box).
 struct Tiling {
@@ -75,12 +67,10 @@ inline int scratchLevel(std::size_t bytes) {
 }
 
 template <class ExecSpace>
-Policy<ExecSpace> makePolicy(const ExecSpace& exec, index_t league, const Conv3dTeamTuning& tuning,
+Policy<ExecSpace> makePolicy(const ExecSpace& exec, index_t league, const TeamTuning& tuning,
                              std::size_t bytes) {
-  Policy<ExecSpace> policy = tuning.team_size > 0
-                                 ? Policy<ExecSpace>(exec, league, tuning.team_size)
-                                 : Policy<ExecSpace>(exec, league, Kokkos::AUTO);
-  return policy.set_scratch_size(scratchLevel(bytes), Kokkos::PerTeam(bytes));
+  return teamPolicy(exec, league, tuning)
+      .set_scratch_size(scratchLevel(bytes), Kokkos::PerTeam(bytes));
 }
 
 // Channels per staged chunk: as many as fit the budget next to `fixed` bytes, at least 1.
@@ -101,7 +91,7 @@ void conv3dForwardTeam(const ExecSpace& exec,
                        const Conv3dBias<T, typename ExecSpace::memory_space>& b,
                        const WindowGeometry& g,
                        const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box,
-                       const Conv3dTeamTuning& tuning = {}) {
+                       const TeamTuning& tuning = {}) {
   constexpr int OB = 8;
   using Member = typename team::Policy<ExecSpace>::member_type;
   using Scratch = team::Scratch<ExecSpace, T>;
@@ -199,8 +189,7 @@ void conv3dBackwardDataTeam(const ExecSpace& exec,
                             const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
                             const WindowGeometry& g,
                             const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                            const Box& dx_box, const Box& dy_box,
-                            const Conv3dTeamTuning& tuning = {}) {
+                            const Box& dx_box, const Box& dy_box, const TeamTuning& tuning = {}) {
   constexpr int IB = 8;
   using Member = typename team::Policy<ExecSpace>::member_type;
   using Scratch = team::Scratch<ExecSpace, T>;
@@ -240,10 +229,9 @@ void conv3dBackwardDataTeam(const ExecSpace& exec,
         tiling.tile(tile, q0, te);
         for (int d = 0; d < 3; ++d) {
           // dy cells c with c s in [q + p - (k - 1) dil, q + p] for q in the tile.
-          c_lo[d] = -team::floorDiv(
-              -(q0[d] + ix.padding[d] - index_t(ix.kernel[d] - 1) * ix.dilation[d]), ix.stride[d]);
-          we[d] =
-              int(team::floorDiv(q0[d] + te[d] - 1 + ix.padding[d], ix.stride[d]) - c_lo[d] + 1);
+          c_lo[d] = -floorDiv(-(q0[d] + ix.padding[d] - index_t(ix.kernel[d] - 1) * ix.dilation[d]),
+                              ix.stride[d]);
+          we[d] = int(floorDiv(q0[d] + te[d] - 1 + ix.padding[d], ix.stride[d]) - c_lo[d] + 1);
         }
         const int cells = te[0] * te[1] * te[2], wcells = we[0] * we[1] * we[2];
         Scratch ys(m.team_scratch(level), chunk * win_cells),
@@ -319,8 +307,7 @@ void conv3dBackwardFilterTeam(const ExecSpace& exec,
                               const WindowGeometry& g,
                               const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
                               const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                              const Box& out_box, bool accumulate,
-                              const Conv3dTeamTuning& tuning = {}) {
+                              const Box& out_box, bool accumulate, const TeamTuning& tuning = {}) {
   constexpr int OB = 4, IB = 4;
   using Member = typename team::Policy<ExecSpace>::member_type;
   using Scratch = team::Scratch<ExecSpace, T>;

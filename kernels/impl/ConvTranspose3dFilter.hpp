@@ -2,7 +2,7 @@
 // Backward-filter of the transposed convolution: partial sums over a box of output cells q,
 //   dw(i, o, k) = sum_{n, q} x(n, i, source(q, k)) dy(n, o, q),   db(o) = sum_{n, q} dy(n, o, q),
 // with the forward tap map (ConvTranspose3dTaps.hpp). Two paths:
-// - portable: one team per weight (and per bias entry), its threads reducing over the input cells
+// - device: one team per weight (and per bias entry), its threads reducing over the input cells
 //   that the weight's tap reaches from the box;
 // - host: the rows (n, d, h) of the box are cut into a fixed number of chunks, each summing into
 //   its own copy of the gradient, then the copies are added in chunk order. The chunk count depends
@@ -17,6 +17,7 @@
 
 #include "halo3d/core/IndexSpace.hpp"
 #include "halo3d/kernels/impl/ConvTranspose3dTaps.hpp"
+#include "halo3d/kernels/impl/TeamTuning.hpp"
 
 namespace halo3d::kernels::impl {
 
@@ -31,10 +32,11 @@ struct FilterGrad {
   Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace> dw;  // (I, O, kD, kH, kW)
   Kokkos::View<T*, Kokkos::LayoutRight, MemorySpace> db;      // (O) or empty
   bool accumulate = false;
+  TeamTuning tuning;  // of the device code's teams
 };
 
 template <class ExecSpace, class T, class MemorySpace>
-void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>& p) {
+void filterGradDevice(const ExecSpace& exec, const FilterGrad<T, MemorySpace>& p) {
   using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const auto x = p.x;
   const auto dy = p.dy;
@@ -50,8 +52,7 @@ void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>&
   const Kokkos::Array<index_t, 3> ys{p.dy_shift[0], p.dy_shift[1], p.dy_shift[2]};
   const index_t cells = N * ed * eh * ew;
   Kokkos::parallel_for(
-      "halo3d::convTranspose3dFilter",
-      Kokkos::TeamPolicy<ExecSpace>(exec, int(R * Q * KD * KH * KW), Kokkos::AUTO),
+      "halo3d::convTranspose3dFilter", teamPolicy(exec, R * Q * KD * KH * KW, p.tuning),
       KOKKOS_LAMBDA(const Team& team) {
         index_t t = team.league_rank();
         const int kw = int(t % KW), kh = int((t / KW) % KH), kd = int((t / (KW * KH)) % KD);
@@ -85,7 +86,7 @@ void filterGradPortable(const ExecSpace& exec, const FilterGrad<T, MemorySpace>&
       });
   if (db.extent(0) == 0) return;
   Kokkos::parallel_for(
-      "halo3d::convTranspose3dBiasGrad", Kokkos::TeamPolicy<ExecSpace>(exec, int(Q), Kokkos::AUTO),
+      "halo3d::convTranspose3dBiasGrad", teamPolicy(exec, Q, p.tuning),
       KOKKOS_LAMBDA(const Team& team) {
         const index_t q = team.league_rank();
         T sum = T(0);

@@ -5,7 +5,7 @@
 // backward-data.
 //
 // Two paths, same arithmetic order per cell (taps kd, kh, kw, then channels r):
-// - portable: one destination element per work item; what a GPU runs, and testable on the host;
+// - device: one destination element per work item; what a GPU runs, and testable on the host;
 // - host: one (sample, d, h) row and one block of output channels per work item. Weights are first
 //   packed to (tap, r, q) with q padded to a cache line, so the innermost loop is a contiguous run
 //   of q; cells of one phase share every weight load, and their accumulators stay in registers
@@ -34,7 +34,7 @@ struct GatherConv {
 };
 
 template <class ExecSpace, class T, class MemorySpace>
-void gatherConvPortable(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) {
+void gatherConvDevice(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) {
   const auto src = p.src;
   const auto w = p.w;
   const auto bias = p.bias;

@@ -13,17 +13,10 @@
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/Types.hpp"
-#include "halo3d/kernels/impl/ConvTranspose3dGeometry.hpp"
+#include "halo3d/kernels/ConvTranspose3dGeometry.hpp"
+#include "halo3d/kernels/impl/IndexMath.hpp"
 
 namespace halo3d::kernels::impl {
-
-// Floor of a / b for b > 0, either sign of a.
-KOKKOS_INLINE_FUNCTION index_t floorDiv(index_t a, index_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-KOKKOS_INLINE_FUNCTION index_t ceilDiv(index_t a, index_t b) {
-  return -floorDiv(-a, b);
-}
 
 struct TapAxis {
   index_t scale = 1, offset = 0, step = 1, divisor = 1;

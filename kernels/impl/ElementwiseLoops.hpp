@@ -3,18 +3,18 @@
 // of a box of global cells, for all local samples and a number of channels.
 //
 // forEachRow calls f(n, c, d, h, w_begin, w_end), which processes the cells [w_begin, w_end) of row
-// (n, c, d, h): n is the local sample, c the channel, (d, h, w) global coordinates. On a host space
-// one call covers a whole row, so the functor hoists what depends only on the row (a channel's
-// scale) and its inner loop vectorises; a thread takes a chunk of consecutive rows and steps
-// through them without dividing. On a device one call covers one cell, so neighbouring threads
-// touch neighbouring addresses.
+// (n, c, d, h): n is the local sample, c the channel, (d, h, w) global coordinates. The host code
+// (KernelPath::Fastest on a host space) covers a whole row per call, so the functor hoists what
+// depends only on the row (a channel's scale) and its inner loop vectorises; a thread takes a chunk
+// of consecutive rows and steps through them without dividing. The device code covers one cell per
+// call, so neighbouring threads touch neighbouring addresses.
 
 #include <Kokkos_Core.hpp>
 
 #include <string>
 
 #include "halo3d/core/IndexSpace.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/core/KernelPath.hpp"
 
 namespace halo3d::kernels::impl {
 
@@ -63,33 +63,35 @@ inline index_t rowsPerChunk(index_t width) {
 
 template <class ExecSpace, class F>
 void forEachRow(const ExecSpace& exec, const std::string& label, index_t samples, index_t channels,
-                const Box& box, const F& f) {
+                const Box& box, const F& f, KernelPath path) {
   const RowIndexer rows(channels, box);
   const index_t row_count = rows.rows(samples);
   const index_t w0 = box.min(2), w1 = box.max(2), width = box.extent(2);
   if (row_count == 0 || width == 0) return;
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   if constexpr (kRunsOnHost<ExecSpace>) {
-    const index_t per_chunk = rowsPerChunk(width);
-    Kokkos::parallel_for(
-        label, Policy(exec, 0, (row_count + per_chunk - 1) / per_chunk),
-        KOKKOS_LAMBDA(index_t chunk) {
-          const index_t r0 = chunk * per_chunk;
-          const index_t r1 = r0 + per_chunk < row_count ? r0 + per_chunk : row_count;
-          index_t n, c, d, h;
-          rows(r0, n, c, d, h);
-          for (index_t r = r0; r < r1; ++r, rows.next(n, c, d, h))
-            f(n, c, d, h, w0, w1);
-        });
-  } else {
-    Kokkos::parallel_for(
-        label, Policy(exec, 0, row_count * width), KOKKOS_LAMBDA(index_t i) {
-          index_t n, c, d, h;
-          rows(i / width, n, c, d, h);
-          const index_t w = w0 + i % width;
-          f(n, c, d, h, w, w + 1);
-        });
+    if (path == KernelPath::Fastest) {
+      const index_t per_chunk = rowsPerChunk(width);
+      Kokkos::parallel_for(
+          label, Policy(exec, 0, (row_count + per_chunk - 1) / per_chunk),
+          KOKKOS_LAMBDA(index_t chunk) {
+            const index_t r0 = chunk * per_chunk;
+            const index_t r1 = r0 + per_chunk < row_count ? r0 + per_chunk : row_count;
+            index_t n, c, d, h;
+            rows(r0, n, c, d, h);
+            for (index_t r = r0; r < r1; ++r, rows.next(n, c, d, h))
+              f(n, c, d, h, w0, w1);
+          });
+      return;
+    }
   }
+  Kokkos::parallel_for(
+      label, Policy(exec, 0, row_count * width), KOKKOS_LAMBDA(index_t i) {
+        index_t n, c, d, h;
+        rows(i / width, n, c, d, h);
+        const index_t w = w0 + i % width;
+        f(n, c, d, h, w, w + 1);
+      });
 }
 
 }  // namespace halo3d::kernels::impl

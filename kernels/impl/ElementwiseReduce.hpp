@@ -9,8 +9,10 @@
 #include <string>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/core/KernelPath.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/kernels/impl/TeamTuning.hpp"
 
 namespace halo3d::kernels::impl {
 
@@ -93,42 +95,44 @@ struct ChunkPlan {
 template <class ExecSpace>
 using Scratch = Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::memory_space>;
 
-// scratch(g * chunks + chunk, k) = the sums of chunk `chunk` of group g. On a host space
-// host_chunk(g, r0, r1, lanes) adds rows [r0, r1) into `lanes`; on a device a team spreads the
-// chunk's cells over its threads, each adding cell(g, r, i).
+// scratch(g * chunks + chunk, k) = the sums of chunk `chunk` of group g. The host code (Fastest on
+// a host space) has host_chunk(g, r0, r1, lanes) add rows [r0, r1) into `lanes`; the device code
+// has a team spread the chunk's cells over its threads, each adding cell(g, r, i).
 template <int K, class ExecSpace, class HostChunk, class DeviceCell>
 void reduceChunks(const ExecSpace& exec, const std::string& label, index_t groups,
                   const ChunkPlan& plan, const HostChunk& host_chunk, const DeviceCell& cell,
-                  const Scratch<ExecSpace>& scratch) {
+                  const Scratch<ExecSpace>& scratch, KernelPath path, const TeamTuning& tuning) {
   if (groups * plan.chunks == 0) return;
   const index_t chunks = plan.chunks;
   if constexpr (kRunsOnHost<ExecSpace>) {
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups * chunks),
-        KOKKOS_LAMBDA(index_t slot) {
-          Lanes<K> lanes;
-          host_chunk(slot / chunks, plan.begin(slot % chunks), plan.end(slot % chunks), lanes);
-          for (int k = 0; k < K; ++k)
-            scratch(slot, k) = lanes.total(k);
-        });
-  } else {
-    using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-    Kokkos::parallel_for(
-        label, Kokkos::TeamPolicy<ExecSpace>(exec, groups * chunks, Kokkos::AUTO),
-        KOKKOS_LAMBDA(const Team& team) {
-          const index_t slot = team.league_rank();
-          const index_t g = slot / chunks, r0 = plan.begin(slot % chunks);
-          const index_t cells = (plan.end(slot % chunks) - r0) * plan.length;
-          Sums<K> mine;
-          for (index_t i = team.team_rank(); i < cells; i += team.team_size())
-            mine += cell(g, r0 + i / plan.length, i % plan.length);
-          for (int k = 0; k < K; ++k) {
-            double v = mine.v[k];
-            team.team_reduce(Kokkos::Sum<double>(v));
-            if (team.team_rank() == 0) scratch(slot, k) = v;
-          }
-        });
+    if (path == KernelPath::Fastest) {
+      Kokkos::parallel_for(
+          label,
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, groups * chunks),
+          KOKKOS_LAMBDA(index_t slot) {
+            Lanes<K> lanes;
+            host_chunk(slot / chunks, plan.begin(slot % chunks), plan.end(slot % chunks), lanes);
+            for (int k = 0; k < K; ++k)
+              scratch(slot, k) = lanes.total(k);
+          });
+      return;
+    }
   }
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::parallel_for(
+      label, teamPolicy(exec, groups * chunks, tuning), KOKKOS_LAMBDA(const Team& team) {
+        const index_t slot = team.league_rank();
+        const index_t g = slot / chunks, r0 = plan.begin(slot % chunks);
+        const index_t cells = (plan.end(slot % chunks) - r0) * plan.length;
+        Sums<K> mine;
+        for (index_t i = team.team_rank(); i < cells; i += team.team_size())
+          mine += cell(g, r0 + i / plan.length, i % plan.length);
+        for (int k = 0; k < K; ++k) {
+          double v = mine.v[k];
+          team.team_reduce(Kokkos::Sum<double>(v));
+          if (team.team_rank() == 0) scratch(slot, k) = v;
+        }
+      });
 }
 
 // out(k * groups + g) = [out(k * groups + g) if accumulate] + sum over the chunks of scratch, in
@@ -155,7 +159,8 @@ void sumChunks(const ExecSpace& exec, const std::string& label, index_t groups, 
 // f(g, r, i).v[k], where f returns a cell's Sums<K>. Requires out.extent(0) >= K * groups.
 template <int K, class ExecSpace, class F>
 void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups, index_t rows,
-                index_t length, const F& f, const Vector<double, ExecSpace>& out, bool accumulate) {
+                index_t length, const F& f, const Vector<double, ExecSpace>& out, bool accumulate,
+                KernelPath path, const TeamTuning& tuning = {}) {
   const ChunkPlan plan(rows, length);
   const Scratch<ExecSpace> scratch(
       Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"),
@@ -166,7 +171,7 @@ void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups,
         for (index_t r = r0; r < r1; ++r)
           lanes.addRow(length, [&](index_t i) { return f(g, r, i); });
       },
-      f, scratch);
+      f, scratch, path, tuning);
   sumChunks<K>(exec, label, groups, plan.chunks, scratch, out, accumulate);
 }
 
@@ -174,7 +179,8 @@ void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups,
 // (d, h, w), once per group g and cell.
 template <int K, class ExecSpace, class F>
 void reduceBox(const ExecSpace& exec, const std::string& label, index_t groups, index_t samples,
-               const Box& box, const F& f, const Vector<double, ExecSpace>& out, bool accumulate) {
+               const Box& box, const F& f, const Vector<double, ExecSpace>& out, bool accumulate,
+               KernelPath path, const TeamTuning& tuning = {}) {
   const RowIndexer rows(1, box);
   const index_t w0 = box.min(2);
   const ChunkPlan plan(rows.rows(samples), box.extent(2));
@@ -194,7 +200,7 @@ void reduceBox(const ExecSpace& exec, const std::string& label, index_t groups, 
         rows(r, n, c, d, h);
         return f(g, n, d, h, w0 + i);
       },
-      scratch);
+      scratch, path, tuning);
   sumChunks<K>(exec, label, groups, plan.chunks, scratch, out, accumulate);
 }
 

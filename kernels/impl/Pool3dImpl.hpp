@@ -1,9 +1,9 @@
 #pragma once
 // Definitions of the Pool3d.hpp kernels. Each kernel is a per-cell body (a functor,
-// device-callable); on host execution spaces one work item is a (sample, channel, d, h) row of
-// cells, walked by a plain w loop (no index decoding per cell), and elsewhere one work item is one
-// cell, neighbouring threads on neighbouring w. impl:: entry points take the path, so that tests
-// run the device form on the host too.
+// device-callable); in the host code (KernelPath::Fastest on a host execution space) one work item
+// is a (sample, channel, d, h) row of cells, walked by a plain w loop (no index decoding per cell),
+// and in the device code one work item is one cell, neighbouring threads on neighbouring w.
+// Included by kernels/Pool3d.cpp (the instantiations) and by tests.
 
 #include <Kokkos_Core.hpp>
 
@@ -12,12 +12,13 @@
 #include <type_traits>
 
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KernelPath.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
+#include "halo3d/kernels/impl/IndexMath.hpp"
+#include "halo3d/kernels/impl/Pool3dChecks.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels::impl {
-
-enum class PoolPath { Fastest, Portable };
 
 // One dimension of a pooling window: output cell o pools input cells o s - p + k dil, k < taps, of
 // which those in [0, extent) count.
@@ -25,9 +26,6 @@ struct PoolAxis {
   index_t stride = 1, padding = 0, dilation = 1, extent = 1;
   int taps = 1;
 
-  static KOKKOS_INLINE_FUNCTION index_t floorDiv(index_t a, index_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-  }
   // The taps [k0, k1) of output cell o that land inside the volume; `first` is the input cell of
   // tap 0.
   KOKKOS_INLINE_FUNCTION void tapsInVolume(index_t o, index_t& first, int& k0, int& k1) const {
@@ -61,16 +59,16 @@ inline Kokkos::Array<PoolAxis, 3> poolAxes(const WindowGeometry& g, const Extent
 }
 
 // Calls body(n, c, d, h, w) for every local sample n < N, channel c < C and global cell of `box`;
-// on the host path, body.hostRow(n, c, d, h, w0, w1) for every row of cells instead.
+// in the host code, body.hostRow(n, c, d, h, w0, w1) for every row of cells instead.
 template <class ExecSpace, class Body>
 void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_t C, const Box& box,
-                     const Body& body, PoolPath path) {
+                     const Body& body, KernelPath path) {
   if (box.empty() || N == 0) return;
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   const index_t ed = box.extent(0), eh = box.extent(1), ew = box.extent(2);
   const index_t d0 = box.min(0), h0 = box.min(1), w0 = box.min(2), w1 = box.max(2);
-  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
-    if (path == PoolPath::Fastest) {
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest) {
       Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed * eh), [=](const index_t row) {
         const index_t h = h0 + row % eh, d = d0 + (row / eh) % ed, nc = row / (eh * ed);
         body.hostRow(nc / C, nc % C, d, h, w0, w1);
@@ -457,52 +455,6 @@ struct PoolBackwardBody {
   }
 };
 
-template <class In, class Out>
-void requirePoolShapes(const char* kernel, const WindowGeometry& g, const In& input,
-                       const Out& output) {
-  validatePool3d(g);
-  requireSameSamples(kernel, input, output);
-  requireChannels(kernel, output, input.block().channels(),
-                  concat("'", input.label(), "'").c_str());
-  const Extents3 expected = g.outputExtents(input.block().globalExtents());
-  require<ShapeError>(output.block().globalExtents() == expected, kernel, ": ", describe(output),
-                      " has volume ", output.block().globalExtents(), " but pooling (kernel ",
-                      g.kernel, ", stride ", g.stride, ", padding ", g.padding, ", dilation ",
-                      g.dilation, ") of ", describe(input), " gives ", expected);
-}
-
-template <class Argmax, class Out>
-void requireArgmax(const char* kernel, const Argmax& argmax, const Out& output, const Box& box) {
-  require<ShapeError>(argmax.block().globalShape() == output.block().globalShape() &&
-                          argmax.block().sampleBegin() == output.block().sampleBegin() &&
-                          argmax.block().sampleEnd() == output.block().sampleEnd(),
-                      kernel, ": argmax ", describe(argmax), " does not match ", describe(output));
-  requireAllocated(kernel, argmax, box, "argmax box");
-}
-
-template <class Tensor>
-void requirePoolInput(const char* kernel, const WindowGeometry& g, const Tensor& x,
-                      const Box& out_box) {
-  if (out_box.empty()) return;
-  const Extents3 e = x.block().globalExtents();
-  Extents3 lo, hi;
-  for (int d = 0; d < 3; ++d) {
-    const auto win = g.inputWindow(d, out_box.min(d), out_box.max(d));
-    lo[d] = std::max<index_t>(win[0], 0);
-    hi[d] = std::max(lo[d], std::min(win[1], e[d]));
-  }
-  requireAllocated(kernel, x, Box(lo, hi),
-                   concat("input cells read by output box ", out_box, ":").c_str());
-}
-
-template <class Tensor>
-void requirePoolBox(const char* kernel, const Tensor& t, const Box& box, const char* what) {
-  require<ShapeError>(Box::fromExtents(t.block().globalExtents()).contains(box), kernel, ": ", what,
-                      " ", box, " reaches past the volume ", t.block().globalExtents(), " of ",
-                      describe(t));
-  requireAllocated(kernel, t, box, what);
-}
-
 template <class MemorySpace>
 const HaloTensor<index_t, MemorySpace>* noArgmax() {
   return nullptr;
@@ -521,11 +473,11 @@ template <bool kMax, class ExecSpace, class T, class MemorySpace>
 void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                    const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
                    const HaloTensor<index_t, MemorySpace>* argmax, const Box& out_box,
-                   PoolPath path) {
+                   KernelPath path) {
   const char* kernel = kMax ? "maxPool3dForward" : "avgPool3dForward";
   requirePoolShapes(kernel, g, x, y);
   requireOwned(kernel, y, out_box);
-  requirePoolInput(kernel, g, x, out_box);
+  requireClippedWindow(kernel, g, x, out_box);
   PoolForwardBody<T, MemorySpace, kMax> body;
   if (argmax) {
     requireArgmax(kernel, *argmax, y, out_box);
@@ -555,11 +507,11 @@ template <bool kMax, class ExecSpace, class T, class MemorySpace>
 void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                     const HaloTensor<index_t, MemorySpace>* argmax, const WindowGeometry& g,
                     const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box,
-                    PoolPath path) {
+                    KernelPath path) {
   const char* kernel = kMax ? "maxPool3dBackward" : "avgPool3dBackward";
   requirePoolShapes(kernel, g, dx, dy);
-  requirePoolBox(kernel, dx, dx_box, "input-gradient box");
-  requirePoolBox(kernel, dy, dy_box, "output-gradient box dy_box");
+  requireInVolume(kernel, dx, dx_box, "input-gradient box");
+  requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
   PoolBackwardBody<T, MemorySpace, kMax> body;
   if (argmax) {
     requireArgmax(kernel, *argmax, dy, dy_box);
@@ -588,31 +540,31 @@ namespace halo3d::kernels {
 template <class ExecSpace, class T, class MemorySpace>
 void maxPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                       const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
-                      const HaloTensor<index_t, MemorySpace>& argmax, const Box& out_box) {
-  impl::pool3dForward<true>(exec, x, g, y, &argmax, out_box, impl::PoolPath::Fastest);
+                      const HaloTensor<index_t, MemorySpace>& argmax, const Box& out_box,
+                      KernelPath path) {
+  impl::pool3dForward<true>(exec, x, g, y, &argmax, out_box, path);
 }
 
 template <class ExecSpace, class T, class MemorySpace>
 void maxPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                        const HaloTensor<index_t, MemorySpace>& argmax, const WindowGeometry& g,
-                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box) {
-  impl::pool3dBackward<true>(exec, dy, &argmax, g, dx, dx_box, dy_box, impl::PoolPath::Fastest);
+                       const HaloTensor<T, MemorySpace>& dx, const Box& dx_box, const Box& dy_box,
+                       KernelPath path) {
+  impl::pool3dBackward<true>(exec, dy, &argmax, g, dx, dx_box, dy_box, path);
 }
 
 template <class ExecSpace, class T, class MemorySpace>
 void avgPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                       const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
-                      const Box& out_box) {
-  impl::pool3dForward<false>(exec, x, g, y, impl::noArgmax<MemorySpace>(), out_box,
-                             impl::PoolPath::Fastest);
+                      const Box& out_box, KernelPath path) {
+  impl::pool3dForward<false>(exec, x, g, y, impl::noArgmax<MemorySpace>(), out_box, path);
 }
 
 template <class ExecSpace, class T, class MemorySpace>
 void avgPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                        const WindowGeometry& g, const HaloTensor<T, MemorySpace>& dx,
-                       const Box& dx_box, const Box& dy_box) {
-  impl::pool3dBackward<false>(exec, dy, impl::noArgmax<MemorySpace>(), g, dx, dx_box, dy_box,
-                              impl::PoolPath::Fastest);
+                       const Box& dx_box, const Box& dy_box, KernelPath path) {
+  impl::pool3dBackward<false>(exec, dy, impl::noArgmax<MemorySpace>(), g, dx, dx_box, dy_box, path);
 }
 
 }  // namespace halo3d::kernels

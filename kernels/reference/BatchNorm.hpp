@@ -28,8 +28,7 @@ void batchNormStatistics(const ExecSpace&, const Tensor<T, ExecSpace>& x,
 }
 
 template <class ExecSpace, class T>
-void batchNormMoments(const ExecSpace&,
-                      const impl::NonDeduced<Vector<const double, ExecSpace>>& stats,
+void batchNormMoments(const ExecSpace&, const NonDeduced<Vector<const double, ExecSpace>>& stats,
                       const Vector<T, ExecSpace>& mean, const Vector<T, ExecSpace>& var) {
   detail::requireHostMemory<ExecSpace>();
   const index_t channels = index_t(mean.extent(0));
@@ -43,10 +42,10 @@ void batchNormMoments(const ExecSpace&,
 
 template <class ExecSpace, class T>
 void batchNormForward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma,
-                      const impl::NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
+                      const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                      const NonDeduced<Vector<const T, ExecSpace>>& var,
+                      const NonDeduced<Vector<const T, ExecSpace>>& gamma,
+                      const NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
                       const Tensor<T, ExecSpace>& y, const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const auto xc = impl::readCells(x);
@@ -60,10 +59,9 @@ void batchNormForward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
 
 template <class ExecSpace, class T>
 void batchNormUpdateRunningStats(const ExecSpace&,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                                 const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                                 double count, double momentum,
-                                 const Vector<T, ExecSpace>& running_mean,
+                                 const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                                 const NonDeduced<Vector<const T, ExecSpace>>& var, double count,
+                                 double momentum, const Vector<T, ExecSpace>& running_mean,
                                  const Vector<T, ExecSpace>& running_var) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t c = 0; c < running_mean.extent(0); ++c) {
@@ -76,8 +74,8 @@ void batchNormUpdateRunningStats(const ExecSpace&,
 template <class ExecSpace, class T>
 void batchNormBackwardSums(const ExecSpace&, const Tensor<T, ExecSpace>& x,
                            const Tensor<T, ExecSpace>& dy,
-                           const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                           const impl::NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
+                           const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                           const NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
                            const Vector<double, ExecSpace>& sums, const Box& box,
                            bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
@@ -98,10 +96,10 @@ void batchNormBackwardSums(const ExecSpace&, const Tensor<T, ExecSpace>& x,
 template <class ExecSpace, class T>
 void batchNormBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& mean,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& var,
-                       const impl::NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
-                       const impl::NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
+                       const NonDeduced<Vector<const T, ExecSpace>>& mean,
+                       const NonDeduced<Vector<const T, ExecSpace>>& var,
+                       const NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
+                       const NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
                        const Tensor<T, ExecSpace>& dx, const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const index_t channels = dx.block().channels();
@@ -119,7 +117,7 @@ void batchNormBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
 
 template <class ExecSpace, class T>
 void batchNormParameterGradients(const ExecSpace&,
-                                 const impl::NonDeduced<Vector<const double, ExecSpace>>& sums,
+                                 const NonDeduced<Vector<const double, ExecSpace>>& sums,
                                  const Vector<T, ExecSpace>& dgamma,
                                  const Vector<T, ExecSpace>& dbeta, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();

@@ -11,6 +11,7 @@
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/Conv3d.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 
@@ -30,8 +31,8 @@ void requireHost() {
 // in out_box. x is (N, I, D, H, W), w (O, I, kD, kH, kW), b (O) or extent 0, y (N, O, Do, Ho, Wo).
 template <class ExecSpace, class T>
 void conv3dForward(const ExecSpace&, const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                   const impl::Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                   const impl::Conv3dBias<T, typename ExecSpace::memory_space>& b,
+                   const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
+                   const Conv3dBias<T, typename ExecSpace::memory_space>& b,
                    const WindowGeometry& g,
                    const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box) {
   detail::requireHost<typename ExecSpace::memory_space>();
@@ -64,7 +65,7 @@ void conv3dForward(const ExecSpace&, const HaloTensor<T, typename ExecSpace::mem
 // c). dy is (N, O, Do, Ho, Wo), w (O, I, kD, kH, kW), dx (N, I, D, H, W).
 template <class ExecSpace, class T>
 void conv3dBackwardData(const ExecSpace&, const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const impl::Conv3dWeights<T, typename ExecSpace::memory_space>& w,
+                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
                         const WindowGeometry& g,
                         const HaloTensor<T, typename ExecSpace::memory_space>& dx,
                         const Box& dx_box, const Box& dy_box) {
@@ -111,7 +112,7 @@ void conv3dBackwardData(const ExecSpace&, const HaloTensor<T, typename ExecSpace
 template <class ExecSpace, class T>
 void conv3dBackwardData(const ExecSpace& exec,
                         const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const impl::Conv3dWeights<T, typename ExecSpace::memory_space>& w,
+                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
                         const WindowGeometry& g,
                         const HaloTensor<T, typename ExecSpace::memory_space>& dx,
                         const Box& dx_box) {
@@ -126,8 +127,8 @@ void conv3dBackwardFilter(const ExecSpace&,
                           const HaloTensor<T, typename ExecSpace::memory_space>& x,
                           const HaloTensor<T, typename ExecSpace::memory_space>& dy,
                           const WindowGeometry& g,
-                          const impl::Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                          const impl::Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
+                          const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
+                          const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
                           const Box& out_box, bool accumulate) {
   detail::requireHost<typename ExecSpace::memory_space>();
   impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
@@ -168,24 +169,22 @@ void conv3dBackwardFilter(const ExecSpace&,
 
 // Overloads on the default instance of the tensors' execution space.
 template <class T, class MemorySpace>
-void conv3dForward(const HaloTensor<T, MemorySpace>& x,
-                   const impl::Conv3dWeights<T, MemorySpace>& w,
-                   const impl::Conv3dBias<T, MemorySpace>& b, const WindowGeometry& g,
+void conv3dForward(const HaloTensor<T, MemorySpace>& x, const Conv3dWeights<T, MemorySpace>& w,
+                   const Conv3dBias<T, MemorySpace>& b, const WindowGeometry& g,
                    const HaloTensor<T, MemorySpace>& y, const Box& out_box) {
   conv3dForward(typename MemorySpace::execution_space(), x, w, b, g, y, out_box);
 }
 template <class T, class MemorySpace>
 void conv3dBackwardData(const HaloTensor<T, MemorySpace>& dy,
-                        const impl::Conv3dWeights<T, MemorySpace>& w, const WindowGeometry& g,
+                        const Conv3dWeights<T, MemorySpace>& w, const WindowGeometry& g,
                         const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
                         const Box& dy_box) {
   conv3dBackwardData(typename MemorySpace::execution_space(), dy, w, g, dx, dx_box, dy_box);
 }
 template <class T, class MemorySpace>
 void conv3dBackwardFilter(const HaloTensor<T, MemorySpace>& x, const HaloTensor<T, MemorySpace>& dy,
-                          const WindowGeometry& g,
-                          const impl::Conv3dWeightsGrad<T, MemorySpace>& dw,
-                          const impl::Conv3dBiasGrad<T, MemorySpace>& db, const Box& out_box,
+                          const WindowGeometry& g, const Conv3dWeightsGrad<T, MemorySpace>& dw,
+                          const Conv3dBiasGrad<T, MemorySpace>& db, const Box& out_box,
                           bool accumulate) {
   conv3dBackwardFilter(typename MemorySpace::execution_space(), x, dy, g, dw, db, out_box,
                        accumulate);

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "halo3d/kernels/ConvTranspose3d.hpp"
+#include "halo3d/kernels/impl/ConvTranspose3dChecks.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels::reference {
 
@@ -56,10 +58,11 @@ void convTranspose3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpa
   detail::requireHost<MemorySpace>();
   constexpr const char* kernel = "reference::convTranspose3dForward";
   impl::requireTransposedShapes(kernel, g, x, y);
-  impl::requireWeights(kernel, "weights", w, x.block().channels(), y.block().channels(), g);
-  impl::requireBias(kernel, "bias", b, y.block().channels());
+  impl::requireTransposedWeights(kernel, "weights", w, x.block().channels(), y.block().channels(),
+                                 g);
+  impl::requireBiasShape(kernel, "bias", b, y.block().channels());
   impl::requireOwned(kernel, y, out_box);
-  impl::requireForwardInput(kernel, g, x, out_box);
+  impl::requireClippedWindow(kernel, g, x, out_box);
   exec.fence();
   const index_t I = x.block().channels(), O = y.block().channels();
   detail::forEachCell(y.block().localSamples(), out_box, [&](index_t n, const Extents3& o) {
@@ -90,9 +93,10 @@ void convTranspose3dBackwardData(
   detail::requireHost<MemorySpace>();
   constexpr const char* kernel = "reference::convTranspose3dBackwardData";
   impl::requireTransposedShapes(kernel, g, dx, dy);
-  impl::requireWeights(kernel, "weights", w, dx.block().channels(), dy.block().channels(), g);
-  impl::requireAllocatedInVolume(kernel, dx, dx_box, "input-gradient box");
-  impl::requireAllocatedInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
+  impl::requireTransposedWeights(kernel, "weights", w, dx.block().channels(), dy.block().channels(),
+                                 g);
+  impl::requireInVolume(kernel, dx, dx_box, "input-gradient box");
+  impl::requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
   exec.fence();
   const index_t I = dx.block().channels(), O = dy.block().channels();
   detail::forEachCell(dx.block().localSamples(), dx_box, [&](index_t n, const Extents3& i) {
@@ -121,11 +125,11 @@ void convTranspose3dBackwardFilter(
   detail::requireHost<MemorySpace>();
   constexpr const char* kernel = "reference::convTranspose3dBackwardFilter";
   impl::requireTransposedShapes(kernel, g, x, dy);
-  impl::requireWeights(kernel, "weight gradient", dw, x.block().channels(), dy.block().channels(),
-                       g);
-  impl::requireBias(kernel, "bias gradient", db, dy.block().channels());
+  impl::requireTransposedWeights(kernel, "weight gradient", dw, x.block().channels(),
+                                 dy.block().channels(), g);
+  impl::requireBiasShape(kernel, "bias gradient", db, dy.block().channels());
   impl::requireOwned(kernel, dy, out_box);
-  impl::requireForwardInput(kernel, g, x, out_box);
+  impl::requireClippedWindow(kernel, g, x, out_box);
   exec.fence();
   const index_t I = x.block().channels(), O = dy.block().channels();
   if (!accumulate) {

@@ -6,10 +6,9 @@
 namespace halo3d::kernels::reference {
 
 template <class ExecSpace, class T>
-void denseForward(const ExecSpace&, const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
-                  const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
-                  const impl::NonDeduced<Vector<const T, ExecSpace>>& b,
-                  const Matrix<T, ExecSpace>& y) {
+void denseForward(const ExecSpace&, const NonDeduced<Matrix<const T, ExecSpace>>& x,
+                  const NonDeduced<Matrix<const T, ExecSpace>>& w,
+                  const NonDeduced<Vector<const T, ExecSpace>>& b, const Matrix<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t n = 0; n < x.extent(0); ++n)
     for (std::size_t o = 0; o < w.extent(0); ++o) {
@@ -21,8 +20,8 @@ void denseForward(const ExecSpace&, const impl::NonDeduced<Matrix<const T, ExecS
 }
 
 template <class ExecSpace, class T>
-void denseBackwardData(const ExecSpace&, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
-                       const impl::NonDeduced<Matrix<const T, ExecSpace>>& w,
+void denseBackwardData(const ExecSpace&, const NonDeduced<Matrix<const T, ExecSpace>>& dy,
+                       const NonDeduced<Matrix<const T, ExecSpace>>& w,
                        const Matrix<T, ExecSpace>& dx) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t n = 0; n < dy.extent(0); ++n)
@@ -35,8 +34,8 @@ void denseBackwardData(const ExecSpace&, const impl::NonDeduced<Matrix<const T, 
 }
 
 template <class ExecSpace, class T>
-void denseBackwardWeights(const ExecSpace&, const impl::NonDeduced<Matrix<const T, ExecSpace>>& x,
-                          const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardWeights(const ExecSpace&, const NonDeduced<Matrix<const T, ExecSpace>>& x,
+                          const NonDeduced<Matrix<const T, ExecSpace>>& dy,
                           const Matrix<T, ExecSpace>& dw, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t o = 0; o < dy.extent(1); ++o)
@@ -49,7 +48,7 @@ void denseBackwardWeights(const ExecSpace&, const impl::NonDeduced<Matrix<const 
 }
 
 template <class ExecSpace, class T>
-void denseBackwardBias(const ExecSpace&, const impl::NonDeduced<Matrix<const T, ExecSpace>>& dy,
+void denseBackwardBias(const ExecSpace&, const NonDeduced<Matrix<const T, ExecSpace>>& dy,
                        const Vector<T, ExecSpace>& db, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t o = 0; o < dy.extent(1); ++o) {

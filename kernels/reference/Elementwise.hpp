@@ -6,7 +6,8 @@
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
 
 namespace halo3d::kernels::reference {
 
@@ -40,8 +41,7 @@ void forEachCell(const Tensor& t, const Box& box, const F& f) {
 }  // namespace detail
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace&, impl::NonDeduced<T> value, const Tensor<T, ExecSpace>& y,
-          const Box& box) {
+void fill(const ExecSpace&, NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const auto yc = impl::writeCells(y);
   detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
@@ -61,8 +61,7 @@ void copy(const ExecSpace&, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecS
 }
 
 template <class ExecSpace, class T>
-void scale(const ExecSpace&, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
-           const Box& box) {
+void scale(const ExecSpace&, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y, const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const auto yc = impl::writeCells(y);
   detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
@@ -83,8 +82,8 @@ void add(const ExecSpace&, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSp
 }
 
 template <class ExecSpace, class T>
-void axpby(const ExecSpace&, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
-           impl::NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box) {
+void axpby(const ExecSpace&, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x, NonDeduced<T> beta,
+           const Tensor<T, ExecSpace>& y, const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const auto xc = impl::readCells(x);
   const auto yc = impl::writeCells(y);
@@ -95,14 +94,14 @@ void axpby(const ExecSpace&, impl::NonDeduced<T> alpha, const Tensor<T, ExecSpac
 }
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace&, impl::NonDeduced<T> value, const Vector<T, ExecSpace>& y) {
+void fill(const ExecSpace&, NonDeduced<T> value, const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t i = 0; i < y.extent(0); ++i)
     y(i) = value;
 }
 
 template <class ExecSpace, class T>
-void copy(const ExecSpace&, const impl::NonDeduced<Vector<const T, ExecSpace>>& x,
+void copy(const ExecSpace&, const NonDeduced<Vector<const T, ExecSpace>>& x,
           const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t i = 0; i < y.extent(0); ++i)
@@ -110,24 +109,23 @@ void copy(const ExecSpace&, const impl::NonDeduced<Vector<const T, ExecSpace>>& 
 }
 
 template <class ExecSpace, class T>
-void scale(const ExecSpace&, impl::NonDeduced<T> alpha, const Vector<T, ExecSpace>& y) {
+void scale(const ExecSpace&, NonDeduced<T> alpha, const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t i = 0; i < y.extent(0); ++i)
     y(i) *= alpha;
 }
 
 template <class ExecSpace, class T>
-void axpy(const ExecSpace&, impl::NonDeduced<T> alpha,
-          const impl::NonDeduced<Vector<const T, ExecSpace>>& x, const Vector<T, ExecSpace>& y) {
+void axpy(const ExecSpace&, NonDeduced<T> alpha, const NonDeduced<Vector<const T, ExecSpace>>& x,
+          const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t i = 0; i < y.extent(0); ++i)
     y(i) += alpha * x(i);
 }
 
 template <class ExecSpace, class T>
-void axpby(const ExecSpace&, impl::NonDeduced<T> alpha,
-           const impl::NonDeduced<Vector<const T, ExecSpace>>& x, impl::NonDeduced<T> beta,
-           const Vector<T, ExecSpace>& y) {
+void axpby(const ExecSpace&, NonDeduced<T> alpha, const NonDeduced<Vector<const T, ExecSpace>>& x,
+           NonDeduced<T> beta, const Vector<T, ExecSpace>& y) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t i = 0; i < y.extent(0); ++i)
     y(i) = beta == T(0) ? alpha * x(i) : alpha * x(i) + beta * y(i);

@@ -61,7 +61,7 @@ void mseLossBackward(const ExecSpace&, const Tensor<T, ExecSpace>& pred,
 
 template <class ExecSpace, class T>
 void mseLossSums(const ExecSpace&, const Vector<T, ExecSpace>& pred,
-                 const impl::NonDeduced<Vector<const T, ExecSpace>>& target,
+                 const NonDeduced<Vector<const T, ExecSpace>>& target,
                  const Vector<double, ExecSpace>& sums, bool accumulate = false) {
   detail::requireHostMemory<ExecSpace>();
   double sum = 0.0;
@@ -73,8 +73,8 @@ void mseLossSums(const ExecSpace&, const Vector<T, ExecSpace>& pred,
 }
 
 template <class ExecSpace, class T>
-void mseLossBackward(const ExecSpace&, const impl::NonDeduced<Vector<const T, ExecSpace>>& pred,
-                     const impl::NonDeduced<Vector<const T, ExecSpace>>& target, double count,
+void mseLossBackward(const ExecSpace&, const NonDeduced<Vector<const T, ExecSpace>>& pred,
+                     const NonDeduced<Vector<const T, ExecSpace>>& target, double count,
                      const Vector<T, ExecSpace>& dpred) {
   detail::requireHostMemory<ExecSpace>();
   for (std::size_t k = 0; k < dpred.extent(0); ++k)
@@ -147,7 +147,7 @@ void softDiceSums(const ExecSpace&, const Tensor<T, ExecSpace>& logits,
 template <class ExecSpace, class T, class L>
 void softDiceBackward(const ExecSpace&, const Tensor<T, ExecSpace>& logits,
                       const Tensor<L, ExecSpace>& labels,
-                      const impl::NonDeduced<Vector<const double, ExecSpace>>& sums, double eps,
+                      const NonDeduced<Vector<const double, ExecSpace>>& sums, double eps,
                       const Tensor<T, ExecSpace>& dlogits, const Box& box) {
   detail::requireHostMemory<ExecSpace>();
   const index_t classes = logits.block().channels();

@@ -9,6 +9,8 @@
 #include <limits>
 
 #include "halo3d/kernels/Pool3d.hpp"
+#include "halo3d/kernels/impl/Pool3dChecks.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels::reference {
 
@@ -58,7 +60,7 @@ void maxPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x
   constexpr const char* kernel = "reference::maxPool3dForward";
   impl::requirePoolShapes(kernel, g, x, y);
   impl::requireOwned(kernel, y, out_box);
-  impl::requirePoolInput(kernel, g, x, out_box);
+  impl::requireClippedWindow(kernel, g, x, out_box);
   impl::requireArgmax(kernel, argmax, y, out_box);
   exec.fence();
   const Extents3 e = x.block().globalExtents();
@@ -87,8 +89,8 @@ void maxPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& 
   pool_detail::requireHost<MemorySpace>();
   constexpr const char* kernel = "reference::maxPool3dBackward";
   impl::requirePoolShapes(kernel, g, dx, dy);
-  impl::requirePoolBox(kernel, dx, dx_box, "input-gradient box");
-  impl::requirePoolBox(kernel, dy, dy_box, "output-gradient box dy_box");
+  impl::requireInVolume(kernel, dx, dx_box, "input-gradient box");
+  impl::requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
   impl::requireArgmax(kernel, argmax, dy, dy_box);
   exec.fence();
   const Extents3 e = dx.block().globalExtents();
@@ -111,7 +113,7 @@ void avgPool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x
   constexpr const char* kernel = "reference::avgPool3dForward";
   impl::requirePoolShapes(kernel, g, x, y);
   impl::requireOwned(kernel, y, out_box);
-  impl::requirePoolInput(kernel, g, x, out_box);
+  impl::requireClippedWindow(kernel, g, x, out_box);
   exec.fence();
   const Box volume = Box::fromExtents(x.block().globalExtents());
   const double taps = double(g.kernel[0]) * g.kernel[1] * g.kernel[2];
@@ -132,8 +134,8 @@ void avgPool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& 
   pool_detail::requireHost<MemorySpace>();
   constexpr const char* kernel = "reference::avgPool3dBackward";
   impl::requirePoolShapes(kernel, g, dx, dy);
-  impl::requirePoolBox(kernel, dx, dx_box, "input-gradient box");
-  impl::requirePoolBox(kernel, dy, dy_box, "output-gradient box dy_box");
+  impl::requireInVolume(kernel, dx, dx_box, "input-gradient box");
+  impl::requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
   exec.fence();
   const index_t N = dx.block().localSamples(), C = dx.block().channels();
   const T taps = T(index_t(g.kernel[0]) * g.kernel[1] * g.kernel[2]);

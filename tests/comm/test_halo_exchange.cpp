@@ -1,5 +1,6 @@
 // Halo exchange against values encoded from global coordinates, for every grid of the
-// communicator's size.
+// communicator's size: packed, direct, and the device code (KernelPath::Device: element-wise pack
+// kernels, buffers staged through host copies, what a CUDA build without GPU-aware MPI runs).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -96,12 +97,22 @@ int checkGathered(const Tensor& t) {
   return wrong;
 }
 
-class HaloExchangeAllGrids : public ::testing::TestWithParam<bool> {};
+// How the messages travel: packed by the host code, direct where the geometry allows, or as a
+// device build without GPU-aware MPI sends them.
+enum class Transport { Packed, Direct, Device };
+
+HaloExchangeOptions optionsFor(Transport route) {
+  HaloExchangeOptions opts;
+  opts.direct_runs = route == Transport::Direct;
+  opts.direct_min_run_bytes = 0;  // with direct runs on, take them wherever the geometry allows
+  opts.path = route == Transport::Device ? KernelPath::Device : KernelPath::Fastest;
+  return opts;
+}
+
+class HaloExchangeAllGrids : public ::testing::TestWithParam<Transport> {};
 
 TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
-  HaloExchangeOptions opts;
-  opts.direct_runs = GetParam();
-  opts.direct_min_run_bytes = 0;  // with direct runs on, take them wherever the geometry allows
+  const HaloExchangeOptions opts = optionsFor(GetParam());
   for (const GridShape& shape : testing::allGrids(worldSize())) {
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     for (const Case& cs : kCases) {
@@ -120,9 +131,7 @@ TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
 }
 
 TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
-  HaloExchangeOptions opts;
-  opts.direct_runs = GetParam();
-  opts.direct_min_run_bytes = 0;
+  const HaloExchangeOptions opts = optionsFor(GetParam());
   for (const GridShape& shape : testing::allGrids(worldSize())) {
     SCOPED_TRACE(shape.str());
     ProcessGrid grid(MPI_COMM_WORLD, shape);
@@ -153,14 +162,10 @@ TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PackedAndDirect, HaloExchangeAllGrids, ::testing::Values(false, true),
-                         [](const ::testing::TestParamInfo<bool>& i) {
-                           return i.param ? "direct" : "packed";
-                         });
-
 // Scatter-sum: every owned cell gains the copies its neighbours hold as ghosts; the sent ghosts end
 // zero; whatever sits in ghosts past the boundary is dropped, never added.
-TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
+TEST_P(HaloExchangeAllGrids, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
+  const HaloExchangeOptions opts = optionsFor(GetParam());
   for (const GridShape& shape : testing::allGrids(worldSize())) {
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     for (const Case& cs : kCases) {
@@ -171,7 +176,7 @@ TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
       // Every in-volume cell of the allocation (owned or ghost) holds its code; boundary ghosts
       // hold junk that must be dropped.
       fill(t, 0.0, 12345.0);
-      HaloExchange<double, Memory> exchange(grid, block);
+      HaloExchange<double, Memory> exchange(grid, block, opts);
       exchange.gather(t);  // ghosts now hold their owners' codes; boundary junk untouched
       exchange.scatter(t);
       // Expected multiplicity of a global cell: how many blocks of the sample group hold it
@@ -205,6 +210,14 @@ TEST(HaloExchange, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Routes, HaloExchangeAllGrids,
+                         ::testing::Values(Transport::Packed, Transport::Direct, Transport::Device),
+                         [](const ::testing::TestParamInfo<Transport>& i) {
+                           return i.param == Transport::Direct   ? "direct"
+                                  : i.param == Transport::Device ? "device"
+                                                                 : "packed";
+                         });
 
 TEST(HaloExchange, ZeroBoundaryGhostsRestoresPadding) {
   for (const GridShape& shape : testing::allGrids(worldSize())) {

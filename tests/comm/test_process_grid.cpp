@@ -57,28 +57,32 @@ TEST(ProcessGrid, SubCommunicatorsMatchTheTopology) {
   }
 }
 
+// In place where MPI can access the memory, and staged through a host copy (KernelPath::Device:
+// what a device build without GPU-aware MPI runs).
 TEST(Allreduce, NonBlockingSumOverEachGroup) {
-  for (const GridShape& shape : testing::allGrids(worldSize())) {
-    ProcessGrid grid(MPI_COMM_WORLD, shape);
-    Kokkos::View<double*, Memory> v("v", 3);
-    Kokkos::deep_copy(v, double(grid.rank() + 1));
-    {
-      PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::World);
-      pending.wait();
+  for (KernelPath path : {KernelPath::Fastest, KernelPath::Device})
+    for (const GridShape& shape : testing::allGrids(worldSize())) {
+      SCOPED_TRACE(kernelPathName(path));
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      Kokkos::View<double*, Memory> v("v", 3);
+      Kokkos::deep_copy(v, double(grid.rank() + 1));
+      {
+        PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::World, path);
+        pending.wait();
+      }
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+      EXPECT_EQ(h(2), double(shape.size() * (shape.size() + 1) / 2));
+      Kokkos::deep_copy(v, 1.0);
+      {
+        PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::Spatial, path);
+      }  // RAII completes it
+      Kokkos::deep_copy(h, v);
+      EXPECT_EQ(h(0), double(shape.spatialSize()));
+      Kokkos::deep_copy(v, 1.0);
+      allreduceSum(v, commOf(grid, ReduceGroup::Data), path);
+      Kokkos::deep_copy(h, v);
+      EXPECT_EQ(h(1), double(shape.n()));
     }
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-    EXPECT_EQ(h(2), double(shape.size() * (shape.size() + 1) / 2));
-    Kokkos::deep_copy(v, 1.0);
-    {
-      PendingAllreduce pending = startAllreduceSum(v, grid, ReduceGroup::Spatial);
-    }  // RAII completes it
-    Kokkos::deep_copy(h, v);
-    EXPECT_EQ(h(0), double(shape.spatialSize()));
-    Kokkos::deep_copy(v, 1.0);
-    allreduceSum(v, commOf(grid, ReduceGroup::Data));
-    Kokkos::deep_copy(h, v);
-    EXPECT_EQ(h(1), double(shape.n()));
-  }
 }
 
 TEST(Distribute, ScatterGatherRoundTripOverEveryGrid) {

@@ -1,10 +1,14 @@
-// The data store plan: first come, first kept, the same decisions on every rank, and the tile
-// copies the store uses.
+// The data store plan: first come, first kept, the same decisions on every rank; the tile copies
+// the store uses (plain host loops, the same code in every build); and the loader's copy of a batch
+// into the tensors' memory space, whose device code (a new allocation and a deep_copy) runs here on
+// the host.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "halo3d/io/StorePlan.hpp"
+#include "halo3d/io/impl/HostToMemorySpace.hpp"
 #include "halo3d/io/impl/TileCopy.hpp"
 
 namespace halo3d {
@@ -78,6 +82,36 @@ TEST(TileCopy, ZeroGhostsKeepsOwnedCells) {
           sevens += x == 7;
         }
   EXPECT_EQ(sevens, 2 * 6);
+}
+
+// Host memory: Fastest hands the tensor over (no copy); Device is what a device build runs, a new
+// allocation in the target space filled by deep_copy, ghosts included.
+TEST(HostToMemorySpace, FastestMovesAndDeviceCopies) {
+  const TensorBlock block({2, 3, 4, 5, 6}, 0, 2, Box({1, 0, 2}, {4, 5, 5}), HaloWidths::uniform(1));
+  auto make = [&] {
+    HaloTensor<float, Kokkos::HostSpace> t("halo3d::batch_input", block);
+    std::iota(t.view().data(), t.view().data() + t.view().span(), 1.0f);
+    return t;
+  };
+  HaloTensor<float, Kokkos::HostSpace> moved_from = make();
+  const float* data = moved_from.view().data();
+  const auto moved = impl::toMemorySpace<Kokkos::HostSpace>(std::move(moved_from));
+  EXPECT_EQ(moved.view().data(), data);
+
+  HaloTensor<float, Kokkos::HostSpace> source = make();
+  const HaloTensor<float, Kokkos::HostSpace> expected = make();
+  const float* source_data = source.view().data();
+  const auto copied = impl::toMemorySpace<Kokkos::HostSpace>(std::move(source), KernelPath::Device);
+  EXPECT_NE(copied.view().data(), source_data);
+  EXPECT_EQ(copied.label(), "halo3d::batch_input");
+  EXPECT_TRUE(copied.block() == block);
+  ASSERT_EQ(copied.view().span(), expected.view().span());
+  EXPECT_TRUE(std::equal(expected.view().data(), expected.view().data() + expected.view().span(),
+                         copied.view().data()));
+  // An empty tensor stays empty on either path.
+  EXPECT_FALSE(impl::toMemorySpace<Kokkos::HostSpace>(HaloTensor<float, Kokkos::HostSpace>(),
+                                                      KernelPath::Device)
+                   .isAllocated());
 }
 
 }  // namespace

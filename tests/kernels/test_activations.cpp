@@ -1,5 +1,6 @@
-// ReLU and LeakyReLU against the naive references over a shape sweep; finite-difference gradients
-// in double; sub-boxes bit-identical to the whole box; in-place use; shape errors.
+// ReLU and LeakyReLU against the naive references over a shape sweep, on the host and the device
+// code; finite-difference gradients in double; sub-boxes bit-identical to the whole box; in-place
+// use; shape errors.
 #include <gtest/gtest.h>
 
 #include "halo3d/kernels/Activations.hpp"
@@ -15,20 +16,22 @@ const double kSlopes[] = {kernels::kLeakyReluSlope, 0.0, 0.2};
 
 template <class T>
 void checkAgainstReference() {
-  for (const ShapeCase& sc : shapeSweep())
-    for (double slope : kSlopes) {
-      const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
-      const auto x = hostRandom<T>("x", block, 1);
-      const auto dy = hostRandom<T>("dy", block, 2);
-      auto y = hostRandom<T>("y", block, 3), dx = hostRandom<T>("dx", block, 4);
-      const auto y_dev = toDevice(y), dx_dev = toDevice(dx);
-      kernels::leakyReluForward(Exec(), toDevice(x), slope, y_dev, block.owned());
-      kernels::leakyReluBackward(Exec(), toDevice(x), toDevice(dy), slope, dx_dev, block.owned());
-      ref::leakyReluForward(HostExec(), x, slope, y, block.owned());
-      ref::leakyReluBackward(HostExec(), x, dy, slope, dx, block.owned());
-      EXPECT_TRUE(identical(toHost(y_dev), y)) << "slope " << slope;
-      EXPECT_TRUE(identical(toHost(dx_dev), dx)) << "slope " << slope;
-    }
+  for (KernelPath path : kPaths)
+    for (const ShapeCase& sc : shapeSweep())
+      for (double slope : kSlopes) {
+        const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
+        const auto x = hostRandom<T>("x", block, 1);
+        const auto dy = hostRandom<T>("dy", block, 2);
+        auto y = hostRandom<T>("y", block, 3), dx = hostRandom<T>("dx", block, 4);
+        const auto y_dev = toDevice(y), dx_dev = toDevice(dx);
+        kernels::leakyReluForward(Exec(), toDevice(x), slope, y_dev, block.owned(), path);
+        kernels::leakyReluBackward(Exec(), toDevice(x), toDevice(dy), slope, dx_dev, block.owned(),
+                                   path);
+        ref::leakyReluForward(HostExec(), x, slope, y, block.owned());
+        ref::leakyReluBackward(HostExec(), x, dy, slope, dx, block.owned());
+        EXPECT_TRUE(identical(toHost(y_dev), y)) << kernelPathName(path) << " slope " << slope;
+        EXPECT_TRUE(identical(toHost(dx_dev), dx)) << kernelPathName(path) << " slope " << slope;
+      }
 }
 
 TEST(LeakyRelu, MatchesReferenceFloat) {
@@ -42,14 +45,16 @@ TEST(LeakyRelu, ReluIsSlopeZero) {
   const TensorBlock block = TensorBlock::whole({2, 2, 3, 3, 3});
   const auto x = toDevice(hostRandom<float>("x", block, 5));
   const auto dy = toDevice(hostRandom<float>("dy", block, 6));
-  DeviceTensor<float> y("y", block), dx("dx", block);
-  kernels::reluForward(Exec(), x, y, block.owned());
-  kernels::reluBackward(Exec(), x, dy, dx, block.owned());
-  const auto xs = values(x.view()), ys = values(y.view()), dys = values(dy.view()),
-             dxs = values(dx.view());
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    EXPECT_EQ(ys[i], xs[i] > 0 ? xs[i] : 0.0);
-    EXPECT_EQ(dxs[i], xs[i] > 0 ? dys[i] : 0.0);
+  for (KernelPath path : kPaths) {
+    DeviceTensor<float> y("y", block), dx("dx", block);
+    kernels::reluForward(Exec(), x, y, block.owned(), path);
+    kernels::reluBackward(Exec(), x, dy, dx, block.owned(), path);
+    const auto xs = values(x.view()), ys = values(y.view()), dys = values(dy.view()),
+               dxs = values(dx.view());
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      EXPECT_EQ(ys[i], xs[i] > 0 ? xs[i] : 0.0) << kernelPathName(path);
+      EXPECT_EQ(dxs[i], xs[i] > 0 ? dys[i] : 0.0) << kernelPathName(path);
+    }
   }
 }
 
@@ -74,10 +79,13 @@ TEST(LeakyRelu, GradientMatchesFiniteDifferences) {
     }
 }
 
+// Interior + slabs equal the whole box bit for bit, and the whole box equals the reference (so a
+// kernel that wrote nothing fails).
 TEST(LeakyRelu, SubBoxesEqualWholeBoxAndInPlaceWorks) {
   const TensorBlock block = TensorBlock::whole({2, 3, 6, 5, 7}, HaloWidths{{1, 0, 2}, {0, 1, 1}});
-  const auto x = toDevice(hostRandom<float>("x", block, 9));
-  const auto dy = toDevice(hostRandom<float>("dy", block, 10));
+  const auto xh = hostRandom<float>("x", block, 9), dyh = hostRandom<float>("dy", block, 10);
+  const auto x = toDevice(xh);
+  const auto dy = toDevice(dyh);
   DeviceTensor<float> y_whole("y", block), y_pieces("y", block), dx_whole("dx", block),
       dx_pieces("dx", block);
   kernels::leakyReluForward(Exec(), x, 0.01, y_whole, block.owned());
@@ -88,6 +96,11 @@ TEST(LeakyRelu, SubBoxesEqualWholeBoxAndInPlaceWorks) {
   }
   EXPECT_TRUE(identical(toHost(y_pieces), toHost(y_whole)));
   EXPECT_TRUE(identical(toHost(dx_pieces), toHost(dx_whole)));
+  HostTensor<float> y_ref("y_ref", block), dx_ref("dx_ref", block);
+  ref::leakyReluForward(HostExec(), xh, 0.01, y_ref, block.owned());
+  ref::leakyReluBackward(HostExec(), xh, dyh, 0.01, dx_ref, block.owned());
+  EXPECT_TRUE(identical(toHost(y_whole), y_ref));
+  EXPECT_TRUE(identical(toHost(dx_whole), dx_ref));
   // In place: y = x, then backward from y (same sign as x for slope >= 0).
   const auto inplace = toDevice(toHost(x));
   kernels::leakyReluForward(Exec(), inplace, 0.01, inplace, block.owned());
@@ -105,6 +118,13 @@ TEST(LeakyRelu, OverloadsWithoutAnInstanceUseTheDefault) {
   kernels::leakyReluForward(Exec(), x, 0.1, y_exec, block.owned());
   kernels::leakyReluBackward(Exec(), x, y_exec, 0.1, dx_exec, block.owned());
   EXPECT_TRUE(identical(toHost(dx), toHost(dx_exec)));
+  // And what the reference gives: a kernel that wrote nothing would leave both at zero.
+  const auto xh = toHost(x);
+  HostTensor<float> y_ref("y_ref", block), dx_ref("dx_ref", block);
+  ref::leakyReluForward(HostExec(), xh, 0.1, y_ref, block.owned());
+  ref::leakyReluBackward(HostExec(), xh, y_ref, 0.1, dx_ref, block.owned());
+  EXPECT_TRUE(identical(toHost(y), y_ref));
+  EXPECT_TRUE(identical(toHost(dx), dx_ref));
 }
 
 TEST(LeakyRelu, ShapeErrorsNameTheValues) {

@@ -1,6 +1,6 @@
-// Channel concatenation and slicing against the naive references over a shape sweep; slicing undoes
-// concatenation; the gradient of a concatenation is the slices of dy (central differences in
-// double); sub-boxes are bit-identical; shape errors.
+// Channel concatenation and slicing against the naive references over a shape sweep, on the host
+// and the device code; slicing undoes concatenation; the gradient of a concatenation is the slices
+// of dy (central differences in double); sub-boxes are bit-identical; shape errors.
 #include <gtest/gtest.h>
 
 #include "halo3d/kernels/Channels.hpp"
@@ -19,36 +19,38 @@ Shape5 withChannels(Shape5 s, index_t c) {
 
 template <class T>
 void checkAgainstReference() {
-  for (const ShapeCase& sc : shapeSweep())
-    for (index_t cb : {1, 3}) {
-      const index_t ca = sc.shape[1];
-      // a and b with different ghost widths from y: only the cells matter.
-      const TensorBlock ba = TensorBlock::whole(sc.shape, sc.halo);
-      const TensorBlock bb = TensorBlock::whole(withChannels(sc.shape, cb));
-      const TensorBlock by =
-          TensorBlock::whole(withChannels(sc.shape, ca + cb), HaloWidths::uniform(1));
-      const auto a = hostRandom<T>("a", ba, 1), b = hostRandom<T>("b", bb, 2);
-      auto y_h = hostRandom<T>("y", by, 3);
-      const auto y = toDevice(y_h);
-      kernels::concatChannels(Exec(), toDevice(a), toDevice(b), y, by.owned());
-      ref::concatChannels(HostExec(), a, b, y_h, by.owned());
-      EXPECT_TRUE(identical(toHost(y), y_h));
-      // Slicing gives a and b back; inserting writes only its channel range.
-      DeviceTensor<T> a2("a2", ba), b2("b2", bb);
-      kernels::sliceChannels(Exec(), y, 0, a2, ba.owned());
-      kernels::sliceChannels(Exec(), y, ca, b2, bb.owned());
-      EXPECT_EQ(maxRelError(toHost(a2), a, ba.owned()), 0.0);
-      EXPECT_EQ(maxRelError(toHost(b2), b, bb.owned()), 0.0);
-      const auto z = hostRandom<T>("z", bb, 4);
-      kernels::insertChannels(Exec(), toDevice(z), ca, y, by.owned());
-      ref::insertChannels(HostExec(), z, ca, y_h, by.owned());
-      EXPECT_TRUE(identical(toHost(y), y_h));
-      HostTensor<T> s_h("s", bb);
-      DeviceTensor<T> s("s", bb);
-      kernels::sliceChannels(Exec(), y, ca - 1, s, bb.owned());
-      ref::sliceChannels(HostExec(), y_h, ca - 1, s_h, bb.owned());
-      EXPECT_TRUE(identical(toHost(s), s_h));
-    }
+  for (KernelPath path : kPaths)
+    for (const ShapeCase& sc : shapeSweep())
+      for (index_t cb : {1, 3}) {
+        SCOPED_TRACE(kernelPathName(path));
+        const index_t ca = sc.shape[1];
+        // a and b with different ghost widths from y: only the cells matter.
+        const TensorBlock ba = TensorBlock::whole(sc.shape, sc.halo);
+        const TensorBlock bb = TensorBlock::whole(withChannels(sc.shape, cb));
+        const TensorBlock by =
+            TensorBlock::whole(withChannels(sc.shape, ca + cb), HaloWidths::uniform(1));
+        const auto a = hostRandom<T>("a", ba, 1), b = hostRandom<T>("b", bb, 2);
+        auto y_h = hostRandom<T>("y", by, 3);
+        const auto y = toDevice(y_h);
+        kernels::concatChannels(Exec(), toDevice(a), toDevice(b), y, by.owned(), path);
+        ref::concatChannels(HostExec(), a, b, y_h, by.owned());
+        EXPECT_TRUE(identical(toHost(y), y_h));
+        // Slicing gives a and b back; inserting writes only its channel range.
+        DeviceTensor<T> a2("a2", ba), b2("b2", bb);
+        kernels::sliceChannels(Exec(), y, 0, a2, ba.owned(), path);
+        kernels::sliceChannels(Exec(), y, ca, b2, bb.owned(), path);
+        EXPECT_EQ(maxRelError(toHost(a2), a, ba.owned()), 0.0);
+        EXPECT_EQ(maxRelError(toHost(b2), b, bb.owned()), 0.0);
+        const auto z = hostRandom<T>("z", bb, 4);
+        kernels::insertChannels(Exec(), toDevice(z), ca, y, by.owned(), path);
+        ref::insertChannels(HostExec(), z, ca, y_h, by.owned());
+        EXPECT_TRUE(identical(toHost(y), y_h));
+        HostTensor<T> s_h("s", bb);
+        DeviceTensor<T> s("s", bb);
+        kernels::sliceChannels(Exec(), y, ca - 1, s, bb.owned(), path);
+        ref::sliceChannels(HostExec(), y_h, ca - 1, s_h, bb.owned());
+        EXPECT_TRUE(identical(toHost(s), s_h));
+      }
 }
 
 TEST(Channels, MatchReferenceFloat) {
@@ -80,18 +82,25 @@ TEST(Channels, ConcatGradientIsTheSlicesOfDy) {
   }
 }
 
+// Interior + slabs equal the whole box bit for bit, and the whole box equals the reference (so a
+// kernel that wrote nothing fails).
 TEST(Channels, SubBoxesEqualWholeBox) {
   const Shape5 shape{2, 2, 5, 6, 7};
   const TensorBlock ba = TensorBlock::whole(shape, HaloWidths::uniform(1));
   const TensorBlock by =
       TensorBlock::whole(withChannels(shape, 4), HaloWidths{{0, 1, 0}, {2, 0, 1}});
-  const auto a = toDevice(hostRandom<float>("a", ba, 8)),
-             b = toDevice(hostRandom<float>("b", ba, 9));
-  DeviceTensor<float> whole("y", by), pieces("y", by);
-  kernels::concatChannels(Exec(), a, b, whole, by.owned());
-  for (const Box& piece : interiorAndSlabs(by.owned(), 2))
-    kernels::concatChannels(Exec(), a, b, pieces, piece);
-  EXPECT_TRUE(identical(toHost(pieces), toHost(whole)));
+  const auto ah = hostRandom<float>("a", ba, 8), bh = hostRandom<float>("b", ba, 9);
+  const auto a = toDevice(ah), b = toDevice(bh);
+  HostTensor<float> expected("y", by);
+  ref::concatChannels(HostExec(), ah, bh, expected, by.owned());
+  for (KernelPath path : kPaths) {
+    DeviceTensor<float> whole("y", by), pieces("y", by);
+    kernels::concatChannels(Exec(), a, b, whole, by.owned(), path);
+    for (const Box& piece : interiorAndSlabs(by.owned(), 2))
+      kernels::concatChannels(Exec(), a, b, pieces, piece, path);
+    EXPECT_TRUE(identical(toHost(pieces), toHost(whole))) << kernelPathName(path);
+    EXPECT_TRUE(identical(toHost(whole), expected)) << kernelPathName(path);
+  }
 }
 
 TEST(Channels, OverloadsWithoutAnInstanceUseTheDefault) {

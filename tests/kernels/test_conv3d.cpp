@@ -1,6 +1,7 @@
 // conv3d through the public kernels: finite-difference gradients (double), the sub-box property (a
-// layer computes interior and boundary slabs separately around its halo exchange), and shape
-// errors.
+// layer computes interior and boundary slabs separately around its halo exchange) on the host and
+// the device code, and shape errors. Runs the kernels on the host execution space, so it includes
+// their definitions (a CUDA build instantiates them here).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -8,6 +9,8 @@
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/kernels/Conv3d.hpp"
+#include "halo3d/kernels/impl/Conv3dImpl.hpp"
+#include "halo3d/kernels/reference/Conv3d.hpp"
 #include "test_conv3d_support.hpp"
 
 namespace halo3d::testing {
@@ -146,9 +149,13 @@ std::vector<ConvCase> subBoxCases() {
   };
 }
 
+// Each pass on the whole box against the interior and six slabs computed separately (bitwise for
+// forward and backward-data, which never reorder a value's sum; to rounding for the partial sums
+// of backward-filter), and the whole box against the naive reference, so that a kernel that wrote
+// nothing fails.
 template <class T>
-void checkSubBoxes(const ConvCase& c) {
-  SCOPED_TRACE(::testing::Message() << c);
+void checkSubBoxes(const ConvCase& c, KernelPath path) {
+  SCOPED_TRACE(::testing::Message() << kernelPathName(path) << " " << c);
   const HostExec exec;
   const HostTensor<T> x("x", TensorBlock::whole(c.inShape(), c.inHalo()));
   const HostTensor<T> dy("dy", TensorBlock::whole(c.outShape()));
@@ -158,53 +165,69 @@ void checkSubBoxes(const ConvCase& c) {
   fillOwned(dy, 12);
   fillUniform(w, 13);
   fillUniform(b, 14);
+  const double tolerance = std::is_same<T, double>::value ? 1e-12 : 2e-5;
 
   // Forward: the interior and the six slabs of the output box, each assigned separately.
   const HostTensor<T> y_whole("y", TensorBlock::whole(c.outShape())),
-      y_parts("y", TensorBlock::whole(c.outShape()));
+      y_parts("y", TensorBlock::whole(c.outShape())), y_ref("y", TensorBlock::whole(c.outShape()));
+  fillAll(y_whole, T(-7));
   fillAll(y_parts, T(-7));
-  kernels::conv3dForward(exec, x, w, b, c.g, y_whole, c.outBox());
+  kernels::conv3dForward(exec, x, w, b, c.g, y_whole, c.outBox(), path);
   for (const Box& piece : interiorAndSlabs(c.outBox(), 2))
-    kernels::conv3dForward(exec, x, w, b, c.g, y_parts, piece);
+    kernels::conv3dForward(exec, x, w, b, c.g, y_parts, piece, path);
+  kernels::reference::conv3dForward(exec, x, w, b, c.g, y_ref, c.outBox());
   exec.fence();
   EXPECT_TRUE(identical(y_whole, y_parts)) << "forward";
+  EXPECT_LE(maxRelError(y_whole.view(), y_ref.view()), tolerance) << "forward";
 
   // Backward-data: the same split of the dx box.
   const HostTensor<T> dx_whole("dx", TensorBlock::whole(c.inShape(), c.inHalo()));
   const HostTensor<T> dx_parts("dx", TensorBlock::whole(c.inShape(), c.inHalo()));
-  kernels::conv3dBackwardData(exec, dy, w, c.g, dx_whole, c.inBox());
+  const HostTensor<T> dx_ref("dx", TensorBlock::whole(c.inShape(), c.inHalo()));
+  fillAll(dx_whole, T(-7));
+  fillAll(dx_parts, T(-7));
+  fillAll(dx_ref, T(-7));
+  kernels::conv3dBackwardData(exec, dy, w, c.g, dx_whole, c.inBox(), dy.block().owned(), path);
   for (const Box& piece : interiorAndSlabs(c.inBox(), 3))
-    kernels::conv3dBackwardData(exec, dy, w, c.g, dx_parts, piece);
+    kernels::conv3dBackwardData(exec, dy, w, c.g, dx_parts, piece, dy.block().owned(), path);
+  kernels::reference::conv3dBackwardData(exec, dy, w, c.g, dx_ref, c.inBox());
   exec.fence();
   EXPECT_TRUE(identical(dx_whole, dx_parts)) << "backward-data";
+  EXPECT_LE(maxRelError(dx_whole.view(), dx_ref.view()), tolerance) << "backward-data";
 
   // Backward-filter: partials over the pieces, accumulated, against the whole box (sums reorder).
   HostWeights<T> dw_whole("dw", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]);
   HostWeights<T> dw_parts("dw", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]);
-  HostBias<T> db_whole("db", b.extent(0)), db_parts("db", b.extent(0));
+  HostWeights<T> dw_ref("dw", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]);
+  HostBias<T> db_whole("db", b.extent(0)), db_parts("db", b.extent(0)), db_ref("db", b.extent(0));
   fillUniform(dw_parts, 15);
   fillUniform(db_parts, 16);
-  kernels::conv3dBackwardFilter(exec, x, dy, c.g, dw_whole, db_whole, c.outBox(), false);
+  kernels::conv3dBackwardFilter(exec, x, dy, c.g, dw_whole, db_whole, c.outBox(), false, path);
   bool accumulate = false;
   for (const Box& piece : interiorAndSlabs(c.outBox(), 2)) {
-    kernels::conv3dBackwardFilter(exec, x, dy, c.g, dw_parts, db_parts, piece, accumulate);
+    kernels::conv3dBackwardFilter(exec, x, dy, c.g, dw_parts, db_parts, piece, accumulate, path);
     accumulate = true;
   }
+  kernels::reference::conv3dBackwardFilter(exec, x, dy, c.g, dw_ref, db_ref, c.outBox(), false);
   exec.fence();
-  const double tolerance = std::is_same<T, double>::value ? 1e-12 : 1e-5;
-  EXPECT_LE(maxRelError(dw_parts, dw_whole), tolerance) << "backward-filter dw";
+  const double sum_tolerance = std::is_same<T, double>::value ? 1e-12 : 1e-5;
+  EXPECT_LE(maxRelError(dw_parts, dw_whole), sum_tolerance) << "backward-filter dw";
+  EXPECT_LE(maxRelError(dw_whole, dw_ref), sum_tolerance) << "backward-filter dw";
   if (c.bias) {
-    EXPECT_LE(maxRelError(db_parts, db_whole), tolerance) << "backward-filter db";
+    EXPECT_LE(maxRelError(db_parts, db_whole), sum_tolerance) << "backward-filter db";
+    EXPECT_LE(maxRelError(db_whole, db_ref), sum_tolerance) << "backward-filter db";
   }
 }
 
 class Conv3dSubBoxes : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(Conv3dSubBoxes, InteriorPlusSlabsEqualsWholeDouble) {
-  checkSubBoxes<double>(GetParam());
+  for (KernelPath path : {KernelPath::Fastest, KernelPath::Device})
+    checkSubBoxes<double>(GetParam(), path);
 }
 TEST_P(Conv3dSubBoxes, InteriorPlusSlabsEqualsWholeFloat) {
-  checkSubBoxes<float>(GetParam());
+  for (KernelPath path : {KernelPath::Fastest, KernelPath::Device})
+    checkSubBoxes<float>(GetParam(), path);
 }
 
 INSTANTIATE_TEST_SUITE_P(Geometries, Conv3dSubBoxes, ::testing::ValuesIn(subBoxCases()));
@@ -291,11 +314,11 @@ TEST(Conv3dErrors, WrongKernelAndBiasShapesAreNamed) {
                    {"'w_k2' of shape (4, 3, 3, 2, 3)", "(4, 3, 3, 3, 3)"});
   const HostBias<float> b("b_bad", 3);
   expectShapeError([&] { kernels::conv3dForward(f.exec, f.x, f.w, b, f.c.g, f.y, f.c.outBox()); },
-                   {"'b_bad' of shape (3)", "extent 0 (no bias) or 4"});
+                   {"'b_bad' has extent 3", "extent 0 (no bias) or 4"});
   const HostWeights<float> dw("dw", 4, 3, 3, 3, 3);
   expectShapeError(
       [&] { kernels::conv3dBackwardFilter(f.exec, f.x, f.y, f.c.g, dw, b, f.c.outBox(), false); },
-      {"conv3dBackwardFilter", "'b_bad' of shape (3)"});
+      {"conv3dBackwardFilter", "'b_bad' has extent 3"});
 }
 
 TEST(Conv3dErrors, OutputBoxOutsideTheOwnedCellsIsNamed) {

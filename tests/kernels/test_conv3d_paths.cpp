@@ -1,19 +1,16 @@
 // Every conv3d implementation against the naive reference, over a sweep of shapes: W extents around
 // the SIMD width (1, 7, 16, 17, 33, 64), channel counts that are not multiples of the register
-// blocks, strides, dilations and non-cubic kernels; the three passes, float and double. The team
-// variant (written for GPUs) runs here on the host backend, with one thread per team and with
-// several.
+// blocks, strides, dilations and non-cubic kernels; the three passes, float and double. The device
+// code (the team kernels a CUDA build runs) runs here on the host backend through the dispatch
+// (KernelPath::Device), with one thread per team and with several; the host SIMD and generic
+// kernels are called directly, so that each is checked wherever the dispatch would pick the other.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "halo3d/kernels/Conv3d.hpp"
-#include "halo3d/kernels/impl/Conv3dGeneric.hpp"
-#include "halo3d/kernels/impl/Conv3dHostBackwardData.hpp"
-#include "halo3d/kernels/impl/Conv3dHostBackwardFilter.hpp"
-#include "halo3d/kernels/impl/Conv3dHostForward.hpp"
-#include "halo3d/kernels/impl/Conv3dTeam.hpp"
+#include "halo3d/kernels/impl/Conv3dImpl.hpp"
 #include "halo3d/kernels/reference/Conv3d.hpp"
 #include "test_conv3d_support.hpp"
 
@@ -110,8 +107,7 @@ void run(Path path, const ConvCase& c) {
       {out.extent(0) > 1 ? -1 : 0, out.extent(1) > 1 ? -1 : 0, out.extent(2) > 1 ? -1 : 0},
       {0, 0, 0});
   // Several threads per team where the host has them, so that the team barriers are exercised.
-  const kernels::impl::Conv3dTeamTuning tuning{path == Path::Team2 ? std::min(2, exec.concurrency())
-                                                                   : 1};
+  const kernels::impl::TeamTuning tuning{path == Path::Team2 ? std::min(2, exec.concurrency()) : 1};
   switch (path) {
 #if HALO3D_CONV3D_AVX512
     case Path::HostSimd:
@@ -128,11 +124,12 @@ void run(Path path, const ConvCase& c) {
 #endif
     case Path::Team1:
     case Path::Team2:
-      kernels::impl::conv3dForwardTeam(exec, ours.x, ours.w, ours.b, c.g, ours.y, out, tuning);
-      kernels::impl::conv3dBackwardDataTeam(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(), dy_box,
-                                            tuning);
-      kernels::impl::conv3dBackwardFilterTeam(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out,
-                                              true, tuning);
+      kernels::impl::conv3dForward(exec, ours.x, ours.w, ours.b, c.g, ours.y, out,
+                                   KernelPath::Device, tuning);
+      kernels::impl::conv3dBackwardData(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(), dy_box,
+                                        KernelPath::Device, tuning);
+      kernels::impl::conv3dBackwardFilter(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out, true,
+                                          KernelPath::Device, tuning);
       break;
     case Path::Generic:
       kernels::impl::conv3dForwardGeneric(exec, ours.x, ours.w, ours.b, c.g, ours.y, out);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "halo3d/kernels/Conv3d.hpp"
+#include "halo3d/kernels/impl/Conv3dImpl.hpp"
 #include "support/ReferenceData.hpp"
 #include "test_conv3d_support.hpp"
 
@@ -98,6 +99,7 @@ TEST(Conv3dPyTorch, FileHoldsTheExpectedCases) {
 
 class Conv3dPyTorch : public ::testing::TestWithParam<int> {};
 
+// On the host code and on the device code (the team kernels a CUDA build runs).
 TEST_P(Conv3dPyTorch, ForwardAndGradientsMatchInFloat) {
   const H5File& f = opsFile();
   const std::string group = "conv3d/" + std::to_string(GetParam());
@@ -130,15 +132,18 @@ TEST_P(Conv3dPyTorch, ForwardAndGradientsMatchInFloat) {
     bt.data()[k] = float(b.data[k]);
 
   const HostExec exec;
-  kernels::conv3dForward(exec, xt, wt, bt, c.g, yt, c.outBox());
-  kernels::conv3dBackwardData(exec, dyt, wt, c.g, dxt, c.inBox());
-  kernels::conv3dBackwardFilter(exec, xt, dyt, c.g, dwt, dbt, c.outBox(), false);
-  exec.fence();
+  for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
+    SCOPED_TRACE(kernelPathName(path));
+    kernels::conv3dForward(exec, xt, wt, bt, c.g, yt, c.outBox(), path);
+    kernels::conv3dBackwardData(exec, dyt, wt, c.g, dxt, c.inBox(), dyt.block().owned(), path);
+    kernels::conv3dBackwardFilter(exec, xt, dyt, c.g, dwt, dbt, c.outBox(), false, path);
+    exec.fence();
 
-  EXPECT_LE(relError(yt, y), kTolerance);
-  EXPECT_LE(relError(dxt, dx), kTolerance);
-  EXPECT_LE(relError(dwt, dw), kTolerance);
-  EXPECT_LE(relError(dbt, db), kTolerance);
+    EXPECT_LE(relError(yt, y), kTolerance);
+    EXPECT_LE(relError(dxt, dx), kTolerance);
+    EXPECT_LE(relError(dwt, dw), kTolerance);
+    EXPECT_LE(relError(dbt, db), kTolerance);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryCase, Conv3dPyTorch, ::testing::Range(0, kCases));

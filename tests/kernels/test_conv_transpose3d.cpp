@@ -1,7 +1,8 @@
-// Transposed conv3d: both kernel paths against the naive reference over a sweep of geometries (odd
-// and unit extents, channel counts across the host blocking, ghosts on every side),
-// finite-difference gradients, the sub-box property, a 2x2x2 block split without MPI, and shape
-// errors.
+// Transposed conv3d: the host and the device code (KernelPath::Device: what a CUDA build runs, its
+// backward-filter teams at one and at several threads per team) against the naive reference over a
+// sweep of geometries (odd and unit extents, channel counts across the host blocking, ghosts on
+// every side), finite-difference gradients, the sub-box property, a 2x2x2 block split without MPI,
+// and shape errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/kernels/ConvTranspose3d.hpp"
+#include "halo3d/kernels/impl/ConvTranspose3dImpl.hpp"
 #include "halo3d/kernels/reference/ConvTranspose3d.hpp"
 
 namespace halo3d::kernels {
@@ -24,7 +26,6 @@ template <class T>
 using Weights = Kokkos::View<T*****, Kokkos::LayoutRight, Memory>;
 template <class T>
 using Bias = Kokkos::View<T*, Kokkos::LayoutRight, Memory>;
-using impl::KernelPath;
 
 template <class T>
 constexpr double tolerance() {
@@ -191,7 +192,7 @@ void checkAgainstReference(const Geometry& s, KernelPath path) {
   auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.b);
 
   HaloTensor<T, Memory> y("y", p.dy.block());
-  impl::convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y, y.block().owned(), path);
+  convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y, y.block().owned(), path);
   HaloTensor<T, Kokkos::HostSpace> y_ref("y_ref", p.dy.block());
   reference::convTranspose3dForward(host, hx, hw, hb, s.g, y_ref, y_ref.block().owned());
 
@@ -200,25 +201,39 @@ void checkAgainstReference(const Geometry& s, KernelPath path) {
   const Box dx_box =
       intersect(impl::allocatedBox(p.x), Box::fromExtents(p.x.block().globalExtents()));
   HaloTensor<T, Memory> dx("dx", p.x.block());
-  impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, dx_box, p.dy.block().owned(), path);
+  convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, dx_box, p.dy.block().owned(), path);
   HaloTensor<T, Kokkos::HostSpace> dx_ref("dx_ref", p.x.block());
   reference::convTranspose3dBackwardData(host, hdy, hw, s.g, dx_ref, dx_box, hdy.block().owned());
 
   // Part of the gradient: the contributions of a strict sub-box of dy only.
   const Box dy_part = p.dy.block().owned().grown({-1, -1, -2}, {0, -1, -1});
   HaloTensor<T, Memory> dx_part("dx_part", p.x.block());
-  impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_part, dx_box, dy_part, path);
+  convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_part, dx_box, dy_part, path);
   HaloTensor<T, Kokkos::HostSpace> dx_part_ref("dx_part_ref", p.x.block());
   reference::convTranspose3dBackwardData(host, hdy, hw, s.g, dx_part_ref, dx_box, dy_part);
 
   auto dw = p.newWeights("dw");
   Bias<T> db("db", s.out_channels);
-  impl::convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw, db, p.dy.block().owned(), false,
-                                      path);
+  convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw, db, p.dy.block().owned(), false, path);
   auto dw_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), dw);
   auto db_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), db);
   reference::convTranspose3dBackwardFilter(host, hx, hdy, s.g, dw_ref, db_ref, hdy.block().owned(),
                                            false);
+  if (path == KernelPath::Device) {
+    // The device code's backward-filter is a team reduction: also with several threads per team.
+    auto dw_team = p.newWeights("dw_team");
+    Bias<T> db_team("db_team", s.out_channels);
+    impl::convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_team, db_team,
+                                        p.dy.block().owned(), false, path,
+                                        impl::TeamTuning{std::min(2, exec.concurrency())});
+    exec.fence();
+    EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dw_team), dw_ref),
+              tolerance<T>())
+        << s.name << " dw, two threads per team";
+    EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), db_team), db_ref),
+              tolerance<T>())
+        << s.name << " db, two threads per team";
+  }
   exec.fence();
 
   EXPECT_LE(boxError(toHost(y), y_ref, y.block().owned()), tolerance<T>()) << s.name << " y";
@@ -241,11 +256,11 @@ TEST_P(ConvTranspose3dSweep, FastestPathMatchesReferenceFloat) {
 TEST_P(ConvTranspose3dSweep, FastestPathMatchesReferenceDouble) {
   checkAgainstReference<double>(GetParam(), KernelPath::Fastest);
 }
-TEST_P(ConvTranspose3dSweep, PortablePathMatchesReferenceFloat) {
-  checkAgainstReference<float>(GetParam(), KernelPath::Portable);
+TEST_P(ConvTranspose3dSweep, DevicePathMatchesReferenceFloat) {
+  checkAgainstReference<float>(GetParam(), KernelPath::Device);
 }
-TEST_P(ConvTranspose3dSweep, PortablePathMatchesReferenceDouble) {
-  checkAgainstReference<double>(GetParam(), KernelPath::Portable);
+TEST_P(ConvTranspose3dSweep, DevicePathMatchesReferenceDouble) {
+  checkAgainstReference<double>(GetParam(), KernelPath::Device);
 }
 
 // Interior plus boundary slabs of `box` (shrunk by `margin` per side): a partition of the box.
@@ -279,40 +294,58 @@ bool identicalOn(const HaloTensor<T, Kokkos::HostSpace>& a,
   return true;
 }
 
+// The whole box against the interior and slabs computed separately, and against the reference (so
+// that a kernel that wrote nothing fails).
 template <class T>
 void checkSubBoxes(const Geometry& s, KernelPath path) {
   const Exec exec;
   Problem<T> p(s);
   const Box out = p.dy.block().owned();
   HaloTensor<T, Memory> y_whole("y_whole", p.dy.block()), y_parts("y_parts", p.dy.block());
-  impl::convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_whole, out, path);
+  convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_whole, out, path);
   for (const Box& part : interiorAndSlabs(out, 1))
-    impl::convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_parts, part, path);
+    convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_parts, part, path);
 
   const Box in = p.x.block().owned();
   HaloTensor<T, Memory> dx_whole("dx_whole", p.x.block()), dx_parts("dx_parts", p.x.block());
-  impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_whole, in, out, path);
+  convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_whole, in, out, path);
   for (const Box& part : interiorAndSlabs(in, 1))
-    impl::convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_parts, part, out, path);
+    convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx_parts, part, out, path);
 
   auto dw_whole = p.newWeights("dw_whole"), dw_parts = p.newWeights("dw_parts");
   Bias<T> db_whole("db_whole", s.out_channels), db_parts("db_parts", s.out_channels);
-  impl::convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_whole, db_whole, out, false, path);
+  convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_whole, db_whole, out, false, path);
   for (const Box& part : interiorAndSlabs(out, 1))
-    impl::convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_parts, db_parts, part, true, path);
+    convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_parts, db_parts, part, true, path);
   exec.fence();
 
   EXPECT_TRUE(identicalOn(toHost(y_whole), toHost(y_parts), out)) << s.name;
   EXPECT_TRUE(identicalOn(toHost(dx_whole), toHost(dx_parts), in)) << s.name;
   EXPECT_LE(viewError(dw_parts, dw_whole), 1e-12) << s.name;
   EXPECT_LE(viewError(db_parts, db_whole), 1e-12) << s.name;
+
+  const Host host;
+  const auto hx = toHost(p.x), hdy = toHost(p.dy);
+  const auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.w);
+  const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.b);
+  HaloTensor<T, Kokkos::HostSpace> y_ref("y_ref", p.dy.block()), dx_ref("dx_ref", p.x.block());
+  reference::convTranspose3dForward(host, hx, hw, hb, s.g, y_ref, out);
+  reference::convTranspose3dBackwardData(host, hdy, hw, s.g, dx_ref, in, out);
+  auto dw_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), dw_whole);
+  auto db_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), db_whole);
+  reference::convTranspose3dBackwardFilter(host, hx, hdy, s.g, dw_ref, db_ref, out, false);
+  EXPECT_LE(boxError(toHost(y_whole), y_ref, out), tolerance<T>()) << s.name;
+  EXPECT_LE(boxError(toHost(dx_whole), dx_ref, in), tolerance<T>()) << s.name;
+  EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dw_whole), dw_ref),
+            tolerance<T>())
+      << s.name;
 }
 
 TEST_P(ConvTranspose3dSweep, SubBoxesEqualWholeBoxFastest) {
   checkSubBoxes<double>(GetParam(), KernelPath::Fastest);
 }
-TEST_P(ConvTranspose3dSweep, SubBoxesEqualWholeBoxPortable) {
-  checkSubBoxes<double>(GetParam(), KernelPath::Portable);
+TEST_P(ConvTranspose3dSweep, SubBoxesEqualWholeBoxDevice) {
+  checkSubBoxes<double>(GetParam(), KernelPath::Device);
 }
 
 INSTANTIATE_TEST_SUITE_P(Geometries, ConvTranspose3dSweep, ::testing::ValuesIn(sweep()),

@@ -93,9 +93,9 @@ ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group, co
 
 struct Case {
   std::string group;
-  impl::KernelPath path;
+  KernelPath path;
   friend void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.group << (c.path == impl::KernelPath::Fastest ? " fastest path" : " portable path");
+    *os << c.group << (c.path == KernelPath::Fastest ? " fastest path" : " device path");
   }
 };
 
@@ -103,7 +103,7 @@ std::vector<Case> cases() {
   H5File f(testing::referencePath("ops.h5"));
   std::vector<Case> all;
   for (const auto& name : f.children("conv_transpose3d"))
-    for (auto path : {impl::KernelPath::Fastest, impl::KernelPath::Portable})
+    for (auto path : {KernelPath::Fastest, KernelPath::Device})
       all.push_back({"conv_transpose3d/" + name, path});
   return all;
 }
@@ -127,14 +127,13 @@ class ConvTranspose3dPytorch : public ::testing::TestWithParam<Case> {
     ASSERT_EQ(g.outputExtents(x.block().globalExtents()), dy.block().globalExtents()) << g_name;
 
     HaloTensor<T, Memory> y("y", dy.block());
-    impl::convTranspose3dForward(exec, x, w, b, g, y, y.block().owned(), path);
+    convTranspose3dForward(exec, x, w, b, g, y, y.block().owned(), path);
     HaloTensor<T, Memory> dx("dx", x.block());
-    impl::convTranspose3dBackwardData(exec, dy, w, g, dx, dx.block().owned(), dy.block().owned(),
-                                      path);
+    convTranspose3dBackwardData(exec, dy, w, g, dx, dx.block().owned(), dy.block().owned(), path);
     Kokkos::View<T*****, Kokkos::LayoutRight, Memory> dw("dw", wa.extent(0), wa.extent(1),
                                                          wa.extent(2), wa.extent(3), wa.extent(4));
     Kokkos::View<T*, Kokkos::LayoutRight, Memory> db("db", b.extent(0));
-    impl::convTranspose3dBackwardFilter(exec, x, dy, g, dw, db, dy.block().owned(), false, path);
+    convTranspose3dBackwardFilter(exec, x, dy, g, dw, db, dy.block().owned(), false, path);
     exec.fence();
 
     const std::pair<const char*, double> errors[] = {
@@ -161,8 +160,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, ConvTranspose3dPytorch, ::testing::ValuesIn(cases(
                            std::string name =
                                info.param.group.substr(info.param.group.rfind('/') + 1);
                            return "case" + name +
-                                  (info.param.path == impl::KernelPath::Fastest ? "_fastest"
-                                                                                : "_portable");
+                                  (info.param.path == KernelPath::Fastest ? "_fastest" : "_device");
                          });
 
 TEST(ConvTranspose3dPytorch, EveryCaseIsCovered) {

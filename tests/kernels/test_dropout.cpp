@@ -1,7 +1,8 @@
-// Dropout: the kernels equal the naive reference; a cell's mask is the same on the whole volume and
-// on every block of splits; the dropped fraction is p; backward applies the forward mask; the
-// gradient with the mask fixed matches central differences; sub-boxes are bit-identical; bad p and
-// shapes throw.
+// Dropout: the kernels equal the naive reference, on the host code (Philox blocks drawn per row)
+// and on the device code (each cell's bits drawn in its own thread); a cell's mask is the same on
+// the whole volume and on every block of splits; the dropped fraction is p; backward applies the
+// forward mask; the gradient with the mask fixed matches central differences; sub-boxes are
+// bit-identical; bad p and shapes throw.
 #include <gtest/gtest.h>
 
 #include "halo3d/kernels/Dropout.hpp"
@@ -18,19 +19,20 @@ const RandomStream kStream{0x5eed, 3, 7};
 
 template <class T>
 void checkAgainstReference() {
-  for (const ShapeCase& sc : shapeSweep())
-    for (double p : {0.0, 0.1, 0.5, 0.9}) {
-      const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
-      const auto x = hostRandom<T>("x", block, 1);
-      HostTensor<T> y_ref("y", block), dx_ref("dx", block);
-      DeviceTensor<T> y("y", block), dx("dx", block);
-      kernels::dropoutForward(Exec(), toDevice(x), p, kStream, y, block.owned());
-      kernels::dropoutBackward(Exec(), toDevice(x), p, kStream, dx, block.owned());
-      ref::dropoutForward(HostExec(), x, p, kStream, y_ref, block.owned());
-      ref::dropoutBackward(HostExec(), x, p, kStream, dx_ref, block.owned());
-      EXPECT_TRUE(identical(toHost(y), y_ref)) << "p " << p;
-      EXPECT_TRUE(identical(toHost(dx), dx_ref)) << "p " << p;
-    }
+  for (KernelPath path : kPaths)
+    for (const ShapeCase& sc : shapeSweep())
+      for (double p : {0.0, 0.1, 0.5, 0.9}) {
+        const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
+        const auto x = hostRandom<T>("x", block, 1);
+        HostTensor<T> y_ref("y", block), dx_ref("dx", block);
+        DeviceTensor<T> y("y", block), dx("dx", block);
+        kernels::dropoutForward(Exec(), toDevice(x), p, kStream, y, block.owned(), path);
+        kernels::dropoutBackward(Exec(), toDevice(x), p, kStream, dx, block.owned(), path);
+        ref::dropoutForward(HostExec(), x, p, kStream, y_ref, block.owned());
+        ref::dropoutBackward(HostExec(), x, p, kStream, dx_ref, block.owned());
+        EXPECT_TRUE(identical(toHost(y), y_ref)) << kernelPathName(path) << " p " << p;
+        EXPECT_TRUE(identical(toHost(dx), dx_ref)) << kernelPathName(path) << " p " << p;
+      }
 }
 
 TEST(Dropout, MatchesReferenceFloat) {
@@ -118,14 +120,22 @@ TEST(Dropout, GradientWithFixedMaskMatchesFiniteDifferences) {
   }
 }
 
+// Interior + slabs equal the whole box bit for bit, and the whole box equals the reference (so a
+// kernel that wrote nothing fails).
 TEST(Dropout, SubBoxesEqualWholeBox) {
   const TensorBlock block = TensorBlock::whole({2, 3, 5, 6, 7}, HaloWidths::uniform(2));
-  const auto x = toDevice(hostRandom<float>("x", block, 7));
-  DeviceTensor<float> whole("y", block), pieces("y", block);
-  kernels::dropoutForward(Exec(), x, 0.5, kStream, whole, block.owned());
-  for (const Box& piece : interiorAndSlabs(block.owned(), 2))
-    kernels::dropoutForward(Exec(), x, 0.5, kStream, pieces, piece);
-  EXPECT_TRUE(identical(toHost(pieces), toHost(whole)));
+  const auto xh = hostRandom<float>("x", block, 7);
+  const auto x = toDevice(xh);
+  HostTensor<float> expected("y", block);
+  ref::dropoutForward(HostExec(), xh, 0.5, kStream, expected, block.owned());
+  for (KernelPath path : kPaths) {
+    DeviceTensor<float> whole("y", block), pieces("y", block);
+    kernels::dropoutForward(Exec(), x, 0.5, kStream, whole, block.owned(), path);
+    for (const Box& piece : interiorAndSlabs(block.owned(), 2))
+      kernels::dropoutForward(Exec(), x, 0.5, kStream, pieces, piece, path);
+    EXPECT_TRUE(identical(toHost(pieces), toHost(whole))) << kernelPathName(path);
+    EXPECT_TRUE(identical(toHost(whole), expected)) << kernelPathName(path);
+  }
 }
 
 TEST(Dropout, OverloadsWithoutAnInstanceUseTheDefault) {
@@ -137,6 +147,13 @@ TEST(Dropout, OverloadsWithoutAnInstanceUseTheDefault) {
   kernels::dropoutForward(Exec(), x, 0.3, kStream, dx_exec, block.owned());
   kernels::dropoutBackward(Exec(), dx_exec, 0.3, kStream, dx_exec, block.owned());
   EXPECT_TRUE(identical(toHost(dx), toHost(dx_exec)));
+  // And what the reference gives: a kernel that wrote nothing would leave both at zero.
+  const auto xh = toHost(x);
+  HostTensor<float> y_ref("y", block), dx_ref("dx", block);
+  ref::dropoutForward(HostExec(), xh, 0.3, kStream, y_ref, block.owned());
+  ref::dropoutBackward(HostExec(), y_ref, 0.3, kStream, dx_ref, block.owned());
+  EXPECT_TRUE(identical(toHost(y), y_ref));
+  EXPECT_TRUE(identical(toHost(dx), dx_ref));
 }
 
 TEST(Dropout, BadProbabilityAndShapesThrow) {

@@ -18,7 +18,7 @@
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/TensorBlock.hpp"
-#include "halo3d/kernels/impl/ElementwiseViews.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::testing {
 
@@ -32,6 +32,10 @@ template <class T>
 using DeviceVector = kernels::Vector<T, Exec>;
 template <class T>
 using HostVector = kernels::Vector<T, HostExec>;
+
+// Both codes of every kernel: the host code, and the device code (what a CUDA build runs) forced
+// onto the host backend.
+inline constexpr KernelPath kPaths[] = {KernelPath::Fastest, KernelPath::Device};
 
 // Uniform in [lo, hi) from a splitmix64 hash of (seed, key): independent of the generator under
 // test.

@@ -1,4 +1,5 @@
-// Losses: MSE (tensor and flat), softmax cross-entropy and soft Dice against the naive references;
+// Losses: MSE (tensor and flat), softmax cross-entropy and soft Dice against the naive references,
+// on the host and the device code;
 // gradients against central differences in double; partial sums of a 2x2x2 split equal the whole
 // volume's; sub-boxes are bit-identical; bad labels are counted, never read out of bounds, and
 // reported with their values.
@@ -38,40 +39,42 @@ struct Segmentation {
 
 template <class T>
 void checkAgainstReference(double tolerance) {
-  for (const ShapeCase& sc : shapeSweep()) {
-    const Segmentation<T> s(sc.shape, sc.halo);
-    const index_t classes = s.block.channels();
-    const Box box = s.block.owned();
-    const auto logits = toDevice(s.logits);
-    const auto labels = toDevice(s.labels);
+  for (KernelPath path : kPaths)
+    for (const ShapeCase& sc : shapeSweep()) {
+      SCOPED_TRACE(kernelPathName(path));
+      const Segmentation<T> s(sc.shape, sc.halo);
+      const index_t classes = s.block.channels();
+      const Box box = s.block.owned();
+      const auto logits = toDevice(s.logits);
+      const auto labels = toDevice(s.labels);
 
-    DeviceVector<double> ce("ce", 2), dice("dice", kernels::softDiceSumsSize(classes)),
-        mse("mse", 1);
-    HostVector<double> ce_h("ce", 2), dice_h("dice", kernels::softDiceSumsSize(classes)),
-        mse_h("mse", 1);
-    kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce, box);
-    ref::softmaxCrossEntropySums(HostExec(), s.logits, s.labels, ce_h, box);
-    EXPECT_LT(maxRelError(values(ce), values(ce_h)), 1e-12);
-    kernels::softDiceSums(Exec(), logits, labels, dice, box);
-    ref::softDiceSums(HostExec(), s.logits, s.labels, dice_h, box);
-    EXPECT_LT(maxRelError(values(dice), values(dice_h)), 1e-12);
-    const auto target = hostRandom<T>("target", s.block, 9);
-    kernels::mseLossSums(Exec(), logits, toDevice(target), mse, box);
-    ref::mseLossSums(HostExec(), s.logits, target, mse_h, box);
-    EXPECT_LT(maxRelError(values(mse), values(mse_h)), 1e-12);
+      DeviceVector<double> ce("ce", 2), dice("dice", kernels::softDiceSumsSize(classes)),
+          mse("mse", 1);
+      HostVector<double> ce_h("ce", 2), dice_h("dice", kernels::softDiceSumsSize(classes)),
+          mse_h("mse", 1);
+      kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce, box, false, path);
+      ref::softmaxCrossEntropySums(HostExec(), s.logits, s.labels, ce_h, box);
+      EXPECT_LT(maxRelError(values(ce), values(ce_h)), 1e-12);
+      kernels::softDiceSums(Exec(), logits, labels, dice, box, false, path);
+      ref::softDiceSums(HostExec(), s.logits, s.labels, dice_h, box);
+      EXPECT_LT(maxRelError(values(dice), values(dice_h)), 1e-12);
+      const auto target = hostRandom<T>("target", s.block, 9);
+      kernels::mseLossSums(Exec(), logits, toDevice(target), mse, box, false, path);
+      ref::mseLossSums(HostExec(), s.logits, target, mse_h, box);
+      EXPECT_LT(maxRelError(values(mse), values(mse_h)), 1e-12);
 
-    DeviceTensor<T> d_ce("d_ce", s.block), d_dice("d_dice", s.block), d_mse("d_mse", s.block);
-    HostTensor<T> d_ce_h("d_ce", s.block), d_dice_h("d_dice", s.block), d_mse_h("d_mse", s.block);
-    kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, 7.0, d_ce, box);
-    ref::softmaxCrossEntropyBackward(HostExec(), s.logits, s.labels, 7.0, d_ce_h, box);
-    EXPECT_LT(maxRelError(toHost(d_ce), d_ce_h, box), tolerance);
-    kernels::softDiceBackward(Exec(), logits, labels, dice, kDiceEps, d_dice, box);
-    ref::softDiceBackward(HostExec(), s.logits, s.labels, dice_h, kDiceEps, d_dice_h, box);
-    EXPECT_LT(maxRelError(toHost(d_dice), d_dice_h, box), tolerance);
-    kernels::mseLossBackward(Exec(), logits, toDevice(target), 5.0, d_mse, box);
-    ref::mseLossBackward(HostExec(), s.logits, target, 5.0, d_mse_h, box);
-    EXPECT_LT(maxRelError(toHost(d_mse), d_mse_h, box), tolerance);
-  }
+      DeviceTensor<T> d_ce("d_ce", s.block), d_dice("d_dice", s.block), d_mse("d_mse", s.block);
+      HostTensor<T> d_ce_h("d_ce", s.block), d_dice_h("d_dice", s.block), d_mse_h("d_mse", s.block);
+      kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, 7.0, d_ce, box, path);
+      ref::softmaxCrossEntropyBackward(HostExec(), s.logits, s.labels, 7.0, d_ce_h, box);
+      EXPECT_LT(maxRelError(toHost(d_ce), d_ce_h, box), tolerance);
+      kernels::softDiceBackward(Exec(), logits, labels, dice, kDiceEps, d_dice, box, path);
+      ref::softDiceBackward(HostExec(), s.logits, s.labels, dice_h, kDiceEps, d_dice_h, box);
+      EXPECT_LT(maxRelError(toHost(d_dice), d_dice_h, box), tolerance);
+      kernels::mseLossBackward(Exec(), logits, toDevice(target), 5.0, d_mse, box, path);
+      ref::mseLossBackward(HostExec(), s.logits, target, 5.0, d_mse_h, box);
+      EXPECT_LT(maxRelError(toHost(d_mse), d_mse_h, box), tolerance);
+    }
 }
 
 TEST(Losses, MatchReferenceFloat) {
@@ -85,12 +88,14 @@ TEST(Losses, FlatMseMatchesReference) {
   for (std::size_t n : {std::size_t(1), std::size_t(8), std::size_t(3000)}) {
     const auto pred = makeVector<float>("pred", hashValues(n, 1));
     const auto target = makeVector<float>("target", hashValues(n, 2));
-    DeviceVector<double> sums("sums", 1);
     HostVector<double> sums_h("sums", 1);
-    kernels::mseLossSums(Exec(), pred, target, sums);
     ref::mseLossSums(HostExec(), makeVector<float, HostExec>("p", hashValues(n, 1)),
                      makeVector<float, HostExec>("t", hashValues(n, 2)), sums_h);
-    EXPECT_LT(maxRelError(values(sums), values(sums_h)), 1e-13);
+    for (KernelPath path : kPaths) {
+      DeviceVector<double> sums("sums", 1);
+      kernels::mseLossSums(Exec(), pred, target, sums, false, path);
+      EXPECT_LT(maxRelError(values(sums), values(sums_h)), 1e-13) << kernelPathName(path);
+    }
     DeviceVector<float> dpred("dpred", n);
     kernels::mseLossBackward(Exec(), pred, target, double(n), dpred);
     const std::vector<double> p = values(pred), t = values(target), g = values(dpred);
@@ -178,32 +183,48 @@ TEST(Losses, PartialsOfASplitSumToTheWhole) {
   EXPECT_LT(maxRelError(values(mse_split), values(mse)), 1e-13);
 }
 
+// Interior + slabs equal the whole box bit for bit, and the whole box equals the reference (so a
+// kernel that wrote nothing fails).
 TEST(Losses, BackwardSubBoxesEqualWholeBox) {
   const Segmentation<float> s({2, 3, 5, 6, 7}, HaloWidths{{1, 0, 2}, {2, 1, 0}}, 8);
   const auto logits = toDevice(s.logits);
   const auto labels = toDevice(s.labels);
-  const auto target = toDevice(hostRandom<float>("target", s.block, 9));
-  const auto dice_sums = makeVector<double>("dice_sums", hashValues(9, 10, 1.0, 50.0));
-  auto run = [&](const DeviceTensor<float>& ce, const DeviceTensor<float>& dice,
-                 const DeviceTensor<float>& mse, const Box& box) {
-    kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, 100.0, ce, box);
-    kernels::softDiceBackward(Exec(), logits, labels, dice_sums, kDiceEps, dice, box);
-    kernels::mseLossBackward(Exec(), logits, target, 100.0, mse, box);
-  };
-  DeviceTensor<float> ce("ce", s.block), dice("dice", s.block), mse("mse", s.block);
-  DeviceTensor<float> ce_p("ce", s.block), dice_p("dice", s.block), mse_p("mse", s.block);
-  run(ce, dice, mse, s.block.owned());
-  for (const Box& piece : interiorAndSlabs(s.block.owned(), 1))
-    run(ce_p, dice_p, mse_p, piece);
-  EXPECT_TRUE(identical(toHost(ce_p), toHost(ce)));
-  EXPECT_TRUE(identical(toHost(dice_p), toHost(dice)));
-  EXPECT_TRUE(identical(toHost(mse_p), toHost(mse)));
+  const auto target_h = hostRandom<float>("target", s.block, 9);
+  const auto target = toDevice(target_h);
+  const std::vector<double> dice_values = hashValues(9, 10, 1.0, 50.0);
+  const auto dice_sums = makeVector<double>("dice_sums", dice_values);
+  HostTensor<float> ce_ref("ce", s.block), dice_ref("dice", s.block), mse_ref("mse", s.block);
+  ref::softmaxCrossEntropyBackward(HostExec(), s.logits, s.labels, 100.0, ce_ref, s.block.owned());
+  ref::softDiceBackward(HostExec(), s.logits, s.labels,
+                        makeVector<double, HostExec>("dice_sums", dice_values), kDiceEps, dice_ref,
+                        s.block.owned());
+  ref::mseLossBackward(HostExec(), s.logits, target_h, 100.0, mse_ref, s.block.owned());
+  for (KernelPath path : kPaths) {
+    auto run = [&](const DeviceTensor<float>& ce, const DeviceTensor<float>& dice,
+                   const DeviceTensor<float>& mse, const Box& box) {
+      kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, 100.0, ce, box, path);
+      kernels::softDiceBackward(Exec(), logits, labels, dice_sums, kDiceEps, dice, box, path);
+      kernels::mseLossBackward(Exec(), logits, target, 100.0, mse, box, path);
+    };
+    DeviceTensor<float> ce("ce", s.block), dice("dice", s.block), mse("mse", s.block);
+    DeviceTensor<float> ce_p("ce", s.block), dice_p("dice", s.block), mse_p("mse", s.block);
+    run(ce, dice, mse, s.block.owned());
+    for (const Box& piece : interiorAndSlabs(s.block.owned(), 1))
+      run(ce_p, dice_p, mse_p, piece);
+    SCOPED_TRACE(kernelPathName(path));
+    EXPECT_TRUE(identical(toHost(ce_p), toHost(ce)));
+    EXPECT_TRUE(identical(toHost(dice_p), toHost(dice)));
+    EXPECT_TRUE(identical(toHost(mse_p), toHost(mse)));
+    EXPECT_LT(maxRelError(toHost(ce), ce_ref, s.block.owned()), 1e-6);
+    EXPECT_LT(maxRelError(toHost(dice), dice_ref, s.block.owned()), 1e-6);
+    EXPECT_LT(maxRelError(toHost(mse), mse_ref, s.block.owned()), 1e-6);
+  }
 }
 
 // Labels -1 and C..C+3 in a volume: counted by cross-entropy, given no loss and no gradient,
 // missing from Dice's T_c, and named with their range by requireValidLabels.
 template <class L>
-void checkBadLabels() {
+void checkBadLabels(KernelPath path) {
   const Shape5 shape{2, 3, 3, 4, 5};
   Segmentation<double, L> s(shape, {}, 12);
   const auto v = s.labels.view();
@@ -214,29 +235,32 @@ void checkBadLabels() {
   const auto logits = toDevice(s.logits);
   const auto labels = toDevice(s.labels);
   DeviceVector<double> ce("ce", 2), dice("dice", 9);
-  kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce, box);
+  kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce, box, false, path);
   EXPECT_EQ(values(ce)[1], 3.0);
-  kernels::softDiceSums(Exec(), logits, labels, dice, box);
+  kernels::softDiceSums(Exec(), logits, labels, dice, box, false, path);
   const auto dice_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dice);
   EXPECT_EQ(kernels::softDiceBadLabels(dice_host, s.voxels()), 3.0);
   DeviceTensor<double> dlogits("dlogits", s.block);
-  kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, s.voxels(), dlogits, box);
+  kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, s.voxels(), dlogits, box, path);
   const auto d = toHost(dlogits);
   for (index_t c = 0; c < 3; ++c) {
     EXPECT_EQ(d.view()(0, c, 0, 0, 0), 0.0);
     EXPECT_EQ(d.view()(1, c, 2, 3, 4), 0.0);
   }
   const std::string m =
-      errorMessage<InputError>([&] { kernels::requireValidLabels(Exec(), labels, 3, box); });
+      errorMessage<InputError>([&] { kernels::requireValidLabels(Exec(), labels, 3, box, path); });
   EXPECT_NE(m.find("'labels'"), std::string::npos) << m;
   EXPECT_NE(m.find("hold 3 values outside [0, 3)"), std::string::npos) << m;
   EXPECT_NE(m.find("smallest -1, largest 6"), std::string::npos) << m;
-  EXPECT_NO_THROW(kernels::requireValidLabels(Exec(), labels, 3, Box({2, 0, 0}, {3, 3, 5})));
+  EXPECT_NO_THROW(kernels::requireValidLabels(Exec(), labels, 3, Box({2, 0, 0}, {3, 3, 5}), path));
 }
 
 TEST(Losses, BadLabelsAreCountedAndReported) {
-  checkBadLabels<std::int32_t>();
-  checkBadLabels<std::int64_t>();
+  for (KernelPath path : kPaths) {
+    SCOPED_TRACE(kernelPathName(path));
+    checkBadLabels<std::int32_t>(path);
+    checkBadLabels<std::int64_t>(path);
+  }
 }
 
 TEST(Losses, OverloadsWithoutAnInstanceUseTheDefault) {
@@ -255,6 +279,22 @@ TEST(Losses, OverloadsWithoutAnInstanceUseTheDefault) {
   kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce_exec, box);
   EXPECT_EQ(values(ce), values(ce_exec));
   EXPECT_EQ(values(mse)[0], 0.0);
+  // What the reference gives: a kernel that wrote nothing would leave its output at zero.
+  HostVector<double> ce_h("ce", 2), dice_h("dice", 9);
+  HostTensor<float> d_ce_h("d_ce", s.block), d_dice_h("d_dice", s.block);
+  ref::softmaxCrossEntropySums(HostExec(), s.logits, s.labels, ce_h, box);
+  ref::softmaxCrossEntropyBackward(HostExec(), s.logits, s.labels, 60.0, d_ce_h, box);
+  ref::softDiceSums(HostExec(), s.logits, s.labels, dice_h, box);
+  ref::softDiceBackward(HostExec(), s.logits, s.labels, dice_h, kDiceEps, d_dice_h, box);
+  EXPECT_LT(maxRelError(values(ce), values(ce_h)), 1e-12);
+  EXPECT_LT(maxRelError(values(dice), values(dice_h)), 1e-12);
+  EXPECT_LT(maxRelError(toHost(d_ce), d_ce_h, box), 1e-6);
+  EXPECT_LT(maxRelError(toHost(d_dice), d_dice_h, box), 1e-6);
+  const auto shifted = toDevice(hostRandom<float>("shifted", s.block, 3));
+  kernels::mseLossSums(logits, shifted, mse, box);
+  kernels::mseLossBackward(logits, shifted, 60.0, d_mse, box);
+  EXPECT_GT(values(mse)[0], 0.0);
+  EXPECT_NE(values(d_mse.view()), std::vector<double>(d_mse.view().size(), 0.0));
 }
 
 TEST(Losses, ShapeErrorsNameTheValues) {

@@ -1,4 +1,5 @@
-// 3D pooling: both kernel paths against the naive reference over a sweep of windows (stride below,
+// 3D pooling: the host and the device code (KernelPath::Device: what a CUDA build runs) against the
+// naive reference over a sweep of windows (stride below,
 // equal to and above the window, padding, dilation, unit and odd extents, ghosts on every side),
 // finite-difference gradients, the sub-box property, a 2x2x2 block split without MPI on negative
 // data (where zero padding would win a max), and shape errors.
@@ -13,6 +14,7 @@
 
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
+#include "halo3d/kernels/impl/TensorChecks.hpp"
 #include "halo3d/kernels/reference/Pool3d.hpp"
 
 namespace halo3d::kernels {
@@ -21,7 +23,6 @@ namespace {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Memory = Exec::memory_space;
 using Host = Kokkos::DefaultHostExecutionSpace;
-using impl::PoolPath;
 using Argmax = HaloTensor<index_t, Memory>;
 
 template <class T>
@@ -150,23 +151,23 @@ const HaloWidths kHaloY{{2, 0, 1}, {1, 1, 0}};
 template <class T>
 void runPool(bool is_max, const WindowGeometry& g, const HaloTensor<T, Memory>& x,
              const HaloTensor<T, Memory>& y, const Argmax& argmax, const Box& out_box,
-             PoolPath path) {
+             KernelPath path) {
   const Exec exec;
   if (is_max)
-    impl::pool3dForward<true>(exec, x, g, y, &argmax, out_box, path);
+    maxPool3dForward(exec, x, g, y, argmax, out_box, path);
   else
-    impl::pool3dForward<false>(exec, x, g, y, impl::noArgmax<Memory>(), out_box, path);
+    avgPool3dForward(exec, x, g, y, out_box, path);
 }
 
 template <class T>
 void runPoolBackward(bool is_max, const WindowGeometry& g, const HaloTensor<T, Memory>& dy,
                      const Argmax& argmax, const HaloTensor<T, Memory>& dx, const Box& dx_box,
-                     const Box& dy_box, PoolPath path) {
+                     const Box& dy_box, KernelPath path) {
   const Exec exec;
   if (is_max)
-    impl::pool3dBackward<true>(exec, dy, &argmax, g, dx, dx_box, dy_box, path);
+    maxPool3dBackward(exec, dy, argmax, g, dx, dx_box, dy_box, path);
   else
-    impl::pool3dBackward<false>(exec, dy, impl::noArgmax<Memory>(), g, dx, dx_box, dy_box, path);
+    avgPool3dBackward(exec, dy, g, dx, dx_box, dy_box, path);
 }
 
 struct SweepCase {
@@ -190,7 +191,7 @@ std::string caseName(const ::testing::TestParamInfo<SweepCase>& info) {
 }
 
 template <class T>
-void checkAgainstReference(const SweepCase& sc, PoolPath path) {
+void checkAgainstReference(const SweepCase& sc, KernelPath path) {
   const Window& s = sc.window;
   const Exec exec;
   const Host host;
@@ -239,16 +240,16 @@ void checkAgainstReference(const SweepCase& sc, PoolPath path) {
 class Pool3dSweep : public ::testing::TestWithParam<SweepCase> {};
 
 TEST_P(Pool3dSweep, FastestPathMatchesReferenceFloat) {
-  checkAgainstReference<float>(GetParam(), PoolPath::Fastest);
+  checkAgainstReference<float>(GetParam(), KernelPath::Fastest);
 }
 TEST_P(Pool3dSweep, FastestPathMatchesReferenceDouble) {
-  checkAgainstReference<double>(GetParam(), PoolPath::Fastest);
+  checkAgainstReference<double>(GetParam(), KernelPath::Fastest);
 }
-TEST_P(Pool3dSweep, PortablePathMatchesReferenceFloat) {
-  checkAgainstReference<float>(GetParam(), PoolPath::Portable);
+TEST_P(Pool3dSweep, DevicePathMatchesReferenceFloat) {
+  checkAgainstReference<float>(GetParam(), KernelPath::Device);
 }
-TEST_P(Pool3dSweep, PortablePathMatchesReferenceDouble) {
-  checkAgainstReference<double>(GetParam(), PoolPath::Portable);
+TEST_P(Pool3dSweep, DevicePathMatchesReferenceDouble) {
+  checkAgainstReference<double>(GetParam(), KernelPath::Device);
 }
 
 // Interior plus boundary slabs of `box` (shrunk by `margin` per side): a partition of the box.
@@ -266,10 +267,13 @@ std::vector<Box> interiorAndSlabs(const Box& box, index_t margin) {
   return parts;
 }
 
+// The whole box against the interior and slabs computed separately, bit for bit, and against the
+// reference (so that a kernel that wrote nothing fails).
 TEST_P(Pool3dSweep, SubBoxesEqualWholeBox) {
   const SweepCase& sc = GetParam();
   const Window& s = sc.window;
-  for (PoolPath path : {PoolPath::Fastest, PoolPath::Portable}) {
+  for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
+    SCOPED_TRACE(kernelPathName(path));
     HaloTensor<double, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
     HaloTensor<double, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
     fill(x, randomValues(1, -1.5));
@@ -288,6 +292,22 @@ TEST_P(Pool3dSweep, SubBoxesEqualWholeBox) {
     EXPECT_EQ(boxError(toHost(y_parts), toHost(y_whole), out), 0.0) << s.name;
     EXPECT_EQ(boxError(toHost(a_parts), toHost(a_whole), out), 0.0) << s.name;
     EXPECT_EQ(boxError(toHost(dx_parts), toHost(dx_whole), in), 0.0) << s.name;
+
+    const Host host;
+    const auto hx = toHost(x), hdy = toHost(dy);
+    const auto ha = toHost(a_whole);
+    HaloTensor<double, Kokkos::HostSpace> y_ref("y_ref", dy.block()), dx_ref("dx_ref", x.block());
+    HaloTensor<index_t, Kokkos::HostSpace> a_ref("a_ref", dy.block());
+    if (sc.is_max) {
+      reference::maxPool3dForward(host, hx, s.g, y_ref, a_ref, out);
+      reference::maxPool3dBackward(host, hdy, ha, s.g, dx_ref, in, out);
+      EXPECT_EQ(boxError(ha, a_ref, out), 0.0) << s.name;
+    } else {
+      reference::avgPool3dForward(host, hx, s.g, y_ref, out);
+      reference::avgPool3dBackward(host, hdy, s.g, dx_ref, in, out);
+    }
+    EXPECT_LE(boxError(toHost(y_whole), y_ref, out), tolerance<double>()) << s.name;
+    EXPECT_LE(boxError(toHost(dx_whole), dx_ref, in), tolerance<double>()) << s.name;
   }
 }
 
@@ -304,9 +324,9 @@ TEST_P(Pool3dSweep, GradientMatchesFiniteDifferences) {
   fill(dy, randomValues(6));
   HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
   Argmax argmax("argmax", dy.block());
-  runPool(sc.is_max, s.g, x, y, argmax, y.block().owned(), PoolPath::Fastest);
+  runPool(sc.is_max, s.g, x, y, argmax, y.block().owned(), KernelPath::Fastest);
   runPoolBackward(sc.is_max, s.g, dy, argmax, dx, dx.block().owned(), dy.block().owned(),
-                  PoolPath::Fastest);
+                  KernelPath::Fastest);
   exec.fence();
   // The loss is evaluated through the reference forward on a host copy (checked against the kernels
   // by the sweep), so that the evaluations launch no kernel: fast on a busy machine.
@@ -365,9 +385,9 @@ TEST(Pool3dBlocks, TwoByTwoByTwoSplitOfNegativeDataEqualsOneBlock) {
       HaloTensor<double, Memory> y_whole("y_whole", dy_whole.block()),
           dx_whole("dx_whole", x_whole.block());
       Argmax a_whole("a_whole", dy_whole.block());
-      runPool(is_max, s.g, x_whole, y_whole, a_whole, y_whole.block().owned(), PoolPath::Fastest);
+      runPool(is_max, s.g, x_whole, y_whole, a_whole, y_whole.block().owned(), KernelPath::Fastest);
       runPoolBackward(is_max, s.g, dy_whole, a_whole, dx_whole, dx_whole.block().owned(),
-                      dy_whole.block().owned(), PoolPath::Fastest);
+                      dy_whole.block().owned(), KernelPath::Fastest);
       exec.fence();
       const auto hy_whole = toHost(y_whole);
       const auto ha_whole = toHost(a_whole);
@@ -381,14 +401,14 @@ TEST(Pool3dBlocks, TwoByTwoByTwoSplitOfNegativeDataEqualsOneBlock) {
         fill(dy, randomValues(2));
         HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
         Argmax a("a", dy.block());
-        runPool(is_max, s.g, x, y, a, y.block().owned(), PoolPath::Fastest);
+        runPool(is_max, s.g, x, y, a, y.block().owned(), KernelPath::Fastest);
         Box dx_box = dy.block().owned();
         for (int d = 0; d < 3; ++d) {
           const auto win = s.g.inputWindow(d, dx_box.min(d), dx_box.max(d));
           dx_box =
               dx_box.withRange(d, std::max<index_t>(0, win[0]), std::min(win[1], in_extents[d]));
         }
-        runPoolBackward(is_max, s.g, dy, a, dx, dx_box, dy.block().owned(), PoolPath::Fastest);
+        runPoolBackward(is_max, s.g, dy, a, dx, dx_box, dy.block().owned(), KernelPath::Fastest);
         exec.fence();
         EXPECT_EQ(boxError(toHost(y), hy_whole, y.block().owned()), 0.0)
             << s.name << " block " << r;

@@ -58,9 +58,9 @@ double relativeError(const View& ours, const Array& ref) {
 
 struct Case {
   std::string group;
-  impl::PoolPath path;
+  KernelPath path;
   friend void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.group << (c.path == impl::PoolPath::Fastest ? " fastest path" : " portable path");
+    *os << c.group << (c.path == KernelPath::Fastest ? " fastest path" : " device path");
   }
 };
 
@@ -68,7 +68,7 @@ std::vector<Case> cases() {
   H5File f(testing::referencePath("ops.h5"));
   std::vector<Case> all;
   for (const auto& name : f.children("pool3d"))
-    for (auto path : {impl::PoolPath::Fastest, impl::PoolPath::Portable})
+    for (auto path : {KernelPath::Fastest, KernelPath::Device})
       all.push_back({"pool3d/" + name, path});
   return all;
 }
@@ -93,13 +93,11 @@ class Pool3dPytorch : public ::testing::TestWithParam<Case> {
     HaloTensor<T, Memory> y("y", dy.block()), dx("dx", x.block());
     HaloTensor<index_t, Memory> argmax("argmax", dy.block());
     if (is_max) {
-      impl::pool3dForward<true>(exec, x, g, y, &argmax, y.block().owned(), path);
-      impl::pool3dBackward<true>(exec, dy, &argmax, g, dx, dx.block().owned(), dy.block().owned(),
-                                 path);
+      maxPool3dForward(exec, x, g, y, argmax, y.block().owned(), path);
+      maxPool3dBackward(exec, dy, argmax, g, dx, dx.block().owned(), dy.block().owned(), path);
     } else {
-      impl::pool3dForward<false>(exec, x, g, y, impl::noArgmax<Memory>(), y.block().owned(), path);
-      impl::pool3dBackward<false>(exec, dy, impl::noArgmax<Memory>(), g, dx, dx.block().owned(),
-                                  dy.block().owned(), path);
+      avgPool3dForward(exec, x, g, y, y.block().owned(), path);
+      avgPool3dBackward(exec, dy, g, dx, dx.block().owned(), dy.block().owned(), path);
     }
     exec.fence();
     const std::pair<const char*, double> errors[] = {
@@ -124,8 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, Pool3dPytorch, ::testing::ValuesIn(cases()),
                            std::string name =
                                info.param.group.substr(info.param.group.rfind('/') + 1);
                            return "case" + name +
-                                  (info.param.path == impl::PoolPath::Fastest ? "_fastest"
-                                                                              : "_portable");
+                                  (info.param.path == KernelPath::Fastest ? "_fastest" : "_device");
                          });
 
 TEST(Pool3dPytorch, EveryCaseIsCovered) {

@@ -34,6 +34,36 @@ std::string name(const Variant& v) {
                 v.path == KernelPath::Device ? std::to_string(v.team_size) : "");
 }
 
+// [sum x, sum x^2, count of x > 0] per channel of the cells of `box`, through reduceBox. (The
+// reductions are free functions: nvcc refuses device lambdas inside a TEST body.)
+template <class Cells>
+std::vector<double> boxSums(const Cells& xc, index_t groups, index_t samples, const Box& box,
+                            const Variant& v) {
+  DeviceVector<double> out("out", 3 * groups);
+  kernels::impl::reduceBox<3>(
+      Exec(), "test::reduceBox", groups, samples, box,
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
+        const double e = xc(n, c, d, h, w);
+        return kernels::impl::sums(e, e * e, e > 0 ? 1.0 : 0.0);
+      },
+      out, false, v.path, kernels::impl::TeamTuning{v.team_size});
+  return values(out);
+}
+
+// 2.5 + sum |x(k)| through reduceRows, with accumulate, in rows of 256.
+double rowSums(const DeviceVector<double>& x, index_t n, const Variant& v) {
+  const index_t row = 256;
+  const auto out = makeVector<double>("out", {2.5});
+  kernels::impl::reduceRows<1>(
+      Exec(), "test::reduceRows", 1, (n + row - 1) / row, n < row ? n : row,
+      KOKKOS_LAMBDA(index_t, index_t r, index_t i) {
+        const index_t k = r * row + i;
+        return kernels::impl::sums(k < n ? math::fabs(x(k)) : 0.0);
+      },
+      out, true, v.path, kernels::impl::TeamTuning{v.team_size});
+  return values(out)[0];
+}
+
 // reduceBox over a tensor's channels (one group per channel): [sum x, sum x^2, count of x > 0],
 // as batch norm's statistics and the Dice counts reduce.
 TEST(ReducePaths, BoxSumsPerGroupMatchPlainLoops) {
@@ -60,15 +90,7 @@ TEST(ReducePaths, BoxSumsPerGroupMatchPlainLoops) {
       SCOPED_TRACE(name(v));
       std::vector<double> first;
       for (int repeat = 0; repeat < 2; ++repeat) {
-        DeviceVector<double> out("out", 3 * groups);
-        kernels::impl::reduceBox<3>(
-            Exec(), "test::reduceBox", groups, block.localSamples(), box,
-            KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
-              const double e = xc(n, c, d, h, w);
-              return kernels::impl::sums(e, e * e, e > 0 ? 1.0 : 0.0);
-            },
-            out, false, v.path, kernels::impl::TeamTuning{v.team_size});
-        const std::vector<double> got = values(out);
+        const std::vector<double> got = boxSums(xc, groups, block.localSamples(), box, v);
         EXPECT_LT(maxRelError(got, expected), 1e-13) << sc.shape[0] << "x" << sc.shape[1];
         if (repeat == 0)
           first = got;
@@ -87,18 +109,9 @@ TEST(ReducePaths, RowSumsAccumulateAndMatchPlainLoops) {
     double expected = 2.5;
     for (double e : xs)
       expected += std::fabs(e);
-    const index_t row = 256;
     for (const Variant& v : variants()) {
       SCOPED_TRACE(name(v));
-      const auto out = makeVector<double>("out", {2.5});
-      kernels::impl::reduceRows<1>(
-          Exec(), "test::reduceRows", 1, (n + row - 1) / row, n < row ? n : row,
-          KOKKOS_LAMBDA(index_t, index_t r, index_t i) {
-            const index_t k = r * row + i;
-            return kernels::impl::sums(k < n ? math::fabs(x(k)) : 0.0);
-          },
-          out, true, v.path, kernels::impl::TeamTuning{v.team_size});
-      EXPECT_NEAR(values(out)[0], expected, 1e-12 * expected) << "extent " << n;
+      EXPECT_NEAR(rowSums(x, n, v), expected, 1e-12 * expected) << "extent " << n;
     }
   }
 }
