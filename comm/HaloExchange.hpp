@@ -6,9 +6,8 @@
 //
 // Both directions run through one routine: a direction tag swaps which side sends and whether the
 // receiver assigns or adds. Regions come from impl::HaloPlan. A message travels either
-//   - packed: a Kokkos kernel copies the region into a contiguous buffer (staged through host
-//   memory
-//     unless HALO3D_ENABLE_GPU_AWARE_MPI), or
+//   - packed: a Kokkos kernel copies the region into a contiguous buffer (staged through
+//     host memory unless MPI can access the tensor's memory: kMpiCanAccess), or
 //   - direct (gather only): when the region, stretched over the physical-boundary ghosts of unsplit
 //     dimensions, is a few long contiguous runs and MPI can read the memory, the runs go straight
 //     from tensor to tensor with no copy at all.
@@ -31,6 +30,7 @@
 #include "halo3d/comm/impl/HaloPlan.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/KernelPath.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 
 namespace halo3d {
@@ -44,13 +44,11 @@ struct HaloExchangeOptions {
   std::size_t direct_min_run_bytes = 8 * 1024;
   // Regions that would need more messages than this are packed.
   std::size_t direct_max_runs = 1024;
+  // KernelPath::Device: what a device build without GPU-aware MPI runs, on any backend (the tests
+  // run it on the host): every message packed by the device pack kernels (one thread per element)
+  // and staged through a separate host buffer, no direct runs.
+  KernelPath path = KernelPath::Fastest;
 };
-
-#ifdef HALO3D_GPU_AWARE_MPI
-inline constexpr bool kGpuAwareMpi = true;
-#else
-inline constexpr bool kGpuAwareMpi = false;
-#endif
 
 template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class HaloExchange {
@@ -60,8 +58,7 @@ class HaloExchange {
   using buffer_type = Kokkos::View<T*, MemorySpace>;
   using host_buffer_type = typename buffer_type::HostMirror;
   // MPI may touch the memory itself: host memory, or device memory with GPU-aware MPI.
-  static constexpr bool kMpiReadsMemory =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible || kGpuAwareMpi;
+  static constexpr bool kMpiReadsMemory = kMpiCanAccess<MemorySpace>;
 
   // Plans the exchange of tensors laid out as `block` on `grid`. Collective over
   // grid.spatialComm(): throws (on every rank) if the ranks disagree on the ghost widths or a block
@@ -150,6 +147,8 @@ class HaloExchange {
     return _schedules[dir == HaloDirection::Gather ? 0 : 1];
   }
 
+  // Buffers go through host copies: MPI cannot access the memory, or the Device path says so.
+  bool staged() const { return !kMpiReadsMemory || _options.path == KernelPath::Device; }
   void checkCollective(const ProcessGrid& grid, const TensorBlock& block,
                        const std::string& local_error);
   void buildSchedule(HaloDirection dir);
@@ -205,7 +204,7 @@ typename HaloExchange<T, M>::Route HaloExchange<T, M>::makeRoute(int peer, int t
   r.peer = peer;
   r.tag = tag;
   r.region = exact;
-  if (may_go_direct && _options.direct_runs && kMpiReadsMemory) {
+  if (may_go_direct && _options.direct_runs && !staged()) {
     impl::RunLayout runs =
         impl::runsOf(_plan.block.allocationExtents(), stretched, _options.direct_max_runs);
     if (!runs.starts.empty() && runs.length * sizeof(T) >= _options.direct_min_run_bytes) {
@@ -256,8 +255,11 @@ void HaloExchange<T, M>::buildSchedule(HaloDirection dir) {
   s.recv_buf =
       buffer_type(Kokkos::view_alloc(std::string(tag) + "::recv", Kokkos::WithoutInitializing),
                   s.recv_elements);
-  s.send_host = Kokkos::create_mirror_view(s.send_buf);
-  s.recv_host = Kokkos::create_mirror_view(s.recv_buf);
+  // Separate host copies when staged (create_mirror_view would alias a host buffer).
+  s.send_host =
+      staged() ? Kokkos::create_mirror(s.send_buf) : Kokkos::create_mirror_view(s.send_buf);
+  s.recv_host =
+      staged() ? Kokkos::create_mirror(s.recv_buf) : Kokkos::create_mirror_view(s.recv_buf);
 }
 
 template <class T, class M>
@@ -273,7 +275,7 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   _active_exec = exec;
   const auto& v = t.view();
   // Staged buffers go through host memory; otherwise MPI reads the buffers where they are.
-  constexpr bool staged = !kMpiReadsMemory;
+  const bool staged = this->staged();
   T* recv_base = staged ? s.recv_host.data() : s.recv_buf.data();
   T* send_base = staged ? s.send_host.data() : s.send_buf.data();
   const MPI_Datatype type = mpiType<T>();
@@ -295,7 +297,7 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   _recv_count = _requests.size();
 
   for (const Route& r : s.sends)
-    if (!r.direct) impl::packRegion(exec, v, r.region, s.send_buf, r.offset);
+    if (!r.direct) impl::packRegion(exec, v, r.region, s.send_buf, r.offset, _options.path);
   if (staged && s.send_elements > 0) Kokkos::deep_copy(exec, s.send_host, s.send_buf);
   // Packed buffers, and tensor cells sent direct, must be complete before MPI reads them.
   fence(exec, "halo data ready before send");
@@ -329,20 +331,21 @@ void HaloExchange<T, M>::finish() {
   const Schedule& s = *_active;
   const auto& v = _active_view;
   const execution_space& exec = _active_exec;
-  constexpr bool staged = !kMpiReadsMemory;
+  const bool staged = this->staged();
   const bool accumulate = _active_dir == HaloDirection::ScatterSum;
 
   checkMpi(MPI_Waitall(int(_recv_count), _requests.data(), MPI_STATUSES_IGNORE), "halo receive");
   if (staged && s.recv_elements > 0) Kokkos::deep_copy(exec, s.recv_buf, s.recv_host);
   for (const Route& r : s.recvs)
-    if (!r.direct) impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate);
+    if (!r.direct)
+      impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
 
   if (accumulate) {
     // The ghost contributions are delivered: zero the ghosts that were sent. Sends were packed in
     // start(), so this cannot race them. Ghosts at a physical boundary are never sent and stay as
     // they were, zero by the invariant.
     for (const Route& r : s.sends)
-      impl::zeroRegion(exec, v, r.region);
+      impl::zeroRegion(exec, v, r.region, _options.path);
   }
   checkMpi(MPI_Waitall(int(_requests.size() - _recv_count), _requests.data() + _recv_count,
                        MPI_STATUSES_IGNORE),

@@ -6,17 +6,9 @@
 
 namespace halo3d::nn {
 
-namespace {
-#ifdef HALO3D_GPU_AWARE_MPI
-constexpr bool kMpiReadsGradients = true;
-#else
-constexpr bool kMpiReadsGradients =
-    Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible;
-#endif
-}  // namespace
-
-GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size_t bucket_bytes)
-    : _comm(comm), _store(store) {
+GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size_t bucket_bytes,
+                                 KernelPath path)
+    : _comm(comm), _store(store), _staged(!kMpiCanAccess<Memory> || path == KernelPath::Device) {
   require(store.finalized(), "GradientReducer needs a finalized ParameterStore");
   const std::vector<Parameter*> params = store.trainable();
   _bucket_of.assign(params.size(), -1);
@@ -34,7 +26,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
     ++b.params;
     _bucket_of[k] = int(_buckets.size() - 1);
   }
-  if (!kMpiReadsGradients)
+  if (_staged)
     for (Bucket& b : _buckets)
       b.staging = Kokkos::View<real*, Kokkos::HostSpace>("halo3d::gradient_staging", b.hi - b.lo);
 }
@@ -81,7 +73,7 @@ void GradientReducer::startReady() {
     }
     auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
     real* data = range.data();
-    if (!kMpiReadsGradients) {
+    if (_staged) {
       Kokkos::deep_copy(b.staging, range);
       data = b.staging.data();
     }
@@ -107,7 +99,7 @@ void GradientReducer::finish() {
   const double t0 = MPI_Wtime();
   for (Bucket& b : _buckets) {
     if (b.request != MPI_REQUEST_NULL) MPI_Wait(&b.request, MPI_STATUS_IGNORE);
-    if (!kMpiReadsGradients)
+    if (_staged)
       Kokkos::deep_copy(Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi)), b.staging);
   }
   _wait_seconds = MPI_Wtime() - t0;
