@@ -115,6 +115,20 @@ class HaloExchange {
   std::size_t receivedBytes(HaloDirection dir) const {
     return schedule(dir).recv_useful * sizeof(T);
   }
+  // What this rank puts on the wire per round in `dir`: bytes, and MPI messages (a direct route
+  // sends one message per contiguous run).
+  std::size_t sentBytes(HaloDirection dir) const {
+    std::size_t n = 0;
+    for (const auto& r : schedule(dir).sends)
+      n += r.elements;
+    return n * sizeof(T);
+  }
+  std::size_t sentMessages(HaloDirection dir) const {
+    std::size_t n = 0;
+    for (const auto& r : schedule(dir).sends)
+      n += r.direct ? r.runs.starts.size() : 1;
+    return n;
+  }
   // Messages this rank sends per round in `dir`, and how many of them go direct (no pack).
   std::size_t sendRoutes(HaloDirection dir) const { return schedule(dir).sends.size(); }
   std::size_t directSendRoutes(HaloDirection dir) const {

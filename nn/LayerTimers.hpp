@@ -1,6 +1,7 @@
 #pragma once
-// Per-layer phase timers for benchmarks and metrics: compute, halo wait, allreduce wait and I/O, in
-// seconds, accumulated until reset(). Times are wall clock on this rank around fenced regions.
+// Per-layer phase timers for benchmarks, metrics and sweeps: compute, halo wait, redistribution,
+// allreduce wait and I/O, in seconds, and the halo traffic (bytes and MPI messages this rank
+// sends), accumulated until reset(). Times are wall clock on this rank around fenced regions.
 
 #include <array>
 #include <chrono>
@@ -13,12 +14,23 @@
 
 namespace halo3d::nn {
 
-enum class Phase { Compute, HaloWait, Allreduce, Io };
+enum class Phase { Compute, HaloWait, Allreduce, Io, Redistribute };
+inline constexpr int kPhases = 5;
+
+// What a layer's halo exchanges sent from this rank.
+struct HaloTraffic {
+  double bytes = 0, messages = 0;
+};
 
 class LayerTimers {
  public:
   void add(const std::string& layer, Phase phase, double seconds) {
     _t[layer][int(phase)] += seconds;
+  }
+  void addTraffic(const std::string& layer, double bytes, double messages) {
+    HaloTraffic& t = _traffic[layer];
+    t.bytes += bytes;
+    t.messages += messages;
   }
   double total(Phase phase) const {
     double s = 0;
@@ -30,11 +42,24 @@ class LayerTimers {
     auto it = _t.find(layer);
     return it == _t.end() ? 0.0 : it->second[int(phase)];
   }
-  const std::map<std::string, std::array<double, 4>>& all() const { return _t; }
-  void reset() { _t.clear(); }
+  const std::map<std::string, std::array<double, kPhases>>& all() const { return _t; }
+  const std::map<std::string, HaloTraffic>& traffic() const { return _traffic; }
+  HaloTraffic totalTraffic() const {
+    HaloTraffic sum;
+    for (const auto& [name, t] : _traffic) {
+      sum.bytes += t.bytes;
+      sum.messages += t.messages;
+    }
+    return sum;
+  }
+  void reset() {
+    _t.clear();
+    _traffic.clear();
+  }
 
  private:
-  std::map<std::string, std::array<double, 4>> _t;
+  std::map<std::string, std::array<double, kPhases>> _t;
+  std::map<std::string, HaloTraffic> _traffic;
 };
 
 inline const char* phaseName(Phase phase) {

@@ -63,7 +63,7 @@ void Redistribute::setup(const ProcessGrid& grid, const std::vector<const Activa
 
 void Redistribute::forward(RunContext& ctx, const std::vector<const Activation*>& in,
                            Activation& out) {
-  ScopedTimer timer(ctx.timers, name(), Phase::HaloWait);
+  ScopedTimer timer(ctx.timers, name(), Phase::Redistribute);
   const Tensor& x = in[0]->tensor;
   const int me = ctx.grid->spatialRank();
   const index_t nl = x.block().localSamples(), c = x.block().channels();

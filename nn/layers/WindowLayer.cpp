@@ -116,6 +116,12 @@ void WindowLayer::setup(const ProcessGrid& grid, const std::vector<const Activat
     _exchange = std::make_unique<HaloExchange<real>>(grid, in[0]->tensor.block());
 }
 
+void WindowLayer::recordTraffic(RunContext& ctx, HaloDirection dir) const {
+  if (ctx.timers)
+    ctx.timers->addTraffic(name(), double(_exchange->sentBytes(dir)),
+                           double(_exchange->sentMessages(dir)));
+}
+
 void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y) {
   const Box& out = y.owned();
   if (!_exchange) {
@@ -127,6 +133,7 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
     {
       ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
       _exchange->gather(x.tensor);
+      recordTraffic(ctx, HaloDirection::Gather);
     }
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     computeForward(x, y, out);
@@ -137,6 +144,7 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
     // Posting (and, off the direct path, packing) is exchange time too.
     ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
     _exchange->start(x.tensor, HaloDirection::Gather);
+    recordTraffic(ctx, HaloDirection::Gather);
   }
   const Box interior = interiorOutputs(validWithoutExchange(x.tensor.block()), out);
   {
@@ -182,6 +190,7 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
   {
     ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
     _exchange->start(dx.tensor, HaloDirection::ScatterSum);
+    recordTraffic(ctx, HaloDirection::ScatterSum);
   }
   if (ctx.overlap) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);

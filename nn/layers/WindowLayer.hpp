@@ -61,6 +61,8 @@ class WindowLayer : public Layer {
 
   void forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y);
   void backwardDataWithOverlap(RunContext& ctx, const Activation& dy, const Activation& dx);
+  // Adds one round of the exchange in `dir` to the layer's halo traffic.
+  void recordTraffic(RunContext& ctx, HaloDirection dir) const;
 
   std::unique_ptr<HaloExchange<real>> _exchange;
 };

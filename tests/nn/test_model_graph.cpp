@@ -219,6 +219,42 @@ TEST(ModelGraph, MarksEachLayersPassAsTheActivity) {
   EXPECT_EQ(currentActivity().what, "before");
 }
 
+// A convolution's halo exchanges count what this rank sends: at least its owned face per pass when
+// the grid splits the volume, nothing when it does not.
+TEST(ModelGraph, WindowLayersRecordTheirHaloTraffic) {
+  for (const GridShape& shape : testing::allGrids(worldSize())) {
+    SCOPED_TRACE(shape.str());
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    Model m;
+    m.input({2, 8, 9, 8});
+    m.add(std::make_unique<Scale>("a", 1.0f));
+    m.add(std::make_unique<Conv3d>("conv", 2, 3, WindowGeometry::cubic(3, 1, 1), false));
+    m.build(grid, shape.n());
+    initializeParameters(m.parameters(), 3);
+    LayerTimers timers;
+    RunContext ctx;
+    ctx.grid = &grid;
+    ctx.timers = &timers;
+    m.forward(ctx);
+    m.backward(ctx);
+    const HaloTraffic t = timers.totalTraffic();
+    if (shape.spatialSize() == 1) {
+      EXPECT_EQ(t.bytes, 0.0);
+      EXPECT_EQ(t.messages, 0.0);
+      continue;
+    }
+    const TensorBlock& b = m.activation("a").tensor.block();
+    // The smallest face this rank owns, for one ghost layer, per pass (gather and scatter-sum).
+    double face = 1e30;
+    for (int d = 0; d < 3; ++d)
+      if (shape.spatial()[d] > 1)
+        face = std::min(face, double(b.owned().size() / b.owned().extent(d)));
+    EXPECT_GE(t.bytes, 2.0 * double(b.localSamples() * 2) * face * sizeof(real));
+    EXPECT_GE(t.messages, 2.0);
+    EXPECT_EQ(timers.traffic().count("conv"), 1u);
+  }
+}
+
 TEST(ModelGraph, BatchSmallerThanSampleGroupsIsRejected) {
   ProcessGrid grid(MPI_COMM_WORLD, GridShape(worldSize(), 1, 1, 1));
   Model m;
