@@ -220,8 +220,9 @@ typename HaloExchange<T, M>::Route HaloExchange<T, M>::makeRoute(int peer, int t
   r.region = exact;
   if (may_go_direct && _options.direct_runs && !staged()) {
     impl::RunLayout runs =
-        impl::runsOf(_plan.block.allocationExtents(), stretched, _options.direct_max_runs);
-    if (!runs.starts.empty() && runs.length * sizeof(T) >= _options.direct_min_run_bytes) {
+        impl::directRuns(_plan.block.allocationExtents(), stretched, sizeof(T),
+                         _options.direct_min_run_bytes, _options.direct_max_runs);
+    if (!runs.starts.empty()) {
       r.direct = true;
       r.region = stretched;
       r.runs = std::move(runs);

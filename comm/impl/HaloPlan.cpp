@@ -37,6 +37,35 @@ RunLayout runsOf(const Shape5& alloc, const Box& region, std::size_t max_runs) {
   return r;
 }
 
+RunLayout directRuns(const Shape5& alloc, const Box& stretched, std::size_t element_bytes,
+                     std::size_t min_run_bytes, std::size_t max_runs) {
+  RunLayout runs = runsOf(alloc, stretched, max_runs);
+  if (runs.starts.empty() || runs.length * element_bytes < min_run_bytes) return RunLayout{};
+  return runs;
+}
+
+std::vector<WireMessage> wireMessages(const HaloPlan& plan, bool gather, const DirectRule& rule,
+                                      std::size_t element_bytes) {
+  const Shape5 a = plan.block.allocationExtents();
+  const std::size_t per_cell = std::size_t(a[0] * a[1]) * element_bytes;
+  std::vector<WireMessage> out;
+  for (const HaloMessage& m : plan.messages) {
+    const Box& exact = gather ? m.owned_side : m.ghost_side;
+    if (exact.empty()) continue;
+    WireMessage w;
+    w.offset = m.offset;
+    const RunLayout runs = gather && rule.enabled
+                               ? directRuns(a, m.owned_side_stretched, element_bytes,
+                                            rule.min_run_bytes, rule.max_runs)
+                               : RunLayout{};
+    w.direct = !runs.starts.empty();
+    w.bytes = per_cell * std::size_t(w.direct ? m.owned_side_stretched.size() : exact.size());
+    w.messages = w.direct ? runs.starts.size() : 1;
+    out.push_back(w);
+  }
+  return out;
+}
+
 namespace {
 
 // Along one dimension: [ghost lo | owned | ghost hi] in local indices, with lo/hi widths and owned

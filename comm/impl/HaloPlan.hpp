@@ -24,6 +24,12 @@ struct RunLayout {
 // `alloc`. Runs are at most `max_runs`; a region that needs more returns an empty `starts`.
 RunLayout runsOf(const Shape5& alloc, const Box& region, std::size_t max_runs);
 
+// When a region may travel straight from the tensor (HaloExchange's direct path): the runs of
+// `stretched` in an allocation of `alloc`, if there are at most `max_runs` and each holds at least
+// `min_run_bytes`; an empty layout (no starts) when the region must be packed.
+RunLayout directRuns(const Shape5& alloc, const Box& stretched, std::size_t element_bytes,
+                     std::size_t min_run_bytes, std::size_t max_runs);
+
 struct HaloMessage {
   int slot = 0;                 // neighbour offset, see neighbourSlot()
   std::array<int, 3> offset{};  // the same, as {-1,0,1}^3
@@ -40,6 +46,22 @@ struct HaloPlan {
   TensorBlock block;
   std::vector<HaloMessage> messages;  // one per existing neighbour with a non-empty region
 };
+
+// What one round of an exchange puts on the wire toward one neighbour, as HaloExchange sends it:
+// the bytes, the MPI messages (a direct region sends one per contiguous run) and whether it is
+// direct.
+struct WireMessage {
+  std::array<int, 3> offset{};
+  std::size_t bytes = 0, messages = 0;
+  bool direct = false;
+};
+struct DirectRule {
+  bool enabled = true;  // gather only; never when the buffers are staged through host memory
+  std::size_t min_run_bytes = 8 * 1024, max_runs = 1024;
+};
+// Every message this rank sends in one round of `plan`, gather or scatter-sum.
+std::vector<WireMessage> wireMessages(const HaloPlan& plan, bool gather, const DirectRule& rule,
+                                      std::size_t element_bytes);
 
 // Plans the exchange of `block` on a grid of `grid` at spatial position `spatial`. Requires every
 // ghost to come from an adjacent block: throws ShapeError if a message region does not lie in the

@@ -253,6 +253,41 @@ TEST(HaloExchange, DirectRunsBypassPackingWhereTheGridLeavesDimensionsWhole) {
             neighbours * 3 * 2 * 8 * 8 * sizeof(double));
 }
 
+// The wire traffic the performance model reads from the pure plan (impl::wireMessages) is what the
+// exchange sends: bytes and MPI messages per round, gather (direct or packed) and scatter-sum, on
+// every grid.
+TEST(HaloExchange, WireMessagesOfThePlanAreWhatTheExchangeSends) {
+  for (const GridShape& shape : testing::allGrids(worldSize())) {
+    for (const Case& c : kCases) {
+      SCOPED_TRACE(shape.str() + " " + c.name);
+      ProcessGrid grid(MPI_COMM_WORLD, shape);
+      const TensorBlock block = grid.blockOf(shapeFor(shape, c.halo), c.halo);
+      for (const bool direct : {true, false}) {
+        HaloExchangeOptions opts;
+        opts.direct_runs = direct;
+        opts.direct_min_run_bytes = 64;
+        HaloExchange<double, Memory> ex(grid, block, opts);
+        const impl::DirectRule rule{direct && HaloExchange<double, Memory>::kMpiReadsMemory,
+                                    opts.direct_min_run_bytes, opts.direct_max_runs};
+        for (const bool gather : {true, false}) {
+          std::size_t bytes = 0, messages = 0;
+          for (const impl::WireMessage& w :
+               impl::wireMessages(ex.plan(), gather, rule, sizeof(double))) {
+            bytes += w.bytes;
+            messages += w.messages;
+          }
+          const HaloDirection dir = gather ? HaloDirection::Gather : HaloDirection::ScatterSum;
+          EXPECT_EQ(bytes, ex.sentBytes(dir)) << (gather ? "gather" : "scatter");
+          EXPECT_EQ(messages, ex.sentMessages(dir)) << (gather ? "gather" : "scatter");
+          // With ghosts on both sides every rank of a split grid sends something.
+          if (shape.spatialSize() > 1 && std::string(c.name).rfind("width", 0) == 0)
+            EXPECT_GT(messages, 0u);
+        }
+      }
+    }
+  }
+}
+
 TEST(HaloExchange, TensorOfAnotherLayoutIsRejected) {
   ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, worldSize(), 1, 1));
   const TensorBlock planned = grid.blockOf({1, 1, 4 * worldSize(), 4, 4}, HaloWidths::uniform(1));

@@ -1,0 +1,86 @@
+#pragma once
+// A machine file: what the performance model knows about a machine, as JSON in the repository
+// (machines/*.json), every value with its source in a "source" field beside it (measured here by
+// which benchmark, or taken from which published specification, or assumed).
+//
+//   {
+//     "name": "...", "source": "...",
+//     "cores_per_node": 2,            // hardware threads the ranks of a node share
+//     "devices_per_node": 0,          // GPUs per node (0: ranks compute on the host cores)
+//     "links": {                      // one message of b bytes costs alpha + b * beta
+//       "shared_memory": {"alpha_s": 2e-6, "beta_s_per_byte": 1e-10, "source": "..."},
+//       "network":       {"alpha_s": 2e-6, "beta_s_per_byte": 1e-10, "source": "..."}
+//     },
+//     "reduction": {"gamma_s_per_byte": 2e-10, "source": "..."},   // summing b bytes costs b *
+//     gamma "io": {"read_bytes_per_s": 2e9, "source": "..."}, "compute": {                    //
+//     how a layer's time is found
+//       "kind": "calibrated",         // from "layers" (measured on this machine), or
+//       "kind": "roofline",           // FLOPs / (peak * efficiency) and bytes / (bandwidth * eff.)
+//       "peak_flops": 1.57e13, "memory_bytes_per_s": 9e11,
+//       "conv_efficiency": [0.35, 0.6], "memory_efficiency": [0.6, 0.85],   // [low, high] band
+//       "launch_s": 5e-6, "source": "..."
+//     },
+//     "layers": [ {"layer": "Conv3d(...)", "input": [n, c, d, h, w], "output": [...],
+//                  "threads": 1, "forward_s": 0.01, "backward_s": 0.02} ... ]   // calibration
+//   }
+//
+// Machine::load refuses a malformed file with an InputError naming the file and the key.
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "halo3d/core/Types.hpp"
+
+namespace halo3d::nn {
+
+struct Link {
+  double alpha_s = 0;          // per message
+  double beta_s_per_byte = 0;  // per byte
+  double time(double bytes, double messages) const {
+    return messages * alpha_s + bytes * beta_s_per_byte;
+  }
+};
+
+// One calibrated layer time: a layer (its kind() text, which names its operator and geometry) on
+// one rank's input and output blocks (local samples, channels, D, H, W; owned cells).
+struct LayerTiming {
+  std::string layer;
+  Shape5 input{0, 0, 0, 0, 0}, output{0, 0, 0, 0, 0};
+  int threads = 1;
+  double forward_s = 0, backward_s = 0;
+};
+
+struct RooflineCompute {
+  double peak_flops = 0, memory_bytes_per_s = 0;
+  std::array<double, 2> conv_efficiency{1, 1}, memory_efficiency{1, 1};  // low, high
+  double launch_s = 0;
+};
+
+struct Machine {
+  std::string name, path;
+  int cores_per_node = 1;
+  int devices_per_node = 0;
+  Link shared_memory, network;
+  double reduction_gamma_s_per_byte = 0;
+  double io_read_bytes_per_s = 0;
+  bool calibrated = true;  // compute.kind: "calibrated" or "roofline"
+  std::optional<RooflineCompute> roofline;
+  std::vector<LayerTiming> layers;
+  std::string document;  // the file as read: save() keeps every other key and its source
+
+  // Reads and checks a machine file. Throws InputError naming the file and the key on a missing,
+  // mistyped or out-of-range value, and on JSON that does not parse (with its line).
+  static Machine load(const std::string& path);
+  // Writes the file back (the "layers" table is how --calibrate stores its measurements).
+  void save(const std::string& path) const;
+  // The calibrated timing of `layer` on these blocks with `threads` threads, if measured.
+  const LayerTiming* find(const std::string& layer, const Shape5& input, const Shape5& output,
+                          int threads) const;
+  // Adds or replaces a timing.
+  void record(const LayerTiming& t);
+};
+
+}  // namespace halo3d::nn

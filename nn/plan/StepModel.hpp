@@ -1,0 +1,72 @@
+#pragma once
+// The performance model: the predicted time of one training step and the memory per rank, for a
+// (model plan, machine, run) triple, without MPI and without running the model.
+//
+// Per layer and pass, on each representative rank (the first, a middle and the last position along
+// every split dimension: the first holds the largest blocks, a middle one the most neighbours):
+//   compute    the calibrated time of the layer on that rank's blocks (Machine::layers), or the
+//              roofline estimate (FLOPs and bytes over the machine's rates times an efficiency);
+//   halo       the exchange's exact bytes and messages (comm::haloMessagePlan), alpha-beta per link
+//              class (a neighbour on the same node: shared memory; else network); with overlap, the
+//              interior compute hides it, leaving max(0, exchange - interior compute);
+//   redistribution  the replication's ring allgather over the spatial group, alpha-beta;
+//   allreduce  BatchNorm's statistics (recursive doubling), the loss, and the gradient buckets
+//   (ring
+//              allreduce: 2(P-1) alpha + 2 (P-1)/P n beta + (P-1)/P n gamma), of which backward
+//              hides what it overlaps;
+//   io         the batch read (bytes over the read rate), hidden by prefetch up to the step's time.
+// The step takes the sum over layers of the slowest representative rank. Ranks times threads beyond
+// a node's cores share them: host compute and copies stretch by that factor.
+//
+// Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
+// their gradients, optimizer state, the data loader's batch buffers, halo buffers and the largest
+// layer workspace (transient, counted once).
+
+#include <string>
+#include <vector>
+
+#include "halo3d/nn/plan/Machine.hpp"
+#include "halo3d/nn/plan/ModelPlan.hpp"
+
+namespace halo3d::nn {
+
+// What the plan alone does not say about a run.
+struct RunShape {
+  int threads_per_rank = 1;
+  int ranks_per_node = 0;         // 0: as many as the machine has cores (or devices)
+  std::size_t element_bytes = 4;  // activations, halos (fp32: 4, bf16: 2)
+  index_t trainable_parameters = 0, all_parameters = 0;
+  int optimizer_state_per_parameter = 2;  // Adam 2, SGD with momentum 1
+  std::size_t bucket_bytes = std::size_t(4) << 20;
+  bool overlap = true;
+  bool prefetch = true;
+  index_t labels_per_sample_cell = 0;  // U-Net: 1 (int32 labels); CosmoFlow: 0
+  double read_bytes_per_rank = 0;      // per step; 0: the input block
+};
+
+struct MemoryTerm {
+  std::string what;  // "activations and gradients", "parameters", ...
+  std::size_t bytes = 0;
+};
+
+struct LayerPrediction {
+  std::string name;
+  double forward_s = 0, backward_s = 0;      // compute
+  double halo_s = 0;                         // exposed exchange time, both passes
+  double halo_bytes = 0, halo_messages = 0;  // per step on the busiest rank, both passes
+  double redistribute_s = 0, allreduce_s = 0;
+};
+
+struct StepPrediction {
+  double step_s = 0;
+  double compute_s = 0, halo_s = 0, redistribute_s = 0, allreduce_s = 0, io_s = 0;
+  std::array<double, 2> step_band_s{0, 0};  // roofline machines: the efficiency band (slow, fast)
+  std::vector<LayerPrediction> layers;
+  std::size_t peak_bytes = 0;
+  std::vector<MemoryTerm> memory;
+  std::vector<std::string> notes;  // e.g. layers timed by scaling the nearest calibrated block
+};
+
+StepPrediction predictStep(const ModelPlan& plan, const Machine& machine, const RunShape& run);
+
+}  // namespace halo3d::nn
