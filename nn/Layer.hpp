@@ -24,6 +24,18 @@
 
 namespace halo3d::nn {
 
+// The arithmetic and memory traffic of one pass of a layer on one rank's blocks: what the roofline
+// model prices, and how a calibrated time scales to a block nobody timed.
+struct LayerWork {
+  double flops_forward = 0, flops_backward = 0;
+  double bytes_forward = 0, bytes_backward = 0;
+};
+
+// Cells of a block shape (samples, C, D, H, W).
+inline double cellsOf(const Shape5& s) {
+  return double(s[0] * s[1] * s[2] * s[3] * s[4]);
+}
+
 struct RunContext {
   const ProcessGrid* grid = nullptr;
   GradientReducer* reducer = nullptr;  // null: gradients stay local (no allreduce)
@@ -59,6 +71,18 @@ class Layer {
     return {};
   }
   virtual void addParameters(ParameterStore&) {}
+  // The work of one forward and one backward on input blocks `inputs` and output block `output`
+  // (owned cells), elements of `element_bytes`; `input_gradient`: whether backward computes the
+  // input's gradient (not for the data). Default: a memory-bound layer that reads its inputs and
+  // writes its output, and backward about twice that.
+  virtual LayerWork work(const std::vector<Shape5>& inputs, const Shape5& output,
+                         std::size_t element_bytes, bool input_gradient) const {
+    double cells = cellsOf(output);
+    for (const Shape5& s : inputs)
+      cells += cellsOf(s);
+    return LayerWork{cells, 2 * cells, cells * double(element_bytes),
+                     2 * cells * double(element_bytes)};
+  }
   // Called once the activations exist: set up halo exchanges, scratch.
   virtual void setup(const ProcessGrid&, const std::vector<const Activation*>& in,
                      const Activation& out) {}

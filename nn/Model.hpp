@@ -69,6 +69,9 @@ class Model {
   std::string summary() const;
   // This rank's bytes of every activation and gradient of the plan (known after build()).
   std::size_t activationBytes() const;
+  // The layer of declared node `id` (null for the input): tools that run layers alone
+  // (calibration) take them from here; plans of this model name the same layers.
+  Layer* declaredLayer(int id) { return _nodes.at(std::size_t(id)).layer.get(); }
   // The layers in execution order (including inserted Redistribute nodes).
   std::vector<const Layer*> layers() const;
 

@@ -74,4 +74,14 @@ void Conv3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
   if (din[0]) backwardDataWithOverlap(ctx, dout, *din[0]);
 }
 
+// 2 flops per weight tap and output cell; backward-filter does as many, backward-data too.
+LayerWork Conv3d::work(const std::vector<Shape5>& inputs, const Shape5& output,
+                       std::size_t element_bytes, bool input_gradient) const {
+  const double taps = double(_in) * double(_g.kernel[0] * _g.kernel[1] * _g.kernel[2]);
+  const double forward = 2 * taps * cellsOf(output);
+  const double bytes = (cellsOf(inputs.at(0)) + cellsOf(output)) * double(element_bytes);
+  return LayerWork{forward, forward * (input_gradient ? 2 : 1), bytes,
+                   bytes * (input_gradient ? 2 : 1)};
+}
+
 }  // namespace halo3d::nn

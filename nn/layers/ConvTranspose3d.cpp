@@ -75,4 +75,16 @@ void ConvTranspose3d::backward(RunContext& ctx, const std::vector<const Activati
   if (din[0]) backwardDataWithOverlap(ctx, dout, *din[0]);
 }
 
+// 2 flops per weight tap and input cell (each input cell scatters to every output of its taps).
+LayerWork ConvTranspose3d::work(const std::vector<Shape5>& inputs, const Shape5& output,
+                                std::size_t element_bytes, bool input_gradient) const {
+  const Shape5& x = inputs.at(0);
+  const double taps =
+      double(_out) * double(_g.window.kernel[0] * _g.window.kernel[1] * _g.window.kernel[2]);
+  const double forward = 2 * taps * cellsOf(x);
+  const double bytes = (cellsOf(x) + cellsOf(output)) * double(element_bytes);
+  return LayerWork{forward, forward * (input_gradient ? 2 : 1), bytes,
+                   bytes * (input_gradient ? 2 : 1)};
+}
+
 }  // namespace halo3d::nn

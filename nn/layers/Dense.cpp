@@ -81,4 +81,11 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
   fence("dense backward done");
 }
 
+LayerWork Dense::work(const std::vector<Shape5>& inputs, const Shape5& output,
+                      std::size_t element_bytes, bool input_gradient) const {
+  const double forward = 2 * double(output[0]) * double(_in) * double(_out);
+  const double bytes = double(_in) * double(_out) * double(element_bytes);  // the weights dominate
+  return LayerWork{forward, forward * (input_gradient ? 2 : 1), bytes, 2 * bytes};
+}
+
 }  // namespace halo3d::nn

@@ -16,6 +16,8 @@ class Dense : public Layer {
     return grid.spatialSize() == 1;
   }
   void addParameters(ParameterStore& store) override;
+  LayerWork work(const std::vector<Shape5>& inputs, const Shape5& output, std::size_t element_bytes,
+                 bool input_gradient) const override;
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;

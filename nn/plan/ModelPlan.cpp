@@ -136,4 +136,20 @@ std::string ModelPlan::largestTensors(const GridCoords& coords, std::size_t elem
   return out;
 }
 
+std::vector<GridCoords> ModelPlan::representativeRanks() const {
+  const auto positions = [](int parts) {
+    std::vector<int> p{0};
+    if (parts > 2) p.push_back(parts / 2);
+    if (parts > 1) p.push_back(parts - 1);
+    return p;
+  };
+  std::vector<GridCoords> out;
+  for (int n : positions(_grid.n()))
+    for (int d : positions(_grid.d()))
+      for (int h : positions(_grid.h()))
+        for (int w : positions(_grid.w()))
+          out.push_back(GridCoords{n, d, h, w});
+  return out;
+}
+
 }  // namespace halo3d::nn

@@ -76,6 +76,10 @@ class ModelPlan {
   // The `count` nodes of which rank `coords` holds the most, for messages: "'features.0' (1, 16,
   // 512, 512, 512) 16.0 GiB, ...".
   std::string largestTensors(const GridCoords& coords, std::size_t element_bytes, int count) const;
+  // Ranks whose blocks and neighbourhoods stand for all: along every split dimension the first
+  // position (the largest blocks), a middle one (the most neighbours) and the last (the smallest
+  // blocks), crossed. At most 81 ranks, whatever the grid's size.
+  std::vector<GridCoords> representativeRanks() const;
   // The coordinates of the rank with the largest blocks: the first part of every split owns the
   // most cells (BlockDecomposition), so rank 0 has the most of every tensor.
   static GridCoords largestRank() { return GridCoords{}; }

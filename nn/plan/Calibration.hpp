@@ -1,0 +1,40 @@
+#pragma once
+// Calibration: the measured compute time of every layer of a model on the blocks that the ranks of
+// candidate grids would hold. Only block shapes matter, so one rank times them all, for every grid,
+// and stores them in a machine file's layer table (Machine::layers), which the step model reads.
+//
+// Each layer runs alone, forward then backward, on tensors of the block's shape (ghosts of the
+// width its padding needs, random values) on a one-rank grid over MPI_COMM_SELF: the kernels a rank
+// runs on that block, without the communication the step model prices separately. The optimizer
+// step is timed once on the model's parameters (layer "optimizer <kind>").
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/plan/Machine.hpp"
+#include "halo3d/nn/plan/ModelPlan.hpp"
+
+namespace halo3d::nn {
+
+struct CalibrationOptions {
+  int threads = 1;      // threads per rank the timings are for (Kokkos' concurrency)
+  int repetitions = 3;  // timed runs after one warm-up; the median is kept
+  OptimizerKind optimizer = OptimizerKind::Adam;
+  bool retime = false;  // time again what the machine file already holds
+  std::function<void(const std::string&)> progress;  // told about each layer timed
+};
+
+// The key of node `id`'s timing on the rank at `coords`: the layer's kind and its first input's
+// and its output's blocks (local samples, channels, owned D, H, W).
+LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, int threads);
+
+// Times the layers of `plans` (every plan made by `model.plan()`) on their representative ranks'
+// blocks and records them in `machine`. Runs on this process alone. Returns how many timings it
+// added or replaced.
+int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machine,
+              const CalibrationOptions& options);
+
+}  // namespace halo3d::nn

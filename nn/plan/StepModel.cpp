@@ -1,0 +1,328 @@
+#include "halo3d/nn/plan/StepModel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "halo3d/comm/impl/HaloPlan.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/nn/Layer.hpp"
+#include "halo3d/nn/layers/Boxes.hpp"
+#include "halo3d/nn/layers/WindowLayer.hpp"
+#include "halo3d/nn/plan/Calibration.hpp"
+
+namespace halo3d::nn {
+
+namespace {
+
+Shape5 ownedShape(const TensorBlock& b) {
+  return {b.localSamples(), b.channels(), b.owned().extent(0), b.owned().extent(1),
+          b.owned().extent(2)};
+}
+
+std::size_t allocationBytes(const TensorBlock& b, std::size_t element_bytes) {
+  const Shape5 e = b.allocationExtents();
+  return element_bytes * std::size_t(e[0] * e[1] * e[2] * e[3] * e[4]);
+}
+
+// One prediction, at one point of a roofline machine's efficiency band (0: low, 1: high).
+class Predictor {
+ public:
+  Predictor(const ModelPlan& plan, const Machine& m, const RunShape& run, double efficiency,
+            std::vector<std::string>& notes)
+      : _plan(plan), _m(m), _run(run), _eff(efficiency), _notes(notes) {
+    const GridShape& g = plan.grid();
+    const int slots = m.devices_per_node > 0 ? m.devices_per_node
+                                             : std::max(1, m.cores_per_node / run.threads_per_rank);
+    _ranks_per_node = std::min(g.size(), run.ranks_per_node > 0 ? run.ranks_per_node : slots);
+    // Ranks times threads beyond the node's cores share them: host work stretches by that factor.
+    _stretch = m.devices_per_node > 0
+                   ? 1.0
+                   : std::max(1.0, double(_ranks_per_node * run.threads_per_rank) /
+                                       double(m.cores_per_node));
+  }
+
+  StepPrediction run() {
+    StepPrediction p;
+    const std::vector<GridCoords> reps = _plan.representativeRanks();
+    for (int id : _plan.order()) {
+      const PlanNode& n = _plan.node(id);
+      if (id == 0) continue;
+      LayerPrediction worst;
+      double worst_total = -1;
+      for (const GridCoords& c : reps) {
+        const LayerPrediction l = layer(id, c);
+        const double total =
+            l.forward_s + l.backward_s + l.halo_s + l.redistribute_s + l.allreduce_s;
+        if (total > worst_total) {
+          worst_total = total;
+          worst = l;
+        }
+      }
+      worst.name = n.name;
+      p.compute_s += worst.forward_s + worst.backward_s;
+      p.halo_s += worst.halo_s;
+      p.redistribute_s += worst.redistribute_s;
+      p.allreduce_s += worst.allreduce_s;
+      p.layers.push_back(worst);
+    }
+    // The loss (two small allreduces), the step-end agreement and the optimizer.
+    const double small = std::ceil(std::log2(double(_plan.grid().size()))) * worldLink().alpha_s;
+    p.allreduce_s += 3 * small + gradientAllreduce();
+    p.compute_s += optimizerStep();
+    // The batch read, hidden by prefetch up to the step's compute.
+    const double read = readSeconds();
+    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
+    p.io_s = _run.prefetch ? std::max(0.0, read - busy) : read;
+    p.step_s = busy + p.io_s;
+    memory(p);
+    return p;
+  }
+
+ private:
+  const Link& linkBetween(int rank_a, int rank_b) const {
+    return rank_a / _ranks_per_node == rank_b / _ranks_per_node ? _m.shared_memory : _m.network;
+  }
+  // The link of a collective over `ranks` consecutive ranks.
+  const Link& groupLink(int ranks) const {
+    return ranks <= _ranks_per_node ? _m.shared_memory : _m.network;
+  }
+  const Link& worldLink() const { return groupLink(_plan.grid().size()); }
+
+  // Compute seconds of node `id` on the rank at `c`: the calibrated time of its blocks, scaled from
+  // the nearest calibrated block of the same layer when that one was not timed, or the roofline.
+  std::array<double, 2> compute(int id, const GridCoords& c) const {
+    const PlanNode& n = _plan.node(id);
+    std::vector<Shape5> inputs;
+    for (int i : n.inputs)
+      inputs.push_back(ownedShape(_plan.block(i, c)));
+    const Shape5 output = ownedShape(_plan.block(id, c));
+    const bool input_gradient = n.inputs.at(0) != 0;
+    const LayerWork w = n.layer->work(inputs, output, _run.element_bytes, input_gradient);
+    if (!_m.calibrated) {
+      const RooflineCompute& r = *_m.roofline;
+      const auto at = [&](const std::array<double, 2>& band) {
+        return band[0] + _eff * (band[1] - band[0]);
+      };
+      const bool conv = w.flops_forward > 8 * w.bytes_forward;  // arithmetic-bound
+      const auto seconds = [&](double flops, double bytes) {
+        return r.launch_s + (conv ? flops / (r.peak_flops * at(r.conv_efficiency))
+                                  : bytes / (r.memory_bytes_per_s * at(r.memory_efficiency)));
+      };
+      return {seconds(w.flops_forward, w.bytes_forward),
+              seconds(w.flops_backward, w.bytes_backward)};
+    }
+    const LayerTiming key = timingKey(_plan, id, c, _run.threads_per_rank);
+    if (const LayerTiming* t = _m.find(key.layer, key.input, key.output, key.threads))
+      return {t->forward_s * _stretch, t->backward_s * _stretch};
+    // The same layer on another block: time scales with the work.
+    const LayerTiming* best = nullptr;
+    double best_distance = std::numeric_limits<double>::max();
+    for (const LayerTiming& t : _m.layers)
+      if (t.layer == key.layer && t.threads == key.threads) {
+        const double d = std::abs(std::log(cellsOf(t.output) / cellsOf(output)));
+        if (d < best_distance) {
+          best_distance = d;
+          best = &t;
+        }
+      }
+    require<InputError>(
+        best != nullptr, "machine file '", _m.path, "' has no timing of layer ", n.kind, " with ",
+        key.threads, " threads: calibrate this model on this machine (halo3d-sweep --calibrate)");
+    const LayerWork ref =
+        n.layer->work({best->input}, best->output, _run.element_bytes, input_gradient);
+    _notes.push_back(concat(n.name, " on ", key.input, " scaled from the timing on ", best->input));
+    const auto scale = [](double a, double b) { return b > 0 ? a / b : 1.0; };
+    const double f =
+        scale(w.flops_forward + w.bytes_forward, ref.flops_forward + ref.bytes_forward);
+    const double b =
+        scale(w.flops_backward + w.bytes_backward, ref.flops_backward + ref.bytes_backward);
+    return {best->forward_s * f * _stretch, best->backward_s * b * _stretch};
+  }
+
+  // Seconds of one exchange round of `plan` from the rank at `c`, and its traffic.
+  double exchange(const impl::HaloPlan& hp, const GridCoords& c, bool gather, double& bytes,
+                  double& messages) const {
+    impl::DirectRule rule;
+    rule.enabled = _m.devices_per_node == 0;  // GPU buffers are staged through host memory
+    const GridShape& g = _plan.grid();
+    const int me = g.rankOf(c);
+    double t = 0;
+    for (const impl::WireMessage& w : impl::wireMessages(hp, gather, rule, _run.element_bytes)) {
+      GridCoords peer = c;
+      peer.d += w.offset[0];
+      peer.h += w.offset[1];
+      peer.w += w.offset[2];
+      const Link& l = linkBetween(me, g.rankOf(peer));
+      t += l.time(double(w.bytes), double(w.messages)) * (&l == &_m.shared_memory ? _stretch : 1.0);
+      bytes += double(w.bytes);
+      messages += double(w.messages);
+    }
+    return t;
+  }
+
+  LayerPrediction layer(int id, const GridCoords& c) const {
+    const PlanNode& n = _plan.node(id);
+    const GridShape& g = _plan.grid();
+    LayerPrediction l;
+    if (!n.layer) {  // a replication: ring allgather over the spatial group, and the copies
+      const TensorBlock whole = _plan.block(id, c);
+      const double total = double(allocationBytes(whole, _run.element_bytes));
+      const int s = g.spatialSize();
+      const Link& link = groupLink(s);
+      l.redistribute_s = (s - 1) * (link.alpha_s + total / s * link.beta_s_per_byte) +
+                         2 * total * _m.shared_memory.beta_s_per_byte * _stretch;
+      return l;
+    }
+    const auto t = compute(id, c);
+    l.forward_s = t[0];
+    l.backward_s = t[1];
+    const int in = n.inputs.at(0);
+    const auto* window = dynamic_cast<const WindowLayer*>(n.layer);
+    if (window && _plan.node(in).spec.dist == Distribution::Spatial && g.spatialSize() > 1) {
+      const TensorBlock xb = _plan.block(in, c);
+      const impl::HaloPlan hp = impl::planHaloExchange(xb, g, c.spatial());
+      const double gather = exchange(hp, c, true, l.halo_bytes, l.halo_messages);
+      // Backward scatters dx's ghosts; the data has no gradient.
+      const double scatter = in == 0 ? 0.0 : exchange(hp, c, false, l.halo_bytes, l.halo_messages);
+      if (_run.overlap) {
+        // Forward hides the gather behind the interior outputs, backward the scatter behind the
+        // owned input cells (about half its work: the other half is the weight gradient).
+        const Box out = _plan.block(id, c).owned();
+        const Box interior = window->interiorOutputs(validWithoutExchange(xb), out);
+        const double hidden_f = l.forward_s * double(interior.size()) / double(out.size());
+        l.halo_s = std::max(0.0, gather - hidden_f) + std::max(0.0, scatter - 0.5 * l.backward_s);
+      } else {
+        l.halo_s = gather + scatter;
+      }
+    }
+    if (n.kind.rfind("BatchNorm3d(", 0) == 0) {
+      // Statistics (2C+1 doubles) forward, twice with several sample groups (running statistics),
+      // and 2C doubles backward: recursive doubling over the group.
+      const int group = n.kind.find("global") != std::string::npos ? g.size() : g.spatialSize();
+      const double c2 = double(2 * n.spec.shape[1] + 1) * 8;
+      const Link& link = groupLink(group);
+      const double rounds = std::ceil(std::log2(double(group)));
+      const double rounds_data = std::ceil(std::log2(double(g.n())));
+      l.allreduce_s = (2 * rounds + rounds_data) * link.time(c2, 1);
+    }
+    return l;
+  }
+
+  // The gradient buckets: a ring allreduce each (Open MPI's algorithm for large messages).
+  // Measured on this implementation, backward does not hide it: MPI moves it only inside MPI calls.
+  double gradientAllreduce() const {
+    const int p = _plan.grid().size();
+    if (p == 1) return 0;
+    const double n = double(_run.trainable_parameters) * 4;  // fp32 gradients
+    const double buckets = std::ceil(n / double(_run.bucket_bytes));
+    const Link& link = worldLink();
+    const double frac = double(p - 1) / p;
+    return buckets * 2 * (p - 1) * link.alpha_s + 2 * frac * n * link.beta_s_per_byte +
+           frac * n * _m.reduction_gamma_s_per_byte * _stretch;
+  }
+
+  double optimizerStep() const {
+    if (!_m.calibrated) {
+      const RooflineCompute& r = *_m.roofline;
+      const double eff =
+          r.memory_efficiency[0] + _eff * (r.memory_efficiency[1] - r.memory_efficiency[0]);
+      // Adam reads parameter, gradient and two moments and writes three of them.
+      const double bytes = double(_run.trainable_parameters) * 4 * 7;
+      return r.launch_s + bytes / (r.memory_bytes_per_s * eff);
+    }
+    for (const LayerTiming& t : _m.layers)
+      if (t.layer.rfind("optimizer ", 0) == 0 && t.threads == _run.threads_per_rank) {
+        const double scale =
+            t.input[0] > 0 ? double(_run.trainable_parameters) / double(t.input[0]) : 1;
+        return t.forward_s * scale * _stretch;
+      }
+    _notes.push_back("no optimizer timing in the machine file: the optimizer step is left out");
+    return 0;
+  }
+
+  double readSeconds() const {
+    const double bytes = _run.read_bytes_per_rank > 0
+                             ? _run.read_bytes_per_rank
+                             : cellsOf(ownedShape(_plan.block(0, ModelPlan::largestRank()))) * 4;
+    return bytes / _m.io_read_bytes_per_s * (_m.devices_per_node > 0 ? 1.0 : _stretch);
+  }
+
+  void memory(StepPrediction& p) const {
+    const GridCoords c = ModelPlan::largestRank();
+    const std::size_t e = _run.element_bytes;
+    p.memory.push_back({"activations and gradients", _plan.totalBytes(c, e)});
+    const std::size_t params = std::size_t(_run.all_parameters + _run.trainable_parameters) * 4;
+    p.memory.push_back({"parameters and their gradients", params});
+    p.memory.push_back({"optimizer state", std::size_t(_run.trainable_parameters) *
+                                               std::size_t(_run.optimizer_state_per_parameter) *
+                                               4});
+    // The loader keeps the batch in use and the one being read (float32 inputs, int32 labels).
+    const TensorBlock in = _plan.block(0, c);
+    std::size_t batch = allocationBytes(in, 4);
+    if (_run.labels_per_sample_cell > 0)
+      batch += std::size_t(cellsOf(ownedShape(in)) / double(in.channels())) * 4;
+    p.memory.push_back({"data loader batches", batch * (_run.prefetch ? 2 : 1)});
+    // Halo buffers: every exchange's packed messages, sent and received, both directions.
+    std::size_t halo = 0, workspace = 0;
+    const GridShape& g = _plan.grid();
+    impl::DirectRule rule;
+    rule.enabled = _m.devices_per_node == 0;
+    for (int id : _plan.order()) {
+      const PlanNode& n = _plan.node(id);
+      if (!n.layer) continue;
+      const int src = n.inputs.at(0);
+      if (dynamic_cast<const WindowLayer*>(n.layer) && g.spatialSize() > 1 &&
+          _plan.node(src).spec.dist == Distribution::Spatial) {
+        const impl::HaloPlan hp = impl::planHaloExchange(_plan.block(src, c), g, c.spatial());
+        for (const bool gather : {true, false})
+          for (const impl::WireMessage& w : impl::wireMessages(hp, gather, rule, e))
+            if (!w.direct) halo += 2 * w.bytes;  // a send buffer and a receive buffer
+      }
+      // The largest transient workspace: the weight-gradient partial sums (double) of one
+      // convolution, one row per thread.
+      if (n.kind.rfind("Conv", 0) == 0) {
+        const TensorBlock out = _plan.block(id, c);
+        const LayerWork w =
+            n.layer->work({ownedShape(_plan.block(src, c))}, ownedShape(out), e, false);
+        const double weights =
+            w.flops_forward / 2 / cellsOf(ownedShape(out)) * double(out.channels());
+        workspace = std::max(workspace, std::size_t(weights + double(out.channels())) * 8 *
+                                            std::size_t(_run.threads_per_rank));
+      }
+    }
+    p.memory.push_back({"halo buffers", halo});
+    p.memory.push_back({"largest layer workspace", workspace});
+    for (const MemoryTerm& t : p.memory)
+      p.peak_bytes += t.bytes;
+  }
+
+  const ModelPlan& _plan;
+  const Machine& _m;
+  const RunShape& _run;
+  double _eff;
+  std::vector<std::string>& _notes;
+  int _ranks_per_node = 1;
+  double _stretch = 1;
+};
+
+}  // namespace
+
+StepPrediction predictStep(const ModelPlan& plan, const Machine& machine, const RunShape& run) {
+  require<InputError>(run.threads_per_rank >= 1, "threads per rank must be >= 1");
+  std::vector<std::string> notes;
+  StepPrediction p = Predictor(plan, machine, run, 0.5, notes).run();
+  if (!machine.calibrated) {
+    std::vector<std::string> ignored;
+    p.step_band_s = {Predictor(plan, machine, run, 0.0, ignored).run().step_s,
+                     Predictor(plan, machine, run, 1.0, ignored).run().step_s};
+  } else {
+    p.step_band_s = {p.step_s, p.step_s};
+  }
+  std::sort(notes.begin(), notes.end());
+  notes.erase(std::unique(notes.begin(), notes.end()), notes.end());
+  p.notes = notes;
+  return p;
+}
+
+}  // namespace halo3d::nn

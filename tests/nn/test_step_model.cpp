@@ -1,0 +1,142 @@
+// The performance model on cases computed by hand: the halo bytes of a known plan, the gradient
+// allreduce for given alpha-beta-gamma, the memory of a small model against what its build
+// allocates, and calibration feeding the compute term.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/MemoryTracker.hpp"
+#include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/layers/Conv3d.hpp"
+#include "halo3d/nn/models/CosmoFlow.hpp"
+#include "halo3d/nn/plan/Calibration.hpp"
+#include "halo3d/nn/plan/StepModel.hpp"
+
+namespace halo3d::nn {
+namespace {
+
+// A calibrated machine whose every link costs alpha + bytes * beta, with no layer timings yet.
+Machine linksOnly(double alpha, double beta, double gamma) {
+  Machine m;
+  m.name = "test";
+  m.cores_per_node = 64;
+  m.shared_memory = m.network = Link{alpha, beta};
+  m.reduction_gamma_s_per_byte = gamma;
+  m.io_read_bytes_per_s = 1e12;
+  return m;
+}
+
+std::unique_ptr<Model> oneConv(index_t c_in, index_t c_out, index_t edge) {
+  auto m = std::make_unique<Model>();
+  m->input({c_in, edge, edge, edge});
+  m->add(std::make_unique<Conv3d>("conv", c_in, c_out, WindowGeometry::cubic(3, 1, 1), false));
+  return m;
+}
+
+// One 3^3 convolution on 1 x 2 x 8^3 split in two along D: each rank sends its face of 2 channels x
+// 8 x 8 cells, packed (rows of 8 floats are far below the direct path's 8 KiB runs), once, forward
+// only (the data has no gradient).
+TEST(StepModel, HaloBytesOfAKnownPlan) {
+  auto model = oneConv(2, 3, 8);
+  const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
+  Machine m = linksOnly(1e-6, 1e-9, 0);
+  const ProcessGrid self(MPI_COMM_SELF, GridShape(1, 1, 1, 1));
+  CalibrationOptions o;
+  o.repetitions = 1;
+  EXPECT_GT(calibrate(*model, {plan}, m, o), 0);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  const StepPrediction p = predictStep(plan, m, run);
+  ASSERT_EQ(p.layers.size(), 1u);
+  EXPECT_EQ(p.layers[0].halo_bytes, 2.0 * 8 * 8 * 4);
+  EXPECT_EQ(p.layers[0].halo_messages, 1.0);
+  // Its cost: one message, at most; overlap may hide it behind the interior (6 of 8 planes).
+  EXPECT_LE(p.layers[0].halo_s, 1e-6 + 512 * 1e-9 + 1e-15);
+  EXPECT_GT(p.compute_s, 0.0);
+}
+
+// The gradient allreduce on P = 4 ranks of n bytes in one bucket: a ring, 2 (P-1) alpha +
+// 2 (P-1)/P n beta + (P-1)/P n gamma; plus the loss's and the step's small allreduces (3 x log2 P
+// alpha).
+TEST(StepModel, GradientAllreduceForGivenAlphaBetaGamma) {
+  auto model = oneConv(4, 8, 8);
+  const ModelPlan plan = model->plan(GridShape(4, 1, 1, 1), 4);
+  const double alpha = 2e-6, beta = 3e-10, gamma = 5e-10;
+  Machine m = linksOnly(alpha, beta, gamma);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  calibrate(*model, {plan}, m, o);
+  RunShape run;
+  run.trainable_parameters = 8 * 4 * 27;
+  run.all_parameters = run.trainable_parameters;
+  const double n = double(run.trainable_parameters) * 4, p = 4;
+  const double ring = 2 * (p - 1) * alpha + 2 * (p - 1) / p * n * beta + (p - 1) / p * n * gamma;
+  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, ring + 3 * 2 * alpha, 1e-15);
+  // Buckets: each pays its own 2 (P-1) alpha.
+  run.bucket_bytes = std::size_t(n) / 3 + 1;
+  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, ring + 2 * 2 * (p - 1) * alpha + 6 * alpha,
+              1e-15);
+}
+
+// The memory of a small CosmoFlow on 1 rank: the activations and gradients its build allocates, and
+// the parameters, are what the model predicts (the other terms come from other owners).
+TEST(StepModel, MemoryOfASmallModelAgainstItsAllocations) {
+  MemoryTracker::install();
+  CosmoFlowConfig c;
+  c.input_size = 32;
+  c.width = 0.125;
+  auto model = makeCosmoFlow(c);
+  const std::size_t before = MemoryTracker::usage("Host").current;
+  model->parameters().finalize();
+  const std::size_t params = MemoryTracker::usage("Host").current - before;
+  const ProcessGrid self(MPI_COMM_SELF, GridShape(1, 1, 1, 1));
+  model->build(self, 2, std::size_t(1) << 30);
+  const std::size_t activations = MemoryTracker::usage("Host").current - before - params;
+  Machine m = linksOnly(1e-6, 1e-9, 1e-9);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  auto fresh = makeCosmoFlow(c);
+  const ModelPlan plan = fresh->plan(GridShape(1, 1, 1, 1), 2);
+  calibrate(*fresh, {plan}, m, o);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = index_t(model->parameters().values().size());
+  const StepPrediction p = predictStep(plan, m, run);
+  ASSERT_GE(p.memory.size(), 2u);
+  EXPECT_EQ(p.memory[0].what, "activations and gradients");
+  EXPECT_EQ(p.memory[0].bytes, activations);
+  EXPECT_EQ(p.memory[1].bytes, params);
+  EXPECT_GE(p.peak_bytes, activations + params);
+}
+
+// A machine file with a bad key is refused naming it.
+TEST(StepModel, MalformedMachineFileNamesTheKey) {
+  const std::string path = "halo3d_test_machine.json";
+  {
+    std::ofstream f(path);
+    f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
+             "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
+                       "network": {"alpha_s": "fast", "beta_s_per_byte": 1e-10}},
+             "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
+             "compute": {"kind": "calibrated"}})";
+  }
+  try {
+    Machine::load(path);
+    FAIL() << "a malformed machine file loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("links.network.alpha_s"), std::string::npos) << e.what();
+  }
+  {
+    std::ofstream f(path);
+    f << "{ not json";
+  }
+  EXPECT_THROW(Machine::load(path), InputError);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace halo3d::nn
