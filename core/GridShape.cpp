@@ -69,4 +69,13 @@ int GridShape::neighbourSpatialRank(const std::array<int, 3>& spatial,
   return spatialRankOf(q);
 }
 
+std::vector<GridShape> allGrids(int ranks) {
+  std::vector<GridShape> grids;
+  for (int n = 1; n <= ranks; ++n)
+    for (int d = 1; n * d <= ranks; ++d)
+      for (int h = 1; n * d * h <= ranks; ++h)
+        if (ranks % (n * d * h) == 0) grids.emplace_back(n, d, h, ranks / (n * d * h));
+  return grids;
+}
+
 }  // namespace halo3d

@@ -9,6 +9,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace halo3d {
 
@@ -31,6 +32,10 @@ inline constexpr std::array<int, 3> neighbourOffset(int slot) {
 inline constexpr int oppositeSlot(int slot) {
   return kNeighbourSlots - 1 - slot;
 }
+
+class GridShape;
+// Every ordered factorisation of `ranks` into a grid N x D x H x W, N slowest and W fastest.
+std::vector<GridShape> allGrids(int ranks);
 
 class GridShape {
  public:

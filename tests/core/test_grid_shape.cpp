@@ -8,6 +8,22 @@
 namespace halo3d {
 namespace {
 
+// Every ordered factorisation: for 2^k ranks, choosing where 3 separators fall among k factors of 2
+// gives C(k + 3, 3) grids.
+TEST(GridShape, AllGridsOfARankCount) {
+  EXPECT_EQ(allGrids(1), (std::vector<GridShape>{GridShape(1, 1, 1, 1)}));
+  const std::vector<GridShape> eight = allGrids(8);
+  EXPECT_EQ(eight.size(), 20u);  // C(6, 3)
+  std::set<std::string> seen;
+  for (const GridShape& g : eight) {
+    EXPECT_EQ(g.size(), 8) << g.str();
+    seen.insert(g.str());
+  }
+  EXPECT_EQ(seen.size(), eight.size());
+  EXPECT_EQ(allGrids(2048).size(), 364u);  // C(14, 3)
+  EXPECT_EQ(allGrids(6).size(), 16u);      // 6 = 2 x 3: C(4,3) x C(4,3)
+}
+
 TEST(GridShape, ParsesNxDxHxW) {
   const GridShape g = GridShape::parse("2x3x1x4");
   EXPECT_EQ(g.n(), 2);

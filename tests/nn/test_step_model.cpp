@@ -13,6 +13,7 @@
 #include "halo3d/nn/layers/Conv3d.hpp"
 #include "halo3d/nn/models/CosmoFlow.hpp"
 #include "halo3d/nn/plan/Calibration.hpp"
+#include "halo3d/nn/plan/GridChoice.hpp"
 #include "halo3d/nn/plan/StepModel.hpp"
 
 namespace halo3d::nn {
@@ -111,6 +112,49 @@ TEST(StepModel, MemoryOfASmallModelAgainstItsAllocations) {
   EXPECT_EQ(p.memory[0].bytes, activations);
   EXPECT_EQ(p.memory[1].bytes, params);
   EXPECT_GE(p.peak_bytes, activations + params);
+}
+
+// Grid choice at 4 ranks, batch 2: 4 sample groups cannot share 2 samples, every other grid of a
+// 32^3 CosmoFlow plans; the valid ones come fastest first; a limit below every plan is refused with
+// the smallest requirement.
+TEST(StepModel, GridChoiceOrdersTheValidGridsAndExplainsTheOthers) {
+  CosmoFlowConfig c;
+  c.input_size = 32;
+  c.width = 0.125;
+  auto model = makeCosmoFlow(c);
+  Machine m = linksOnly(1e-6, 1e-9, 1e-9);
+  std::vector<ModelPlan> plans;
+  for (const GridShape& g : allGrids(4))
+    if (g.n() <= 2) plans.push_back(model->plan(g, 2));
+  CalibrationOptions o;
+  o.repetitions = 1;
+  calibrate(*model, plans, m, o);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  const auto all = candidateGrids(*model, 4, 2, m, run, 0);
+  ASSERT_EQ(all.size(), allGrids(4).size());
+  int valid = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].valid()) {
+      ++valid;
+      EXPECT_GT(all[i].prediction.step_s, 0.0);
+      if (i > 0) EXPECT_LE(all[i - 1].prediction.step_s, all[i].prediction.step_s);
+    } else {
+      EXPECT_EQ(all[i].grid.n(), 4) << all[i].grid.str() << ": " << all[i].why_not;
+      EXPECT_NE(all[i].why_not.find("does not divide"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(valid, int(all.size()) - 1);
+  EXPECT_EQ(&bestGrid(all, 0), &all.front());
+  const auto tight = candidateGrids(*model, 4, 2, m, run, 1000);
+  try {
+    bestGrid(tight, 1000);
+    FAIL() << "a 1000-byte limit was met";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the smallest requirement is"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A machine file with a bad key is refused naming it.
