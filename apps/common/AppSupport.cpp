@@ -7,8 +7,10 @@
 #include <exception>
 #include <thread>
 
+#include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/MemoryTracker.hpp"
+#include "halo3d/io/Collective.hpp"
 
 namespace halo3d::apps {
 
@@ -58,6 +60,31 @@ int runGuarded(const std::string& program, const std::function<int()>& body) {
   return 1;
 }
 
+void runOnRootWhileOthersWait(MPI_Comm comm, const std::string& what,
+                              const std::function<void()>& work) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::exception_ptr failure;
+  if (rank == 0) {
+    try {
+      work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  MPI_Request barrier;
+  MPI_Ibarrier(comm, &barrier);
+  int done = 0;
+  const std::string waiting = concat("waiting for rank 0: ", what);
+  for (long polls = 0; !done; ++polls) {
+    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    if (rank != 0 && polls % 50 == 0) setActivity(waiting);  // about once a second
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  agreeOnError(failure, comm);
+}
+
 std::string formatDuration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "--:--:--";
   const long s = long(seconds + 0.5);
@@ -100,8 +127,9 @@ void Progress::finish() {
   std::fflush(stdout);
 }
 
-MetricsWriter::MetricsWriter(const std::string& path, bool enabled, std::string run_id)
-    : _run_id(std::move(run_id)) {
+MetricsWriter::MetricsWriter(const std::string& path, bool enabled, std::string run_id,
+                             std::string grid)
+    : _run_id(std::move(run_id)), _grid(std::move(grid)) {
   if (!enabled || path.empty()) return;
   _file = std::fopen(path.c_str(), "a");
   require<InputError>(_file != nullptr, "cannot open metrics file '", path, "' for writing");
@@ -114,6 +142,7 @@ MetricsWriter::~MetricsWriter() {
 void MetricsWriter::write(nlohmann::json record) {
   if (!_file) return;
   record["run_id"] = _run_id;
+  if (!_grid.empty()) record["grid"] = _grid;
   const std::string line = record.dump() + "\n";
   std::fwrite(line.data(), 1, line.size(), _file);
   std::fflush(_file);

@@ -34,6 +34,13 @@ class Session {
 // seconds (an error seen by some ranks only), the job is aborted rather than left hanging.
 int runGuarded(const std::string& program, const std::function<int()>& body);
 
+// Collective over `comm`: rank 0 runs `work` while the other ranks wait without spinning (an
+// MPI_Ibarrier polled every few milliseconds, sleeping in between, and marking the activity so that
+// a watchdog sees them alive); an error of `work` is then thrown on every rank (agreeOnError). For
+// work only one rank should do, like timing kernels on a machine the others would disturb.
+void runOnRootWhileOthersWait(MPI_Comm comm, const std::string& what,
+                              const std::function<void()>& work);
+
 // Rank-0 progress line: "epoch 1/3  step 12/40  loss 0.1234  18.2 samples/s  ETA 00:01:23".
 class Progress {
  public:
@@ -51,10 +58,10 @@ class Progress {
 
 // One JSON object per line, written by rank 0 (flushed per record, so a crash keeps what was
 // written). Every record gets the run's id as "run_id" (RunId.hpp), so that the records of runs
-// that share a file can be told apart.
+// that share a file can be told apart, and the process grid NxDxHxW as "grid" when one is given.
 class MetricsWriter {
  public:
-  MetricsWriter(const std::string& path, bool enabled, std::string run_id);
+  MetricsWriter(const std::string& path, bool enabled, std::string run_id, std::string grid = {});
   ~MetricsWriter();
   MetricsWriter(const MetricsWriter&) = delete;
   MetricsWriter& operator=(const MetricsWriter&) = delete;
@@ -62,7 +69,7 @@ class MetricsWriter {
 
  private:
   std::FILE* _file = nullptr;
-  std::string _run_id;
+  std::string _run_id, _grid;
 };
 
 // "hh:mm:ss".

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/GridPlanning.hpp"
 #include "halo3d/apps/common/RunId.hpp"
 #include "halo3d/apps/common/RunSupport.hpp"
 #include "halo3d/apps/common/TrainingRun.hpp"
@@ -15,6 +16,7 @@ SampleCatalog openAndConfigure(const TrainingOptions& o, TrainingTask& task,
                                const ProcessGrid& grid) {
   SampleCatalog catalog = task.openData(o.data, "--data", grid);
   task.configure(catalog);
+  requirePlanFits(o, task, grid);  // --memory-limit, before the model is allocated
   return catalog;
 }
 
@@ -31,7 +33,7 @@ EvaluationRun::EvaluationRun(const ProcessGrid& grid, const TrainingOptions& opt
           [&task](std::shared_ptr<nn::ParameterStore> store) {
             return task.makeModel(std::move(store));
           },
-          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }),
+          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }, options.memory_limit),
       _model(_models.forBatch(options.batch)) {
   loadTrainedWeights(_model.parameters(), _o.init_weights, _o.checkpoint_dir, grid.comm());
 }
@@ -46,7 +48,7 @@ int EvaluationRun::run() {
   if (_grid.isRoot()) {
     std::printf("%s eval: %lld samples, %s\n", _task.program(), (long long)e.samples,
                 e.summary.c_str());
-    MetricsWriter metrics(_o.metrics, true, makeRunId());
+    MetricsWriter metrics(_o.metrics, true, makeRunId(), _grid.shape().str());
     nlohmann::json rec = e.record;
     rec["phase"] = "eval";
     metrics.write(rec);

@@ -19,8 +19,14 @@ class ModelCache {
   using Factory = std::function<std::unique_ptr<nn::Model>(std::shared_ptr<nn::ParameterStore>)>;
   // Checks a model just built (throws InputError); may be empty.
   using Check = std::function<void(const nn::Model&)>;
-  ModelCache(const ProcessGrid& grid, Factory factory, Check check = {})
-      : _grid(grid), _factory(std::move(factory)), _check(std::move(check)) {}
+  // `memory_limit`: bytes per rank each model's activations and gradients may take (Model::build;
+  // 0: the memory available).
+  ModelCache(const ProcessGrid& grid, Factory factory, Check check = {},
+             std::size_t memory_limit = 0)
+      : _grid(grid),
+        _factory(std::move(factory)),
+        _check(std::move(check)),
+        _memory_limit(memory_limit) {}
 
   // The model for global batch `batch`, built (and checked) on first use (collective then).
   nn::Model& forBatch(index_t batch) {
@@ -29,7 +35,7 @@ class ModelCache {
     ScopedActivity activity(concat("building the model for a batch of ", batch));
     auto m = _factory(_store);
     if (!_store) _store = m->sharedParameters();
-    m->build(_grid, batch);
+    m->build(_grid, batch, _memory_limit);
     if (_check) _check(*m);
     return *(_models[batch] = std::move(m));
   }
@@ -45,6 +51,7 @@ class ModelCache {
   const ProcessGrid& _grid;
   Factory _factory;
   Check _check;
+  std::size_t _memory_limit = 0;
   std::shared_ptr<nn::ParameterStore> _store;
   std::map<index_t, std::unique_ptr<nn::Model>> _models;
 };

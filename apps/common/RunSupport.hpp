@@ -24,10 +24,14 @@
 
 namespace halo3d::apps {
 
-// The --grid flag: NxDxHxW, or 1xPx1x1 (split D over every rank) when empty.
+// The --grid flag: NxDxHxW, or 1xPx1x1 (split D over every rank) when empty. ("auto" is resolved
+// by resolveGrid in GridPlanning.hpp, for training runs.)
 inline GridShape gridFromOption(const std::string& grid) {
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  require<InputError>(grid != "auto",
+                      "--grid auto chooses the grid of a training run (train); give this command a "
+                      "grid NxDxHxW");
   return grid.empty() ? GridShape(1, size, 1, 1) : GridShape::parse(grid);
 }
 
@@ -87,6 +91,7 @@ inline nlohmann::json trainStepRecord(long step, long epoch, double loss, double
   rec["times"] = {{"io", io_seconds},
                   {"compute", timers.total(nn::Phase::Compute)},
                   {"halo_wait", timers.total(nn::Phase::HaloWait)},
+                  {"redistribute", timers.total(nn::Phase::Redistribute)},
                   {"allreduce", timers.total(nn::Phase::Allreduce)}};
   return rec;
 }

@@ -1,6 +1,10 @@
 #include "halo3d/apps/common/TrainingFlags.hpp"
 
+#include <cctype>
+#include <cmath>
 #include <sstream>
+
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d::apps {
 
@@ -48,14 +52,66 @@ CLI::Validator above(double lo) {
       ">" + number(lo));
 }
 
+std::size_t parseByteSize(const std::string& text, const std::string& flag) {
+  const auto bad = [&] {
+    return InputError(
+        concat(flag, ": expected a byte count such as 20G, 512M or 1073741824, got '", text, "'"));
+  };
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  std::string suffix = text.substr(used);
+  for (char& c : suffix)
+    c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (suffix.size() > 1 && suffix.back() == 'B') suffix.pop_back();  // "GB", "GIB"
+  if (suffix.size() > 1 && suffix.back() == 'I') suffix.pop_back();  // "GI"
+  const std::string units = "KMGT";
+  double scale = 1;
+  if (suffix == "B") suffix.clear();
+  if (!suffix.empty()) {
+    const auto at = units.find(suffix);
+    if (suffix.size() != 1 || at == std::string::npos) throw bad();
+    scale = std::pow(1024.0, double(at + 1));
+  }
+  const double bytes = value * scale;
+  if (!std::isfinite(bytes) || bytes < 0 || bytes >= 1.8e19) throw bad();
+  return std::size_t(std::llround(bytes));
+}
+
+CLI::Validator byteSize() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        try {
+          s = std::to_string(parseByteSize(s, "value"));
+          return {};
+        } catch (const InputError&) {
+          return "expected a byte count such as 20G, 512M or 1073741824, got '" + s + "'";
+        }
+      },
+      "BYTES");
+}
+
 void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set) {
-  cmd->add_option("--grid", o.grid,
-                  "process grid NxDxHxW (default 1xPx1x1: split D over all P ranks)");
+  const bool sweep = set == FlagSet::Sweep;
+  if (set == FlagSet::Train)
+    cmd->add_option("--grid", o.grid,
+                    "process grid NxDxHxW, or auto: the grid the performance model predicts "
+                    "fastest among those that fit --memory-limit (with --machine); default "
+                    "1xPx1x1, splitting D over all P ranks");
+  else if (!sweep)
+    cmd->add_option("--grid", o.grid,
+                    "process grid NxDxHxW (default 1xPx1x1: split D over all P ranks)");
   cmd->add_option("--data", o.data, "HDF5 sample file or directory of them")->required();
   cmd->add_option("--init-weights", o.init_weights, "PyTorch-named weights: FILE.h5[:/group]");
-  cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
-                  "where checkpoints are written and resumed from");
-  cmd->add_option("--metrics", o.metrics, "JSON-lines metrics file (appended)");
+  if (!sweep) {
+    cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
+                    "where checkpoints are written and resumed from");
+    cmd->add_option("--metrics", o.metrics, "JSON-lines metrics file (appended)");
+  }
   cmd->add_option("--mpiio", o.mpiio, "MPI-IO mode of the reads")
       ->check(CLI::IsMember({"independent", "collective"}))
       ->capture_default_str();
@@ -75,7 +131,25 @@ void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set) {
   cmd->add_option("--data-store-gib", o.data_store_gib,
                   "in-memory data store per rank (GiB; 0: off)")
       ->check(atLeast(0));
+  cmd->add_option("--memory-limit", o.memory_limit,
+                  "bytes per rank the model may use (e.g. 20G, 512M; K, M, G, T are powers of "
+                  "1024): a run whose plan needs more stops before allocating the model, naming "
+                  "the largest layers and a grid that fits (0: no limit beyond the memory "
+                  "available)")
+      ->transform(byteSize());
   if (set == FlagSet::Evaluate) return;
+  cmd->add_option("--machine", o.machine,
+                  "machine file of the performance model (default: $HALO3D_MACHINE, else "
+                  "machines/this-machine.json of the source tree or of the installation)");
+  addChoice(cmd, "--optimizer", o.optimizer, nn::kOptimizerKinds, nn::optimizerKindName,
+            "optimizer (torch.optim semantics)");
+  cmd->add_option("--lr", o.lr, "learning rate")->check(above(0))->capture_default_str();
+  cmd->add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
+  cmd->add_option("--stall-timeout", o.stall_timeout,
+                  "abort the job when a rank makes no progress for this many seconds (0: off)")
+      ->check(atLeast(0))
+      ->capture_default_str();
+  if (sweep) return;
   cmd->add_option("--val-data", o.val_data,
                   "validation sample file or directory (evaluated after every epoch)");
   cmd->add_option("--epochs", o.epochs, "epochs to train")
@@ -84,10 +158,6 @@ void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set) {
   cmd->add_option("--steps", o.steps,
                   "total optimizer steps, counted across resumes (overrides --epochs)")
       ->check(atLeast(1));
-  addChoice(cmd, "--optimizer", o.optimizer, nn::kOptimizerKinds, nn::optimizerKindName,
-            "optimizer (torch.optim semantics)");
-  cmd->add_option("--lr", o.lr, "learning rate")->check(above(0))->capture_default_str();
-  cmd->add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--warmup-steps", o.warmup_steps, "linear learning-rate warm-up steps")
       ->check(atLeast(0))
       ->capture_default_str();
@@ -111,10 +181,6 @@ void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set) {
                 "must exist; --resume=if-any starts from scratch when there is none")
       ->transform(choice(kResumeModes, resumeModeName, {{"true", "required"}, {"false", "off"}}))
       ->option_text("[=if-any]");
-  cmd->add_option("--stall-timeout", o.stall_timeout,
-                  "abort the job when a rank makes no progress for this many seconds (0: off)")
-      ->check(atLeast(0))
-      ->capture_default_str();
 }
 
 }  // namespace halo3d::apps

@@ -15,9 +15,13 @@ namespace halo3d::apps {
 
 // Which subcommand the flags are for. Each level adds to the one before:
 //   Predict: --grid --data --init-weights --checkpoint-dir --metrics --mpiio --transform
-//   Evaluate: + --batch --seed --no-overlap --no-prefetch --data-store-gib
-//   Train: + --val-data, length, optimizer and schedule, checkpoints, --resume, --stall-timeout
-enum class FlagSet { Predict, Evaluate, Train };
+//   Evaluate: + --batch --seed --no-overlap --no-prefetch --data-store-gib --memory-limit
+//   Train: + --machine, --val-data, length, optimizer and schedule, checkpoints, --resume,
+//          --stall-timeout
+//   Sweep (halo3d-sweep, which runs many grids and writes its own results): those of Evaluate
+//          without --grid, --checkpoint-dir and --metrics, plus --machine, --optimizer, --lr,
+//          --momentum and --stall-timeout
+enum class FlagSet { Predict, Evaluate, Train, Sweep };
 
 void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set);
 
@@ -63,6 +67,13 @@ CLI::Option* addChoice(CLI::App* cmd, const std::string& flag, E& target, const 
 // Validators: "must be >= lo, got v" / "must be > lo, got v".
 CLI::Validator atLeast(double lo);
 CLI::Validator above(double lo);
+
+// A byte count: a number, optionally with a binary suffix K, M, G or T (powers of 1024; "KiB",
+// "KB" and "k" mean the same), e.g. 20G, 512M, 1.5GiB, 1073741824. Throws InputError naming
+// `flag` and the text on anything else (negative, not a number, an unknown suffix).
+std::size_t parseByteSize(const std::string& text, const std::string& flag);
+// The validator of a byte-count flag: turns "20G" into its number of bytes before CLI11 converts.
+CLI::Validator byteSize();
 
 // The name of a resume mode ("off", "required", "if-any").
 const char* resumeModeName(ResumeMode mode);

@@ -3,6 +3,7 @@
 // grid and data, the data pipeline, optimisation and schedule, checkpoints and resume, metrics and
 // the watchdog. An application's options extend this struct with its model's flags.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -18,7 +19,8 @@ namespace halo3d::apps {
 enum class ResumeMode { Off, Required, IfAny };
 
 struct TrainingOptions {
-  std::string grid;  // NxDxHxW; default 1xPx1x1
+  std::string
+      grid;  // NxDxHxW, or "auto" (train: the fastest predicted grid that fits); default 1xPx1x1
   std::string data, val_data;
   index_t batch = 2;  // global mini-batch
   std::uint64_t seed = 1;
@@ -31,6 +33,9 @@ struct TrainingOptions {
   double data_store_gib = 0.0;
   std::string mpiio = "independent";  // independent | collective
   std::string transform = "none";     // InputTransform::parse syntax
+  // Planning (docs/cosmoflow.md, "Memory and the choice of grid").
+  std::size_t memory_limit = 0;  // bytes per rank the plan must fit (--memory-limit; 0: no limit)
+  std::string machine;           // machine file of the performance model (--machine; "": default)
   // Length and optimisation (train).
   long epochs = 1;
   long steps = 0;  // total optimizer steps (counted across resumes); 0: --epochs decides
@@ -46,6 +51,8 @@ struct TrainingOptions {
   int keep_checkpoints = 3;
   ResumeMode resume = ResumeMode::Off;
   double stall_timeout = 600;  // seconds without progress before the watchdog aborts; 0: off
+  // Not flags: what a program driving many runs (the sweep) turns off.
+  bool print_model = true;  // rank 0 prints the model summary when the run starts
 };
 
 }  // namespace halo3d::apps

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "halo3d/apps/common/GridPlanning.hpp"
 #include "halo3d/apps/common/RunId.hpp"
 #include "halo3d/apps/common/RunSupport.hpp"
 #include "halo3d/core/Activity.hpp"
@@ -39,6 +40,7 @@ SampleCatalog openTrainingData(const TrainingOptions& o, TrainingTask& task,
   require<InputError>(o.batch <= catalog.size(), "--batch ", o.batch,
                       " is larger than the data set: --data '", o.data, "' holds ", catalog.size(),
                       " samples");
+  requirePlanFits(o, task, grid);  // --memory-limit, before the model is allocated
   return catalog;
 }
 
@@ -54,7 +56,7 @@ std::unique_ptr<MetricsWriter> openMetrics(const TrainingOptions& o, const std::
                                            const ProcessGrid& grid) {
   std::unique_ptr<MetricsWriter> writer;
   runCollectively(grid.comm(), [&] {
-    writer = std::make_unique<MetricsWriter>(o.metrics, grid.isRoot(), run_id);
+    writer = std::make_unique<MetricsWriter>(o.metrics, grid.isRoot(), run_id, grid.shape().str());
   });
   return writer;
 }
@@ -91,12 +93,12 @@ TrainingRun::TrainingRun(const ProcessGrid& grid, const TrainingOptions& options
           [&task](std::shared_ptr<nn::ParameterStore> store) {
             return task.makeModel(std::move(store));
           },
-          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }),
+          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }, options.memory_limit),
       _model(_models.forBatch(options.batch)),
       _reducer(grid.comm(), _model.parameters()),
       _config_json(task.configJson()),
       _metrics(openMetrics(options, _run_id, grid)) {
-  if (_root) std::printf("%s", task.describe(_model, grid, _o.batch).c_str());
+  if (_root && _o.print_model) std::printf("%s", task.describe(_model, grid, _o.batch).c_str());
   loadInitialWeights(_model.parameters(), _o.init_weights, _o.seed);
 
   nn::OptimizerConfig oc;
@@ -219,6 +221,7 @@ StepResult TrainingRun::step() {
     return _loader->next();
   }();
   r.io_seconds = since(t0);
+  _timers.add("input", nn::Phase::Io, r.io_seconds);
   nn::Model& m = _models.feed(batch);
   _ctx.step = r.step;
   _ctx.training = true;

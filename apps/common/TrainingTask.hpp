@@ -44,8 +44,15 @@ class TrainingTask {
 
   // A new, unbuilt model over `store` (the driver builds one per batch size, sharing the store).
   virtual std::unique_ptr<nn::Model> makeModel(std::shared_ptr<nn::ParameterStore> store) const = 0;
-  // Checks a model just built for the grid (throws InputError naming the problem). Default: none.
-  virtual void checkBuilt(const nn::Model& model, const ProcessGrid& grid) const {}
+  // Checks the model's plan for a grid before anything is built (throws InputError naming the
+  // problem): what the application needs beyond what the plan itself checks. The grid planner
+  // (GridPlanning.hpp) calls it for every candidate grid. Default: none.
+  virtual void checkPlan(const nn::ModelPlan& plan) const {}
+  // Checks a model just built for the grid (throws InputError naming the problem). Default: the
+  // plan's check.
+  virtual void checkBuilt(const nn::Model& model, const ProcessGrid& grid) const {
+    checkPlan(model.builtPlan());
+  }
   // The first line the run prints: the model, the grid and the sizes.
   virtual std::string describe(const nn::Model& model, const ProcessGrid& grid,
                                index_t batch) const = 0;

@@ -1,6 +1,7 @@
 #include "halo3d/apps/cosmoflow/Training.hpp"
 
 #include "halo3d/apps/common/EvaluationRun.hpp"
+#include "halo3d/apps/common/GridPlanning.hpp"
 #include "halo3d/apps/common/RunSupport.hpp"
 #include "halo3d/apps/common/TrainingRun.hpp"
 #include "halo3d/apps/cosmoflow/CosmoFlowTask.hpp"
@@ -8,8 +9,8 @@
 namespace halo3d::apps {
 
 int trainCosmoFlow(const CosmoFlowOptions& o) {
-  ProcessGrid grid(MPI_COMM_WORLD, gridFromOption(o.grid));
   CosmoFlowTask task(o);
+  ProcessGrid grid(MPI_COMM_WORLD, resolveGrid(o, task, true));
   TrainingRun run(grid, o, task);
   if (!o.val_data.empty() && run.nextStep() < run.totalSteps()) {
     // Validation compares the model with always predicting the mean training target.

@@ -12,41 +12,20 @@
 #include "halo3d/apps/common/AppSupport.hpp"
 #include "halo3d/apps/common/ConfigFile.hpp"
 #include "halo3d/apps/common/TrainingFlags.hpp"
+#include "halo3d/apps/cosmoflow/Flags.hpp"
 #include "halo3d/apps/cosmoflow/Training.hpp"
-
-namespace {
-
-using halo3d::apps::CosmoFlowOptions;
-using halo3d::apps::FlagSet;
-
-void addModelFlags(CLI::App* cmd, CosmoFlowOptions& o, bool training) {
-  cmd->add_option("--input-size", o.input_size, "input edge D = H = W (checked against the data)");
-  cmd->add_option("--width", o.width, "channel multiplier of the model")
-      ->check(halo3d::apps::above(0))
-      ->capture_default_str();
-  cmd->add_flag("--batchnorm", o.batchnorm, "BatchNorm after every convolution");
-  cmd->add_option("--bn-stats", o.bn_stats,
-                  "BatchNorm statistics over the spatial group or all ranks")
-      ->check(CLI::IsMember({"spatial", "global"}))
-      ->capture_default_str();
-  if (training)
-    cmd->add_option("--dropout", o.dropout, "dropout probability in the dense head")
-        ->capture_default_str();
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   halo3d::apps::Session session(argc, argv);
   CLI::App app{"CosmoFlow with hybrid data x spatial parallelism (halo3d)"};
   app.require_subcommand(1);
-  CosmoFlowOptions options;
+  halo3d::apps::CosmoFlowOptions options;
   CLI::App* train = app.add_subcommand("train", "train the model");
   CLI::App* eval = app.add_subcommand("eval", "evaluate the model on a data set");
-  halo3d::apps::addTrainingFlags(train, options, FlagSet::Train);
-  addModelFlags(train, options, true);
-  halo3d::apps::addTrainingFlags(eval, options, FlagSet::Evaluate);
-  addModelFlags(eval, options, false);
+  halo3d::apps::addTrainingFlags(train, options, halo3d::apps::FlagSet::Train);
+  halo3d::apps::addCosmoFlowFlags(train, options, true);
+  halo3d::apps::addTrainingFlags(eval, options, halo3d::apps::FlagSet::Evaluate);
+  halo3d::apps::addCosmoFlowFlags(eval, options, false);
   halo3d::apps::addConfigFile(app);
   try {
     app.parse(argc, argv);

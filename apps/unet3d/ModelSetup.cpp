@@ -84,14 +84,22 @@ std::string configJson(const UNetOptions& o, const nn::UNetConfig& c) {
   return j.dump();
 }
 
-void requireSpatialOutput(const nn::Model& model, const GridShape& grid, const nn::UNetConfig& c) {
-  if (model.output().spec.dist == nn::Distribution::Spatial) return;
+void requireSpatialOutput(const nn::ModelPlan& plan, const nn::UNetConfig& c) {
+  if (plan.node(plan.order().back()).spec.dist == nn::Distribution::Spatial) return;
+  const GridShape& grid = plan.grid();
   const Extents3 e = c.extents();
   throw InputError(
       concat("grid ", grid.str(), " splits the volume too finely for a U-Net of depth ", c.depth,
              ": its coarsest level (", e[0] >> c.depth, "x", e[1] >> c.depth, "x", e[2] >> c.depth,
              ") cannot be split that way; use fewer spatial ranks, a smaller "
              "--depth or a larger volume"));
+}
+
+void requireSpatialOutput(const nn::Model& model, const GridShape& grid, const nn::UNetConfig& c) {
+  require<InputError>(model.builtPlan().grid() == grid,
+                      "requireSpatialOutput: the model was built for grid ",
+                      model.builtPlan().grid().str(), ", not ", grid.str());
+  requireSpatialOutput(model.builtPlan(), c);
 }
 
 const char* segmentationLossName(SegmentationLoss loss) {

@@ -32,6 +32,7 @@ std::string configJson(const UNetOptions& o, const nn::UNetConfig& c);
 // The model's output must be split like the labels: throws InputError naming the grid if the
 // network's coarsest level is too small for it (the model then replicates the decoder over the
 // spatial group).
+void requireSpatialOutput(const nn::ModelPlan& plan, const nn::UNetConfig& c);
 void requireSpatialOutput(const nn::Model& model, const GridShape& grid, const nn::UNetConfig& c);
 
 // The loss `kind` of `logits` against `labels`, identical on every rank; fills `dlogits` unless it

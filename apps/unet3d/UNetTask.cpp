@@ -26,8 +26,8 @@ std::unique_ptr<nn::Model> UNetTask::makeModel(std::shared_ptr<nn::ParameterStor
   return nn::makeUNet3d(_config, std::move(store));
 }
 
-void UNetTask::checkBuilt(const nn::Model& model, const ProcessGrid& grid) const {
-  requireSpatialOutput(model, grid.shape(), _config);
+void UNetTask::checkPlan(const nn::ModelPlan& plan) const {
+  requireSpatialOutput(plan, _config);
 }
 
 std::string UNetTask::describe(const nn::Model& model, const ProcessGrid& grid,

@@ -22,7 +22,7 @@ class UNetTask : public TrainingTask {
   SampleKind sampleKind() const override { return SampleKind::UNet; }
   ReadOptions readOptions() const override;
   std::unique_ptr<nn::Model> makeModel(std::shared_ptr<nn::ParameterStore> store) const override;
-  void checkBuilt(const nn::Model& model, const ProcessGrid& grid) const override;
+  void checkPlan(const nn::ModelPlan& plan) const override;
   std::string describe(const nn::Model& model, const ProcessGrid& grid,
                        index_t batch) const override;
   std::string configJson() const override;

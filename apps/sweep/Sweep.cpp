@@ -1,0 +1,404 @@
+#include "halo3d/apps/sweep/Sweep.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/GridPlanning.hpp"
+#include "halo3d/apps/common/TrainingRun.hpp"
+#include "halo3d/apps/sweep/SweepReport.hpp"
+#include "halo3d/comm/Communicator.hpp"
+#include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/Activity.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/MemoryInfo.hpp"
+#include "halo3d/core/MemoryTracker.hpp"
+#include "halo3d/io/Collective.hpp"
+#include "halo3d/nn/LayerTimers.hpp"
+#include "halo3d/nn/plan/Calibration.hpp"
+
+namespace halo3d::apps {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr nn::Phase kPhases[] = {nn::Phase::Compute, nn::Phase::HaloWait, nn::Phase::Redistribute,
+                                 nn::Phase::Allreduce, nn::Phase::Io};
+constexpr const char* kPhaseKeys[] = {"compute", "halo_wait", "redistribute", "allreduce", "io"};
+constexpr int kPhaseCount = 5;
+
+// How long the ranks wait for each other to agree that a grid failed before aborting the job.
+constexpr double kAgreeSeconds = 60;
+
+json orNull(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string secondsText(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g s", s);
+  return buf;
+}
+
+void say(bool root, const std::string& line) {
+  if (!root) return;
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+// What the planner says about a grid, as record keys (every status).
+json predictedKeys(const GridAssessment& a) {
+  json r;
+  r["predicted_step_s"] = orNull(a.predictedStep());
+  r["predicted_peak_bytes"] = a.planned ? json(a.predicted_bytes) : json(nullptr);
+  if (!a.planned) return r;
+  json terms = json::array();
+  for (const nn::MemoryTerm& t : a.memory)
+    terms.push_back({{"what", t.what}, {"bytes", t.bytes}});
+  r["predicted_memory"] = terms;
+  if (a.prediction) {
+    const nn::StepPrediction& p = *a.prediction;
+    r["predicted"] = {
+        {"compute", p.compute_s},     {"halo", p.halo_s}, {"redistribute", p.redistribute_s},
+        {"allreduce", p.allreduce_s}, {"io", p.io_s},     {"band", p.step_band_s}};
+    r["notes"] = p.notes;
+  }
+  return r;
+}
+
+// Runs one grid and returns its measured keys, identical on every rank (collective).
+json measureGrid(const GridShape& shape, const TrainingOptions& base, TrainingTask& task,
+                 const SweepOptions& s, const GridAssessment& assessment, bool root) {
+  TrainingOptions o = base;
+  o.grid = shape.str();
+  o.steps = s.warmup + s.steps;
+  o.print_model = false;
+  MemoryTracker::resetPeak();  // the grid's own peak
+  const ProcessGrid grid(MPI_COMM_WORLD, shape);
+  TrainingRun run(grid, o, task);
+
+  std::vector<double> steps;
+  std::map<std::string, std::array<double, kPhaseCount>> layer_s;
+  std::map<std::string, nn::HaloTraffic> layer_traffic;
+  std::array<double, kPhaseCount + 2> totals{};  // phases, then halo bytes and messages
+  std::size_t peak = 0;
+  for (int i = 0; i < s.warmup + s.steps; ++i) {
+    const StepResult r = run.step();
+    peak = r.peak_bytes;
+    const bool warm = i < s.warmup;
+    say(root, concat("  step ", i + 1, " of ", s.warmup + s.steps, warm ? " (warm-up)" : "", ": ",
+                     secondsText(r.seconds)));
+    if (warm) continue;
+    steps.push_back(r.seconds);
+    const nn::LayerTimers& t = run.timers();
+    for (const auto& [name, phases] : t.all())
+      for (int p = 0; p < kPhaseCount; ++p)
+        layer_s[name][std::size_t(p)] += phases[std::size_t(int(kPhases[p]))];
+    for (const auto& [name, traffic] : t.traffic()) {
+      layer_traffic[name].bytes += traffic.bytes;
+      layer_traffic[name].messages += traffic.messages;
+    }
+    for (int p = 0; p < kPhaseCount; ++p)
+      totals[std::size_t(p)] += t.total(kPhases[p]);
+    const nn::HaloTraffic all = t.totalTraffic();
+    totals[kPhaseCount] += all.bytes;
+    totals[kPhaseCount + 1] += all.messages;
+  }
+
+  // Per layer and phase, the largest rank's: every rank lists the same layers (the model's, then
+  // the gradient allreduce's wait and the batch read).
+  std::vector<std::string> names;
+  for (const nn::Layer* l : run.models().forBatch(o.batch).layers())
+    names.push_back(l->name());
+  names.push_back("allreduce");
+  names.push_back("input");
+  const std::size_t per = kPhaseCount + 2;
+  std::vector<double> buf(names.size() * per + totals.size(), 0.0);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (auto it = layer_s.find(names[i]); it != layer_s.end())
+      std::copy(it->second.begin(), it->second.end(), buf.begin() + long(i * per));
+    if (auto it = layer_traffic.find(names[i]); it != layer_traffic.end()) {
+      buf[i * per + kPhaseCount] = it->second.bytes;
+      buf[i * per + kPhaseCount + 1] = it->second.messages;
+    }
+  }
+  std::copy(totals.begin(), totals.end(), buf.end() - long(totals.size()));
+  MPI_Allreduce(MPI_IN_PLACE, buf.data(), int(buf.size()), MPI_DOUBLE, MPI_MAX, grid.comm());
+  const double n = double(steps.size());
+  for (double& v : buf)
+    v /= n;
+
+  json r;
+  const double med = median(steps);
+  r["measured_step_s"] = med;
+  r["step_s"] = {{"median", med},
+                 {"min", *std::min_element(steps.begin(), steps.end())},
+                 {"max", *std::max_element(steps.begin(), steps.end())},
+                 {"all", steps}};
+  const double* tot = &buf[names.size() * per];
+  json times;
+  double phases = 0;
+  for (int p = 0; p < kPhaseCount; ++p) {
+    times[kPhaseKeys[p]] = tot[p];
+    phases += tot[p];
+  }
+  times["other"] = std::max(0.0, med - phases);
+  r["times"] = times;
+  r["halo_bytes"] = tot[kPhaseCount];
+  r["halo_messages"] = tot[kPhaseCount + 1];
+  r["peak_bytes"] = peak;
+  json layers = json::array();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    json l;
+    l["name"] = names[i];
+    for (int p = 0; p < kPhaseCount; ++p)
+      l[std::string(kPhaseKeys[p]) + "_s"] = buf[i * per + std::size_t(p)];
+    l["halo_bytes"] = buf[i * per + kPhaseCount];
+    l["halo_messages"] = buf[i * per + kPhaseCount + 1];
+    if (assessment.prediction)
+      for (const nn::LayerPrediction& lp : assessment.prediction->layers)
+        if (lp.name == names[i])
+          l["predicted"] = {{"forward_s", lp.forward_s},
+                            {"backward_s", lp.backward_s},
+                            {"halo_s", lp.halo_s},
+                            {"halo_bytes", lp.halo_bytes},
+                            {"halo_messages", lp.halo_messages},
+                            {"redistribute_s", lp.redistribute_s},
+                            {"allreduce_s", lp.allreduce_s}};
+    layers.push_back(l);
+  }
+  r["layers"] = layers;
+  return r;
+}
+
+// After a grid, every rank learns whether any rank failed and, if so, the lowest failing rank's
+// error (empty if none). A rank that does not come within kAgreeSeconds is stuck where a failed
+// rank left it (an error on some ranks only): the job is aborted.
+std::string agreeOnGrid(std::exception_ptr failure, const GridShape& shape, MPI_Comm comm) {
+  std::string mine;
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      mine = e.what();
+    } catch (...) {
+      mine = "unknown exception";
+    }
+    if (mine.empty()) mine = "(no message)";
+  }
+  int local = failure ? 1 : 0, any = 0;
+  MPI_Request request;
+  MPI_Iallreduce(&local, &any, 1, MPI_INT, MPI_MAX, comm, &request);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(kAgreeSeconds);
+  int done = 0;
+  while (!done) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      int rank = 0;
+      MPI_Comm_rank(comm, &rank);
+      std::fprintf(stderr,
+                   "halo3d-sweep: error on rank %d at grid %s: %s (other ranks did not stop within "
+                   "%.0f s; aborting the job)\n",
+                   rank, shape.str().c_str(), failure ? mine.c_str() : "(this rank finished)",
+                   kAgreeSeconds);
+      std::fflush(stderr);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!any) return {};
+  for (const std::string& m : allgatherStrings(mine, comm))
+    if (!m.empty()) return m;
+  return "(no message)";
+}
+
+// --calibrate: rank 0 times the layers on the blocks of every valid grid and writes the timings
+// into the machine file at `path`; every rank then reads it again.
+void calibrate(GridPlanner& planner, const std::vector<GridAssessment>& candidates,
+               const TrainingOptions& o, const std::string& path, nn::Machine& machine, bool root) {
+  std::vector<nn::ModelPlan> plans;
+  for (const GridAssessment& a : candidates)
+    if (a.valid) plans.push_back(planner.plan(a.grid));
+  say(root, concat("calibrating on rank 0: the layers on the blocks of ", plans.size(),
+                   " grids (the other ranks wait)"));
+  runOnRootWhileOthersWait(MPI_COMM_WORLD, "calibrating the layers", [&] {
+    nn::CalibrationOptions co;
+    co.threads = Kokkos::DefaultExecutionSpace().concurrency();
+    co.optimizer = o.optimizer;
+    co.progress = [](const std::string& what) {
+      setActivity(concat("calibrating ", what));
+      std::printf("  timed %s\n", what.c_str());
+      std::fflush(stdout);
+    };
+    const int added = nn::calibrate(planner.model(), plans, machine, co);
+    machine.save(path);
+    std::printf("calibration: %d timings recorded in %s\n", added, path.c_str());
+    std::fflush(stdout);
+  });
+  runCollectively(MPI_COMM_WORLD, [&] { machine = nn::Machine::load(path); });
+}
+
+}  // namespace
+
+int runSweep(const SweepOptions& s) {
+  int size = 0, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const bool root = rank == 0;
+  const TrainingOptions& o = s.model.training();
+  // The grids first: a malformed --grids is refused before anything is read.
+  const std::vector<GridShape> grids =
+      s.grids.empty() ? allGrids(size) : parseGridList(s.grids, "--grids");
+
+  const std::unique_ptr<TrainingTask> task = s.model.makeTask();
+  const SampleCatalog catalog = [&] {
+    const ProcessGrid provisional(MPI_COMM_WORLD, GridShape(1, size, 1, 1));
+    ScopedActivity activity("opening the data set");
+    return task->openData(o.data, "--data", provisional);
+  }();
+  task->configure(catalog);
+  require<InputError>(o.batch <= catalog.size(), "--batch ", o.batch,
+                      " is larger than the data set: --data '", o.data, "' holds ", catalog.size(),
+                      " samples");
+  runCollectively(MPI_COMM_WORLD, [&] {
+    if (!root) return;
+    std::error_code ec;
+    std::filesystem::create_directories(s.out, ec);
+    require<InputError>(std::filesystem::is_directory(s.out), "--out '", s.out,
+                        "' cannot be created", ec ? ": " + ec.message() : std::string());
+  });
+
+  std::string machine_note;
+  std::optional<nn::Machine> machine = loadMachine(o, true, MPI_COMM_WORLD, &machine_note);
+  GridPlanner planner(*task, o, size, ranksOnNode(MPI_COMM_WORLD), machine ? &*machine : nullptr);
+  const auto assessAll = [&] {
+    std::vector<GridAssessment> all;
+    for (const GridShape& g : grids)
+      all.push_back(planner.assess(g));
+    return all;
+  };
+  std::vector<GridAssessment> candidates = assessAll();
+  std::size_t valid = 0;
+  for (const GridAssessment& a : candidates)
+    valid += a.valid ? 1 : 0;
+  if (valid == 0) {
+    std::string why;
+    for (const GridAssessment& a : candidates)
+      why += concat("\n  ", a.grid.str(), ": ", a.why_not);
+    throw InputError(concat("no valid grid to sweep for ", size, " ranks (--model ",
+                            s.model.model(), ", --batch ", o.batch,
+                            o.memory_limit
+                                ? concat(", --memory-limit ", formatBytes(double(o.memory_limit)))
+                                : std::string(),
+                            "):", why));
+  }
+  if (s.calibrate) {
+    const std::string path = findMachineFile(o.machine);
+    require<InputError>(machine.has_value(),
+                        "--calibrate records its timings in a machine file, and there is none: "
+                        "pass --machine FILE (",
+                        machine_note, ")");
+    calibrate(planner, candidates, o, path, *machine, root);
+    candidates = assessAll();
+  }
+
+  const std::string title =
+      concat("halo3d-sweep: ", s.model.model(), ", ", size, " ranks, batch ", o.batch, ", ",
+             s.warmup, " warm-up and ", s.steps, " measured steps per grid");
+  say(root,
+      concat(title, "; ", valid, " valid grids of ", candidates.size(), "; ",
+             machine ? concat("predictions from machine file ", machine->path) : machine_note));
+  const Communicator agree = Communicator::duplicate(MPI_COMM_WORLD);
+  std::vector<json> records;
+  std::vector<std::string> failed;
+  std::size_t done = 0;
+  for (const GridAssessment& a : candidates) {
+    json r;
+    r["grid"] = a.grid.str();
+    r["ranks"] = a.grid.size();
+    r["model"] = s.model.model();
+    r["batch"] = o.batch;
+    r["steps"] = s.steps;
+    r["warmup"] = s.warmup;
+    r.update(predictedKeys(a));
+    r["machine"] = machine ? json(machine->path) : json(nullptr);
+    if (!a.valid) {
+      r["status"] = "invalid";
+      r["note"] = a.why_not;
+      say(root, concat("grid ", a.grid.str(), ": not valid: ", a.why_not));
+      records.push_back(r);
+      continue;
+    }
+    ++done;
+    const double predicted = a.predictedStep();
+    say(root, concat("grid ", done, " of ", valid, ": ", a.grid.str(), " (",
+                     std::isfinite(predicted) ? concat("predicted ", secondsText(predicted), ", ")
+                                              : std::string(),
+                     formatBytes(double(a.predicted_bytes)), " per rank predicted)"));
+    std::exception_ptr failure;
+    json measured;
+    try {
+      ScopedActivity activity(concat("sweeping grid ", a.grid.str()));
+      measured = measureGrid(a.grid, o, *task, s, a, root);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    const std::string error = agreeOnGrid(failure, a.grid, agree);
+    if (!error.empty()) {
+      r["status"] = "failed";
+      r["note"] = error;
+      failed.push_back(concat(a.grid.str(), ": ", error));
+      say(root, concat("grid ", a.grid.str(), ": failed: ", error));
+    } else {
+      r["status"] = "measured";
+      r.update(measured);
+      say(root, concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
+                       " per step (min ", secondsText(r["step_s"]["min"]), ", max ",
+                       secondsText(r["step_s"]["max"]),
+                       std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
+                                                : std::string(),
+                       "), peak ", formatBytes(r["peak_bytes"].get<double>()),
+                       " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")"));
+    }
+    records.push_back(r);
+    runCollectively(MPI_COMM_WORLD, [&] {
+      if (root) writeSweepReports(s.out, records, title);
+    });
+  }
+  runCollectively(MPI_COMM_WORLD, [&] {
+    if (root) writeSweepReports(s.out, records, title);
+  });
+  if (root) {
+    std::printf("\n%s\nwrote %s/sweep.jsonl, sweep.csv and sweep.md\n",
+                sweepMarkdown(records, title).c_str(), s.out.c_str());
+    std::fflush(stdout);
+  }
+  if (!failed.empty()) {
+    std::string list;
+    for (const std::string& f : failed)
+      list += "\n  " + f;
+    throw Error(concat(failed.size(), " of ", valid,
+                       " valid grids failed at run time (recorded in ", s.out,
+                       "/sweep.jsonl):", list));
+  }
+  return 0;
+}
+
+}  // namespace halo3d::apps
