@@ -160,4 +160,70 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
   return timed;
 }
 
+std::string calibrateLinks(MPI_Comm comm, Machine& machine) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  require<InputError>(size >= 2, "link calibration needs at least 2 ranks, got ", size);
+  const std::vector<std::size_t> sizes{8, 1 << 10, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 23};
+  std::vector<char> buf(sizes.back());
+  std::vector<double> x, y;  // bytes, one-way seconds
+  for (std::size_t bytes : sizes) {
+    const int reps = bytes < (1 << 16) ? 200 : 20;
+    std::vector<double> t;
+    for (int r = 0; r <= reps; ++r) {
+      MPI_Barrier(comm);
+      const double t0 = MPI_Wtime();
+      if (rank == 0) {
+        MPI_Send(buf.data(), int(bytes), MPI_CHAR, 1, 0, comm);
+        MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 1, 0, comm, MPI_STATUS_IGNORE);
+      } else if (rank == 1) {
+        MPI_Recv(buf.data(), int(bytes), MPI_CHAR, 0, 0, comm, MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), int(bytes), MPI_CHAR, 0, 0, comm);
+      }
+      if (r > 0) t.push_back((MPI_Wtime() - t0) / 2);
+    }
+    x.push_back(double(bytes));
+    y.push_back(median(t));
+  }
+  // Least squares of y = alpha + beta x, weighted by 1/y so that small messages (alpha) count.
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double w = 1 / (y[i] * y[i]);
+    sw += w;
+    sx += w * x[i];
+    sy += w * y[i];
+    sxx += w * x[i] * x[i];
+    sxy += w * x[i] * y[i];
+  }
+  double beta = (sw * sxy - sx * sy) / (sw * sxx - sx * sx);
+  double alpha = (sy - beta * sx) / sw;
+  alpha = std::max(alpha, 1e-9);
+  beta = std::max(beta, 1e-13);
+  // Both ranks' view of the fit is rank 0's.
+  double fit[2] = {alpha, beta};
+  MPI_Bcast(fit, 2, MPI_DOUBLE, 0, comm);
+  machine.shared_memory = Link{fit[0], fit[1]};
+  // gamma from a large allreduce over all ranks (a ring in Open MPI for this size).
+  const std::size_t n = std::size_t(1) << 23;
+  std::vector<float> a(n / sizeof(float), 1.0f), b(a.size());
+  std::vector<double> t;
+  for (int r = 0; r <= 10; ++r) {
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    MPI_Allreduce(a.data(), b.data(), int(a.size()), MPI_FLOAT, MPI_SUM, comm);
+    if (r > 0) t.push_back(MPI_Wtime() - t0);
+  }
+  double worst = median(t);
+  MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+  const double p = size, frac = (p - 1) / p;
+  const double comm_s = 2 * (p - 1) * fit[0] + 2 * frac * double(n) * fit[1];
+  machine.reduction_gamma_s_per_byte = std::max(1e-13, (worst - comm_s) / (frac * double(n)));
+  return machine.link_source = concat("halo3d-sweep --calibrate on ", size,
+                                      " ranks: ping-pong 8 B - 8 MiB between ranks 0 "
+                                      "and 1 (alpha ",
+                                      fit[0] * 1e6, " us, beta ", 1 / fit[1] / 1e9,
+                                      " GB/s); MPI_Allreduce of 8 MiB in ", worst * 1e3, " ms");
+}
+
 }  // namespace halo3d::nn

@@ -8,6 +8,8 @@
 // runs on that block, without the communication the step model prices separately. The optimizer
 // step is timed once on the model's parameters (layer "optimizer <kind>").
 
+#include <mpi.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -36,5 +38,12 @@ LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, i
 // added or replaced.
 int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machine,
               const CalibrationOptions& options);
+
+// Collective over `comm` (at least 2 ranks, on one node): fits the shared-memory link's alpha and
+// beta to ping-pong times between ranks 0 and 1 over message sizes from 8 B to 8 MiB (least squares
+// on the round-trip halves), and the reduction's gamma to a ring MPI_Allreduce of 8 MiB over all
+// ranks given those. Returns, on every rank, a description of the fit for the machine file's
+// "source" fields.
+std::string calibrateLinks(MPI_Comm comm, Machine& machine);
 
 }  // namespace halo3d::nn

@@ -138,6 +138,13 @@ void Machine::save(const std::string& out_path) const {
   for (const LayerTiming& t : this->layers)
     layers.push_back(timingJson(t));
   j["layers"] = layers;
+  if (!link_source.empty()) {
+    j["links"]["shared_memory"] = Json{{"alpha_s", shared_memory.alpha_s},
+                                       {"beta_s_per_byte", shared_memory.beta_s_per_byte},
+                                       {"source", link_source}};
+    j["reduction"] =
+        Json{{"gamma_s_per_byte", reduction_gamma_s_per_byte}, {"source", link_source}};
+  }
   const std::string tmp = out_path + ".tmp";
   {
     std::ofstream out(tmp);

@@ -69,12 +69,14 @@ struct Machine {
   bool calibrated = true;  // compute.kind: "calibrated" or "roofline"
   std::optional<RooflineCompute> roofline;
   std::vector<LayerTiming> layers;
-  std::string document;  // the file as read: save() keeps every other key and its source
+  std::string document;     // the file as read: save() keeps every other key and its source
+  std::string link_source;  // set by calibrateLinks: save() writes the links it measured
 
   // Reads and checks a machine file. Throws InputError naming the file and the key on a missing,
   // mistyped or out-of-range value, and on JSON that does not parse (with its line).
   static Machine load(const std::string& path);
-  // Writes the file back (the "layers" table is how --calibrate stores its measurements).
+  // Writes the file back: the "layers" table (how --calibrate stores its measurements) and, when
+  // calibrateLinks measured them, the shared-memory link and the reduction rate with their source.
   void save(const std::string& path) const;
   // The calibrated timing of `layer` on these blocks with `threads` threads, if measured.
   const LayerTiming* find(const std::string& layer, const Shape5& input, const Shape5& output,

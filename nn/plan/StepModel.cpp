@@ -209,17 +209,21 @@ class Predictor {
     return l;
   }
 
-  // The gradient buckets: a ring allreduce each (Open MPI's algorithm for large messages).
-  // Measured on this implementation, backward does not hide it: MPI moves it only inside MPI calls.
+  // The gradient buckets: GradientReducer starts an in-place MPI_Iallreduce per bucket, for which
+  // Open MPI's libnbc takes its binomial algorithm whatever the size (nbc_iallreduce.c: in-place,
+  // fewer than 4 ranks or under 64 KiB select it): a binomial reduce to rank 0 then a binomial
+  // broadcast, ceil(log2 P) rounds each moving the whole bucket. Measured on this implementation,
+  // backward does not hide it: MPI moves it only inside MPI calls.
   double gradientAllreduce() const {
     const int p = _plan.grid().size();
     if (p == 1) return 0;
     const double n = double(_run.trainable_parameters) * 4;  // fp32 gradients
     const double buckets = std::ceil(n / double(_run.bucket_bytes));
+    const double bucket = n / buckets;
+    const double rounds = std::ceil(std::log2(double(p)));
     const Link& link = worldLink();
-    const double frac = double(p - 1) / p;
-    return buckets * 2 * (p - 1) * link.alpha_s + 2 * frac * n * link.beta_s_per_byte +
-           frac * n * _m.reduction_gamma_s_per_byte * _stretch;
+    return buckets * rounds *
+           (2 * link.time(bucket, 1) + bucket * _m.reduction_gamma_s_per_byte * _stretch);
   }
 
   double optimizerStep() const {

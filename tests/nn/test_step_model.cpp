@@ -60,8 +60,9 @@ TEST(StepModel, HaloBytesOfAKnownPlan) {
   EXPECT_GT(p.compute_s, 0.0);
 }
 
-// The gradient allreduce on P = 4 ranks of n bytes in one bucket: a ring, 2 (P-1) alpha +
-// 2 (P-1)/P n beta + (P-1)/P n gamma; plus the loss's and the step's small allreduces (3 x log2 P
+// The gradient allreduce on P = 4 ranks of n bytes in one bucket: GradientReducer's in-place
+// MPI_Iallreduce, which Open MPI runs as a binomial reduce and broadcast, ceil(log2 P) = 2 rounds
+// of 2 (alpha + n beta) + n gamma; plus the loss's and the step's small allreduces (3 x log2 P
 // alpha).
 TEST(StepModel, GradientAllreduceForGivenAlphaBetaGamma) {
   auto model = oneConv(4, 8, 8);
@@ -74,12 +75,12 @@ TEST(StepModel, GradientAllreduceForGivenAlphaBetaGamma) {
   RunShape run;
   run.trainable_parameters = 8 * 4 * 27;
   run.all_parameters = run.trainable_parameters;
-  const double n = double(run.trainable_parameters) * 4, p = 4;
-  const double ring = 2 * (p - 1) * alpha + 2 * (p - 1) / p * n * beta + (p - 1) / p * n * gamma;
-  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, ring + 3 * 2 * alpha, 1e-15);
-  // Buckets: each pays its own 2 (P-1) alpha.
+  const double n = double(run.trainable_parameters) * 4;
+  const double binomial = 2 * (2 * (alpha + n * beta) + n * gamma);
+  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, binomial + 3 * 2 * alpha, 1e-15);
+  // Three buckets of n / 3: each pays its own rounds of alpha.
   run.bucket_bytes = std::size_t(n) / 3 + 1;
-  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, ring + 2 * 2 * (p - 1) * alpha + 6 * alpha,
+  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, binomial + 2 * 2 * 2 * alpha + 6 * alpha,
               1e-15);
 }
 
