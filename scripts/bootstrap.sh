@@ -33,10 +33,11 @@ packages=(build-essential cmake pkg-config dpkg-dev ca-certificates
           libgtest-dev libgmock-dev libbenchmark-dev
           libcli11-dev nlohmann-json3-dev libfftw3-dev libfmt-dev clang-format)
 # Optional packages are installed when we can (as root) and never demanded: ccache (scripts/common.sh uses it
-# when present) and oneDNN for the anchor benchmark. Debian 12's dnnl-config.cmake requires OpenCL, which
+# when present), matplotlib for scripts/plot_sweep.py (and the plot in the sweep's smoke test) and oneDNN for the
+# anchor benchmark. Debian 12's dnnl-config.cmake requires OpenCL, which
 # libdnnl-dev only recommends, so its headers come too; without them the configure disables that benchmark
 # with a notice (cmake/Halo3dDependencies.cmake) rather than failing.
-optional=(ccache libdnnl-dev ocl-icd-opencl-dev)
+optional=(ccache libdnnl-dev ocl-icd-opencl-dev python3-matplotlib)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do

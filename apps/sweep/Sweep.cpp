@@ -230,9 +230,12 @@ std::string agreeOnGrid(std::exception_ptr failure, const GridShape& shape, MPI_
 }
 
 // --calibrate: rank 0 times the layers on the blocks of every valid grid and writes the timings
-// into the machine file at `path`; every rank then reads it again.
-void calibrate(GridPlanner& planner, const std::vector<GridAssessment>& candidates,
-               const TrainingOptions& o, const std::string& path, nn::Machine& machine, bool root) {
+// into the machine file at `path`; every rank then reads it again. The model it times (and the
+// parameters calibration allocates) is freed before the grids run, so no grid's peak counts it.
+void calibrate(const TrainingTask& task, const TrainingOptions& o, int ranks, int ranks_per_node,
+               const std::vector<GridAssessment>& candidates, const std::string& path,
+               nn::Machine& machine, bool root) {
+  GridPlanner planner(task, o, ranks, ranks_per_node, nullptr);
   std::vector<nn::ModelPlan> plans;
   for (const GridAssessment& a : candidates)
     if (a.valid) plans.push_back(planner.plan(a.grid));
@@ -287,13 +290,22 @@ int runSweep(const SweepOptions& s) {
 
   std::string machine_note;
   std::optional<nn::Machine> machine = loadMachine(o, true, MPI_COMM_WORLD, &machine_note);
-  GridPlanner planner(*task, o, size, ranksOnNode(MPI_COMM_WORLD), machine ? &*machine : nullptr);
+  require<InputError>(!s.calibrate || machine.has_value(),
+                      "--calibrate records its timings in a machine file, and there is none: pass "
+                      "--machine FILE (",
+                      machine_note, ")");
+  const int ranks_per_node = ranksOnNode(MPI_COMM_WORLD);
+  // Before --calibrate, the machine file may not know this model's layers: assess by memory alone.
+  const GridPlanner memory_planner(*task, o, size, ranks_per_node, nullptr);
+  std::optional<GridPlanner> priced;
   const auto assessAll = [&] {
+    const GridPlanner& planner = priced ? *priced : memory_planner;
     std::vector<GridAssessment> all;
     for (const GridShape& g : grids)
       all.push_back(planner.assess(g));
     return all;
   };
+  if (machine && !s.calibrate) priced.emplace(*task, o, size, ranks_per_node, &*machine);
   std::vector<GridAssessment> candidates = assessAll();
   std::size_t valid = 0;
   for (const GridAssessment& a : candidates)
@@ -310,12 +322,8 @@ int runSweep(const SweepOptions& s) {
                             "):", why));
   }
   if (s.calibrate) {
-    const std::string path = findMachineFile(o.machine);
-    require<InputError>(machine.has_value(),
-                        "--calibrate records its timings in a machine file, and there is none: "
-                        "pass --machine FILE (",
-                        machine_note, ")");
-    calibrate(planner, candidates, o, path, *machine, root);
+    calibrate(*task, o, size, ranks_per_node, candidates, machine->path, *machine, root);
+    priced.emplace(*task, o, size, ranks_per_node, &*machine);
     candidates = assessAll();
   }
 

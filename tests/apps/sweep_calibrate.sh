@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# sweep_calibrate.sh SWEEP DATA WORK TEMPLATE LAUNCHER...: `halo3d-sweep --calibrate` on 2 ranks times the layers on
+# the blocks of each grid (rank 0; the other rank waits), writes them into a copy of the calibrated-kind machine file
+# TEMPLATE (which has no timings), and then predicts every grid's step time from them.
+set -eu
+sweep="$1"; data="$2"; work="$3"; template="$4"; shift 4
+rm -rf "$work"
+mkdir -p "$work"
+cp "$template" "$work/machine.json"
+"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 1 --warmup 0 \
+  --grids 1x2x1x1,2x1x1x1 --machine "$work/machine.json" --calibrate --out "$work/out"
+python3 - "$work/machine.json" "$work/out/sweep.jsonl" <<'PY'
+import json, sys
+machine = json.load(open(sys.argv[1]))
+layers = machine.get("layers", [])
+assert any(l["layer"].startswith("Conv3d(4->2") for l in layers), f"no timing of the first convolution in {layers}"
+records = [json.loads(line) for line in open(sys.argv[2])]
+assert [r["grid"] for r in records] == ["1x2x1x1", "2x1x1x1"], records
+for r in records:
+    assert r["status"] == "measured", r
+    assert isinstance(r["predicted_step_s"], float) and r["predicted_step_s"] > 0, r["predicted_step_s"]
+print(f"sweep --calibrate: {len(layers)} timings; predicted " +
+      ", ".join(f"{r['grid']} {r['predicted_step_s']:.4g} s" for r in records))
+PY
