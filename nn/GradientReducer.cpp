@@ -3,6 +3,7 @@
 #include "halo3d/comm/Communicator.hpp"
 #include "halo3d/comm/MpiTraits.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/KokkosCompat.hpp"
 
 namespace halo3d::nn {
 
@@ -68,7 +69,7 @@ void GradientReducer::startReady() {
   while (_next < _buckets.size() && _buckets[_next].pending == 0) {
     Bucket& b = _buckets[_next];
     if (!fenced) {
-      Kokkos::fence();
+      fence("gradients final before their bucket allreduce");
       fenced = true;
     }
     auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));

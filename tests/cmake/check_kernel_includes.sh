@@ -9,13 +9,6 @@ set -euo pipefail
 root=${1:?usage: check_kernel_includes.sh <source root>}
 cd "$root"
 
-# Transitional exception, to be deleted with the include it excuses: apps/unet3d/Segmentation.cpp
-# still writes softmax, argmax and the Dice counts through kernels::impl::readCells/writeCells, until
-# it calls kernels/Segmentation.hpp (softmaxArgmax, diceCounts). When it no longer includes
-# kernels/impl/, this check fails until the line below and kernels/impl/ElementwiseViews.hpp (the
-# forwarding header it includes) are deleted.
-allowed=(apps/unet3d/Segmentation.cpp)
-
 status=0
 include_of() {  # files under the given folders whose #include lines match the pattern
   local pattern=$1
@@ -31,25 +24,11 @@ done
 if ((${#layers[@]})); then
   while IFS= read -r hit; do
     [[ -z $hit ]] && continue
-    file=${hit%%:*}
-    skip=0
-    for a in "${allowed[@]}"; do
-      [[ $file == "$a" ]] && skip=1
-    done
-    ((skip)) && continue
     echo "layering: $hit"
     echo "  includes a kernels implementation header; call the public kernels/*.hpp instead"
     status=1
   done < <(include_of 'kernels/impl/' "${layers[@]}")
 fi
-
-for a in "${allowed[@]}"; do
-  if [[ -f $a ]] && [[ -z $(include_of 'kernels/impl/' "$a") ]]; then
-    echo "layering: $a no longer includes kernels/impl/: delete its exception in $0"
-    echo "  and the forwarding header kernels/impl/ElementwiseViews.hpp"
-    status=1
-  fi
-done
 
 while IFS= read -r hit; do
   [[ -z $hit ]] && continue
