@@ -116,10 +116,10 @@ nn::RunShape GridPlanner::runShape() const {
 GridAssessment GridPlanner::assess(const GridShape& grid) const {
   GridAssessment a;
   a.grid = grid;
+  // Validity and memory first, with the placeholder machine: they need no machine file, and a
+  // machine that cannot price this model must not hide them.
   const nn::GridCandidate c =
-      nn::candidateGrids(*_model, _ranks, _o.batch, _machine ? *_machine : _memory_only, runShape(),
-                         _o.memory_limit, {grid})
-          .front();
+      nn::candidateGrids(*_model, _ranks, _o.batch, _memory_only, runShape(), 0, {grid}).front();
   a.why_not = c.why_not;
   if (!c.planned) return a;
   const nn::ModelPlan p = plan(grid);
@@ -133,12 +133,20 @@ GridAssessment GridPlanner::assess(const GridShape& grid) const {
   a.largest = p.largestTensors(nn::ModelPlan::largestRank(), sizeof(nn::real), 3);
   a.predicted_bytes = c.prediction.peak_bytes;
   a.memory = c.prediction.memory;
-  if (_machine) a.prediction = c.prediction;
+  if (_machine) {
+    try {
+      a.prediction = nn::predictStep(p, *_machine, runShape());
+      a.predicted_bytes = a.prediction->peak_bytes;  // the machine's (its devices decide buffers)
+      a.memory = a.prediction->memory;
+    } catch (const Error& e) {
+      a.prediction_error = e.what();
+    }
+  }
   a.over_limit = _o.memory_limit > 0 && a.predicted_bytes > _o.memory_limit;
   if (a.over_limit)
     a.why_not = concat("needs ", bytesText(a.predicted_bytes), " per rank, over --memory-limit ",
                        bytesText(_o.memory_limit));
-  a.valid = a.why_not.empty();
+  a.valid = !a.over_limit;
   return a;
 }
 
@@ -197,6 +205,13 @@ GridAssessment GridPlanner::choose(std::string* summary) const {
       why += concat("\n  ", a.grid.str(), ": ", a.why_not);
     throw InputError(concat("--grid auto: no grid of ", _ranks, " ranks can run this model:", why));
   }
+  // Time decides only if the machine prices every candidate: one it cannot price (a calibrated
+  // machine file without this model's layers) is an error that says how to fix it.
+  if (_machine)
+    for (const GridAssessment* a : valid)
+      require<InputError>(a->prediction.has_value(),
+                          "--grid auto: the machine file cannot price grid ", a->grid.str(), ": ",
+                          a->prediction_error);
   const GridAssessment& c = *valid.front();
   if (summary) {
     const auto describe = [](const GridAssessment& a) {

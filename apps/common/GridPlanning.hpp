@@ -48,7 +48,9 @@ struct GridAssessment {
   std::size_t predicted_bytes = 0;     // per rank, on the rank with the largest blocks
   std::vector<nn::MemoryTerm> memory;  // what predicted_bytes is made of
   std::string largest;                 // the largest tensors of that rank ("'features.0' ...")
-  std::optional<nn::StepPrediction> prediction;  // with a machine file
+  std::optional<nn::StepPrediction> prediction;  // with a machine file that can price the model
+  std::string
+      prediction_error;  // why the machine file could not (e.g. a layer it has no timing of)
   // The predicted step time, or NaN without a prediction.
   double predictedStep() const;
 };
@@ -72,7 +74,9 @@ class GridPlanner {
   // What the step model is told about the run besides the plan.
   nn::RunShape runShape() const;
 
-  // One grid (of any size: a grid of another rank count is invalid, saying so).
+  // One grid (of any size: a grid of another rank count is invalid, saying so). Validity and memory
+  // do not depend on the machine file; a prediction the machine cannot make is recorded in
+  // prediction_error, not thrown.
   GridAssessment assess(const GridShape& grid) const;
   // Every grid of this many ranks (allGrids, core/GridShape.hpp), in that order.
   std::vector<GridAssessment> assessAll() const;
@@ -83,9 +87,10 @@ class GridPlanner {
   // without a limit.
   void requireFits(const GridShape& grid) const;
 
-  // --grid auto: the valid grid with the lowest predicted step time (without predictions: the
+  // --grid auto: the valid grid with the lowest predicted step time (without a machine file: the
   // smallest predicted memory). Throws ResourceError when no grid fits --memory-limit (listing the
-  // smallest requirement), InputError when no grid is valid (listing why for each). `summary`
+  // smallest requirement), InputError when no grid is valid (listing why for each) or when the
+  // machine file cannot price a valid grid (its prediction error, e.g. "calibrate"). `summary`
   // (if not null) gets what rank 0 prints: the choice, its predicted time and memory, the
   // runner-up.
   GridAssessment choose(std::string* summary) const;

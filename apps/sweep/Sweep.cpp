@@ -71,6 +71,7 @@ json predictedKeys(const GridAssessment& a) {
   for (const nn::MemoryTerm& t : a.memory)
     terms.push_back({{"what", t.what}, {"bytes", t.bytes}});
   r["predicted_memory"] = terms;
+  if (!a.prediction_error.empty()) r["prediction_error"] = a.prediction_error;
   if (a.prediction) {
     const nn::StepPrediction& p = *a.prediction;
     r["predicted"] = {
@@ -356,6 +357,8 @@ int runSweep(const SweepOptions& s) {
     }
     ++done;
     const double predicted = a.predictedStep();
+    if (!a.prediction_error.empty())
+      say(root, concat("grid ", a.grid.str(), ": no predicted step time: ", a.prediction_error));
     say(root, concat("grid ", done, " of ", valid, ": ", a.grid.str(), " (",
                      std::isfinite(predicted) ? concat("predicted ", secondsText(predicted), ", ")
                                               : std::string(),

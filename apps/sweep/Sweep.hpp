@@ -27,7 +27,8 @@
 //   peak_bytes                  the largest rank's peak of tracked allocations during the grid
 //   predicted_peak_bytes        the memory model's bytes per rank (GridPlanning.hpp)
 //   predicted_memory [{what, bytes}]
-//   predicted_step_s            the step model's time (null without a machine file or step model)
+//   predicted_step_s            the step model's time (null without a machine file, or when the
+//                               machine cannot price the model: prediction_error says why)
 //   predicted {compute, halo, redistribute, allreduce, io, band}   the step model's split
 //   layers [{name, compute_s, halo_wait_s, redistribute_s, allreduce_s, io_s, halo_bytes,
 //            halo_messages, predicted {forward_s, backward_s, halo_s, redistribute_s,
