@@ -72,6 +72,8 @@ inline const char* phaseName(Phase phase) {
       return "allreduce";
     case Phase::Io:
       return "I/O";
+    case Phase::Redistribute:
+      return "redistribution";
   }
   return "?";
 }

@@ -1,6 +1,7 @@
 #include "halo3d/nn/plan/GridChoice.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/MemoryInfo.hpp"
@@ -33,9 +34,15 @@ std::vector<GridCandidate> candidateGrids(const Model& model, int ranks, index_t
     }
     out.push_back(std::move(c));
   }
+  // Fastest first; grids within 0.1% of each other (splits the model cannot tell apart) prefer
+  // splitting D, then H, over W: halos of outer dimensions are contiguous, W halos are strided.
   std::stable_sort(out.begin(), out.end(), [](const GridCandidate& a, const GridCandidate& b) {
     if (a.valid() != b.valid()) return a.valid();
-    return a.valid() && a.prediction.step_s < b.prediction.step_s;
+    if (!a.valid()) return false;
+    const double ta = a.prediction.step_s, tb = b.prediction.step_s;
+    if (std::abs(ta - tb) > 1e-3 * std::max(ta, tb)) return ta < tb;
+    if (a.grid.w() != b.grid.w()) return a.grid.w() < b.grid.w();
+    return a.grid.h() < b.grid.h();
   });
   return out;
 }

@@ -1,0 +1,193 @@
+// halo3d-plan: the plan and the predicted step of a model on any number of ranks, from a machine
+// file, without running it (and without an MPI job: the plan and the step model are pure). For each
+// rank count it takes the given grid, or with --grid auto the fastest grid that fits the memory
+// limit, and prints its predicted step time split by category, its memory per rank and the
+// runner-up. --json writes the same as JSON lines (what scripts/plot_scaling.py plots).
+//
+//   halo3d-plan --model cosmoflow --input-size 512 --width 1 --batch 64 \
+//       --ranks 16,32,64,128,256,512,1024,2048 --machine machines/v100-edr.json \
+//       --memory-limit 16G --json scaling.jsonl
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "halo3d/apps/common/AppSupport.hpp"
+#include "halo3d/apps/common/TrainingFlags.hpp"
+#include "halo3d/core/Error.hpp"
+#include "halo3d/core/MemoryInfo.hpp"
+#include "halo3d/nn/models/CosmoFlow.hpp"
+#include "halo3d/nn/models/UNet3d.hpp"
+#include "halo3d/nn/plan/GridChoice.hpp"
+
+namespace {
+
+using namespace halo3d;
+
+struct PlanOptions {
+  std::string model = "cosmoflow";
+  index_t input_size = 128, channels = 0, batch = 1;
+  double width = 1.0;
+  bool batchnorm = false;
+  index_t base = 32, classes = 3;
+  int depth = 3;
+  std::vector<int> ranks{1};
+  std::string grid = "auto";
+  std::string machine;
+  int threads = 1, ranks_per_node = 0;
+  std::size_t memory_limit = 0;
+  std::string optimizer = "adam";
+  int element_bytes = 4;
+  std::string json;
+};
+
+std::unique_ptr<nn::Model> makeModel(const PlanOptions& o) {
+  if (o.model == "cosmoflow") {
+    nn::CosmoFlowConfig c;
+    c.input_size = o.input_size;
+    c.input_channels = o.channels > 0 ? o.channels : 4;
+    c.width = o.width;
+    c.batchnorm = o.batchnorm;
+    c.validate();
+    return nn::makeCosmoFlow(c);
+  }
+  nn::UNetConfig c;
+  c.input_size = o.input_size;
+  c.in_channels = o.channels > 0 ? o.channels : 1;
+  c.base = o.base;
+  c.depth = o.depth;
+  c.classes = o.classes;
+  c.validate();
+  return nn::makeUNet3d(c);
+}
+
+nlohmann::json predictionJson(const nn::GridCandidate& c, index_t batch) {
+  const nn::StepPrediction& p = c.prediction;
+  nlohmann::json j{{"grid", c.grid.str()},
+                   {"step_s", p.step_s},
+                   {"step_band_s", p.step_band_s},
+                   {"samples_per_s", double(batch) / p.step_s},
+                   {"compute_s", p.compute_s},
+                   {"halo_s", p.halo_s},
+                   {"redistribute_s", p.redistribute_s},
+                   {"allreduce_s", p.allreduce_s},
+                   {"io_s", p.io_s},
+                   {"peak_bytes", p.peak_bytes}};
+  for (const nn::MemoryTerm& t : p.memory)
+    j["memory"][t.what] = t.bytes;
+  return j;
+}
+
+int run(const PlanOptions& o) {
+  const nn::Machine machine = nn::Machine::load(o.machine);
+  const std::size_t limit = o.memory_limit;
+  auto model = makeModel(o);
+  nn::RunShape run;
+  run.threads_per_rank = o.threads;
+  run.ranks_per_node = o.ranks_per_node;
+  run.element_bytes = std::size_t(o.element_bytes);
+  model->parameters().finalize();
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = index_t(model->parameters().values().size());
+  run.optimizer_state_per_parameter = o.optimizer == "adam" ? 2 : 1;
+  run.labels_per_sample_cell = o.model == "unet3d" ? 1 : 0;
+  std::ofstream json;
+  if (!o.json.empty()) {
+    json.open(o.json);
+    require<InputError>(bool(json), "--json '", o.json, "' cannot be written");
+  }
+  std::printf("halo3d-plan: %s %lld^3, batch %lld, %lld parameters, machine '%s'\n",
+              o.model.c_str(), (long long)o.input_size, (long long)o.batch,
+              (long long)run.trainable_parameters, machine.name.c_str());
+  std::printf("%7s  %-12s %10s %10s %9s %9s %9s %9s  %10s  %s\n", "ranks", "grid", "step s",
+              "samples/s", "compute", "halo", "redist", "allred", "memory", "runner-up");
+  for (int p : o.ranks) {
+    std::vector<GridShape> only;
+    if (o.grid != "auto") only.push_back(GridShape::parse(o.grid));
+    const auto candidates = nn::candidateGrids(*model, p, o.batch, machine, run, limit, only);
+    if (!candidates.front().valid()) {
+      // No grid fits at this rank count: say the smallest requirement and go on with the next.
+      std::size_t smallest = 0;
+      for (const nn::GridCandidate& c : candidates)
+        if (c.planned && (smallest == 0 || c.prediction.peak_bytes < smallest))
+          smallest = c.prediction.peak_bytes;
+      std::printf("%7d  no valid grid: %s\n", p,
+                  smallest ? concat("the smallest needs ", formatBytes(double(smallest)),
+                                    " per rank, over the limit")
+                                 .c_str()
+                           : candidates.front().why_not.c_str());
+      if (json.is_open())
+        json << nlohmann::json{{"ranks", p}, {"fits", false}, {"smallest_peak_bytes", smallest}}
+                    .dump()
+             << '\n';
+      continue;
+    }
+    const nn::GridCandidate& best = nn::bestGrid(candidates, limit);
+    const nn::GridCandidate* second =
+        candidates.size() > 1 && candidates[1].valid() ? &candidates[1] : nullptr;
+    const nn::StepPrediction& s = best.prediction;
+    std::printf(
+        "%7d  %-12s %10.4g %10.4g %9.3g %9.3g %9.3g %9.3g  %10s  %s\n", p, best.grid.str().c_str(),
+        s.step_s, double(o.batch) / s.step_s, s.compute_s, s.halo_s, s.redistribute_s,
+        s.allreduce_s, formatBytes(double(s.peak_bytes)).c_str(),
+        second ? concat(second->grid.str(), " ", second->prediction.step_s, " s").c_str() : "-");
+    if (json.is_open()) {
+      nlohmann::json j = predictionJson(best, o.batch);
+      j["ranks"] = p;
+      j["model"] = o.model;
+      j["input_size"] = o.input_size;
+      j["batch"] = o.batch;
+      j["machine"] = machine.name;
+      if (second) j["runner_up"] = predictionJson(*second, o.batch);
+      json << j.dump() << '\n';
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  halo3d::apps::Session session(argc, argv);
+  CLI::App app{"halo3d-plan: predicted step time and memory of a model on any number of ranks"};
+  PlanOptions o;
+  app.add_option("--model", o.model, "cosmoflow or unet3d")
+      ->check(CLI::IsMember({"cosmoflow", "unet3d"}))
+      ->capture_default_str();
+  app.add_option("--input-size", o.input_size, "input edge D = H = W")->capture_default_str();
+  app.add_option("--channels", o.channels, "input channels (default: 4 CosmoFlow, 1 U-Net)");
+  app.add_option("--width", o.width, "CosmoFlow channel multiplier")->capture_default_str();
+  app.add_flag("--batchnorm", o.batchnorm, "CosmoFlow with BatchNorm");
+  app.add_option("--base", o.base, "U-Net base channels")->capture_default_str();
+  app.add_option("--depth", o.depth, "U-Net levels")->capture_default_str();
+  app.add_option("--classes", o.classes, "U-Net classes")->capture_default_str();
+  app.add_option("--batch", o.batch, "global mini-batch")->capture_default_str();
+  app.add_option("--ranks", o.ranks, "rank counts, comma-separated")->delimiter(',');
+  app.add_option("--grid", o.grid, "NxDxHxW, or auto: the fastest that fits")
+      ->capture_default_str();
+  app.add_option("--machine", o.machine, "machine file (machines/*.json)")->required();
+  app.add_option("--threads", o.threads, "threads per rank")->capture_default_str();
+  app.add_option("--ranks-per-node", o.ranks_per_node, "0: one per device, or per core")
+      ->capture_default_str();
+  app.add_option("--memory-limit", o.memory_limit, "bytes per rank (suffixes K, M, G; 0: none)")
+      ->transform(halo3d::apps::byteSize())
+      ->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "adam or sgd")
+      ->check(CLI::IsMember({"adam", "sgd"}))
+      ->capture_default_str();
+  app.add_option("--element-bytes", o.element_bytes, "bytes per activation (4 fp32, 2 bf16)")
+      ->check(CLI::IsMember({2, 4}))
+      ->capture_default_str();
+  app.add_option("--json", o.json, "also write one JSON object per rank count to this file");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (session.rank() != 0) return e.get_exit_code();
+    return app.exit(e);
+  }
+  return halo3d::apps::runGuarded("halo3d-plan", [&] { return run(o); });
+}
