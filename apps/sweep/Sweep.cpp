@@ -230,8 +230,9 @@ std::string agreeOnGrid(std::exception_ptr failure, const GridShape& shape, MPI_
   return "(no message)";
 }
 
-// --calibrate: rank 0 times the layers on the blocks of every valid grid and writes the timings
-// into the machine file at `path`; every rank then reads it again. The model it times (and the
+// --calibrate: ranks 0 and 1 fit the shared-memory link (alpha, beta) and the reduction rate
+// (gamma), rank 0 times the layers on the blocks of every valid grid, and writes all of it into the
+// machine file at `path`; every rank then reads it again. The model it times (and the
 // parameters calibration allocates) is freed before the grids run, so no grid's peak counts it.
 void calibrate(const TrainingTask& task, const TrainingOptions& o, int ranks, int ranks_per_node,
                const std::vector<GridAssessment>& candidates, const std::string& path,
@@ -240,6 +241,19 @@ void calibrate(const TrainingTask& task, const TrainingOptions& o, int ranks, in
   std::vector<nn::ModelPlan> plans;
   for (const GridAssessment& a : candidates)
     if (a.valid) plans.push_back(planner.plan(a.grid));
+  // The links: a ping-pong between ranks 0 and 1 alone (the others already sleep in the wait
+  // below, so that nothing competes for the cores), saved with the layers by rank 0.
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (ranks >= 2) {
+    MPI_Comm pair = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+    if (pair != MPI_COMM_NULL) {
+      const std::string fit = nn::calibrateLinks(pair, machine);
+      MPI_Comm_free(&pair);
+      if (root) std::printf("calibration: links: %s\n", fit.c_str());
+    }
+  }
   say(root, concat("calibrating on rank 0: the layers on the blocks of ", plans.size(),
                    " grids (the other ranks wait)"));
   runOnRootWhileOthersWait(MPI_COMM_WORLD, "calibrating the layers", [&] {
