@@ -20,7 +20,9 @@ void fence(const ExecSpace& exec, const char* why) {
 }
 
 // A fence on the default execution space instance, named as above.
-inline void fence(const char* why) { fence(Kokkos::DefaultExecutionSpace(), why); }
+inline void fence(const char* why) {
+  fence(Kokkos::DefaultExecutionSpace(), why);
+}
 
 namespace math {
 #if KOKKOS_VERSION >= 30700

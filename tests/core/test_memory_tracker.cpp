@@ -1,5 +1,6 @@
-// MemoryTracker: every Kokkos allocation is counted in its memory space, with the current and the peak bytes;
-// and the counts agree with what the process holds (resident set) for memory it touched.
+// MemoryTracker: every Kokkos allocation is counted in its memory space, with the current and the
+// peak bytes; and the counts agree with what the process holds (resident set) for memory it
+// touched.
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
