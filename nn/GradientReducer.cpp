@@ -27,9 +27,18 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
     ++b.params;
     _bucket_of[k] = int(_buckets.size() - 1);
   }
-  if (_staged)
-    for (Bucket& b : _buckets)
-      b.staging = Kokkos::View<real*, Kokkos::HostSpace>("halo3d::gradient_staging", b.hi - b.lo);
+  for (Bucket& b : _buckets) {
+    const std::size_t n = b.hi - b.lo;
+    if (_staged) {
+      b.send = Kokkos::View<real*, Kokkos::HostSpace>(
+          Kokkos::view_alloc("halo3d::gradient_send", Kokkos::WithoutInitializing), n);
+      b.result_host = Kokkos::View<real*, Kokkos::HostSpace>(
+          Kokkos::view_alloc("halo3d::gradient_result", Kokkos::WithoutInitializing), n);
+    } else {
+      b.result = Kokkos::View<real*, Memory>(
+          Kokkos::view_alloc("halo3d::gradient_result", Kokkos::WithoutInitializing), n);
+    }
+  }
 }
 
 GradientReducer::~GradientReducer() {
@@ -73,14 +82,16 @@ void GradientReducer::startReady() {
       fenced = true;
     }
     auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
-    real* data = range.data();
+    const real* send = range.data();
+    real* result = b.result.data();
     if (_staged) {
-      Kokkos::deep_copy(b.staging, range);
-      data = b.staging.data();
+      Kokkos::deep_copy(b.send, range);
+      send = b.send.data();
+      result = b.result_host.data();
     }
-    checkMpi(MPI_Iallreduce(MPI_IN_PLACE, data, int(b.hi - b.lo), mpiType<real>(), MPI_SUM, _comm,
-                            &b.request),
-             "gradient MPI_Iallreduce");
+    checkMpi(
+        MPI_Iallreduce(send, result, int(b.hi - b.lo), mpiType<real>(), MPI_SUM, _comm, &b.request),
+        "gradient MPI_Iallreduce");
     b.started = true;
     ++_next;
   }
@@ -100,8 +111,11 @@ void GradientReducer::finish() {
   const double t0 = MPI_Wtime();
   for (Bucket& b : _buckets) {
     if (b.request != MPI_REQUEST_NULL) MPI_Wait(&b.request, MPI_STATUS_IGNORE);
+    const auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
     if (_staged)
-      Kokkos::deep_copy(Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi)), b.staging);
+      Kokkos::deep_copy(range, b.result_host);
+    else
+      Kokkos::deep_copy(range, b.result);
   }
   _wait_seconds = MPI_Wtime() - t0;
   _armed = false;

@@ -52,8 +52,13 @@ class GradientReducer {
     int params = 0, pending = 0;
     bool started = false;
     MPI_Request request = MPI_REQUEST_NULL;
-    Kokkos::View<real*, Kokkos::HostSpace>
-        staging;  // only when MPI cannot read the gradient memory
+    // Not in place: Open MPI's libnbc takes its binomial algorithm for an in-place MPI_Iallreduce
+    // at any size (nbc_iallreduce.c), which moves the whole bucket 2 log2(P) times; with a separate
+    // receive buffer it takes reduce-scatter + allgather (Rabenseifner) for buckets of 64 KiB or
+    // more on 4 ranks or more. `send` is where MPI reads (the gradients, or their host copy),
+    // `result` where it writes; finish() copies the result back into the gradients.
+    Kokkos::View<real*, Kokkos::HostSpace> send, result_host;  // staged: MPI reads host copies
+    Kokkos::View<real*, Memory> result;                        // not staged
   };
   void startReady();
 

@@ -209,21 +209,36 @@ class Predictor {
     return l;
   }
 
-  // The gradient buckets: GradientReducer starts an in-place MPI_Iallreduce per bucket, for which
-  // Open MPI's libnbc takes its binomial algorithm whatever the size (nbc_iallreduce.c: in-place,
-  // fewer than 4 ranks or under 64 KiB select it): a binomial reduce to rank 0 then a binomial
-  // broadcast, ceil(log2 P) rounds each moving the whole bucket. Measured on this implementation,
+  // The gradient buckets: GradientReducer starts an MPI_Iallreduce per bucket into a separate
+  // receive buffer, and Open MPI's libnbc (nbc_iallreduce.c) picks the algorithm: binomial reduce
+  // and broadcast under 4 ranks or 64 KiB, else reduce-scatter + allgather (Rabenseifner) when the
+  // bucket has at least as many elements as the largest power of two p2 <= P. Ranks beyond p2 first
+  // hand their bucket to a partner and get the result back. Measured on this implementation,
   // backward does not hide it: MPI moves it only inside MPI calls.
   double gradientAllreduce() const {
     const int p = _plan.grid().size();
     if (p == 1) return 0;
     const double n = double(_run.trainable_parameters) * 4;  // fp32 gradients
     const double buckets = std::ceil(n / double(_run.bucket_bytes));
-    const double bucket = n / buckets;
-    const double rounds = std::ceil(std::log2(double(p)));
+    const double b = n / buckets;
     const Link& link = worldLink();
-    return buckets * rounds *
-           (2 * link.time(bucket, 1) + bucket * _m.reduction_gamma_s_per_byte * _stretch);
+    const double gamma = _m.reduction_gamma_s_per_byte * _stretch;
+    int p2 = 1;
+    while (p2 * 2 <= p)
+      p2 *= 2;
+    double t = 0;
+    if (p < 4 || b < 65536) {
+      t = std::ceil(std::log2(double(p))) * (2 * link.time(b, 1) + b * gamma);
+    } else if (b / 4 >= p2) {
+      const double frac = double(p2 - 1) / p2;
+      t = 2 * std::log2(double(p2)) * link.alpha_s + 2 * frac * b * link.beta_s_per_byte +
+          frac * b * gamma;
+      if (p != p2) t += 2 * link.time(b, 1) + b * gamma;
+    } else {
+      const double frac = double(p - 1) / p;
+      t = 2 * (p - 1) * link.alpha_s + 2 * frac * b * link.beta_s_per_byte + frac * b * gamma;
+    }
+    return buckets * t;
   }
 
   double optimizerStep() const {
@@ -261,6 +276,9 @@ class Predictor {
     p.memory.push_back({"optimizer state", std::size_t(_run.trainable_parameters) *
                                                std::size_t(_run.optimizer_state_per_parameter) *
                                                4});
+    // The allreduce's receive buffers (device memory; a GPU build stages through host copies).
+    p.memory.push_back({"gradient allreduce buffers",
+                        _plan.grid().size() > 1 ? std::size_t(_run.trainable_parameters) * 4 : 0});
     // The loader keeps the batch in use and the one being read (float32 inputs, int32 labels).
     const TensorBlock in = _plan.block(0, c);
     std::size_t batch = allocationBytes(in, 4);

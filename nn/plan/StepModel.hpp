@@ -11,16 +11,16 @@
 //              interior compute hides it, leaving max(0, exchange - interior compute);
 //   redistribution  the replication's ring allgather over the spatial group, alpha-beta;
 //   allreduce  BatchNorm's statistics (recursive doubling), the loss, and the gradient buckets
-//   (ring
-//              allreduce: 2(P-1) alpha + 2 (P-1)/P n beta + (P-1)/P n gamma), of which backward
-//              hides what it overlaps;
+//              (MPI_Iallreduce into a receive buffer, for which Open MPI's libnbc takes binomial
+//              under 4 ranks or 64 KiB, else reduce-scatter + allgather: 2 log2 P alpha +
+//              2 (P-1)/P n beta + (P-1)/P n gamma per bucket), which backward does not hide;
 //   io         the batch read (bytes over the read rate), hidden by prefetch up to the step's time.
 // The step takes the sum over layers of the slowest representative rank. Ranks times threads beyond
 // a node's cores share them: host compute and copies stretch by that factor.
 //
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
-// their gradients, optimizer state, the data loader's batch buffers, halo buffers and the largest
-// layer workspace (transient, counted once).
+// their gradients, optimizer state, the gradient allreduce's receive buffers, the data loader's
+// batch buffers, halo buffers and the largest layer workspace (transient, counted once).
 
 #include <string>
 #include <vector>

@@ -60,28 +60,32 @@ TEST(StepModel, HaloBytesOfAKnownPlan) {
   EXPECT_GT(p.compute_s, 0.0);
 }
 
-// The gradient allreduce on P = 4 ranks of n bytes in one bucket: GradientReducer's in-place
-// MPI_Iallreduce, which Open MPI runs as a binomial reduce and broadcast, ceil(log2 P) = 2 rounds
-// of 2 (alpha + n beta) + n gamma; plus the loss's and the step's small allreduces (3 x log2 P
+// The gradient allreduce of n bytes: Open MPI's choice for GradientReducer's MPI_Iallreduce (into a
+// receive buffer). Under 64 KiB, a binomial reduce and broadcast: ceil(log2 P) rounds of
+// 2 (alpha + n beta) + n gamma. Larger, on P = 4: reduce-scatter + allgather, 2 log2 P alpha +
+// 2 (P-1)/P n beta + (P-1)/P n gamma. Plus the loss's and the step's small allreduces (3 log2 P
 // alpha).
 TEST(StepModel, GradientAllreduceForGivenAlphaBetaGamma) {
-  auto model = oneConv(4, 8, 8);
-  const ModelPlan plan = model->plan(GridShape(4, 1, 1, 1), 4);
   const double alpha = 2e-6, beta = 3e-10, gamma = 5e-10;
   Machine m = linksOnly(alpha, beta, gamma);
-  CalibrationOptions o;
-  o.repetitions = 1;
-  calibrate(*model, {plan}, m, o);
-  RunShape run;
-  run.trainable_parameters = 8 * 4 * 27;
-  run.all_parameters = run.trainable_parameters;
-  const double n = double(run.trainable_parameters) * 4;
-  const double binomial = 2 * (2 * (alpha + n * beta) + n * gamma);
-  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, binomial + 3 * 2 * alpha, 1e-15);
-  // Three buckets of n / 3: each pays its own rounds of alpha.
-  run.bucket_bytes = std::size_t(n) / 3 + 1;
-  EXPECT_NEAR(predictStep(plan, m, run).allreduce_s, binomial + 2 * 2 * 2 * alpha + 6 * alpha,
-              1e-15);
+  const auto predict = [&](index_t out) {
+    auto model = oneConv(4, out, 8);
+    const ModelPlan plan = model->plan(GridShape(4, 1, 1, 1), 4);
+    CalibrationOptions o;
+    o.repetitions = 1;
+    calibrate(*model, {plan}, m, o);
+    RunShape run;
+    run.trainable_parameters = out * 4 * 27;
+    run.all_parameters = run.trainable_parameters;
+    return predictStep(plan, m, run).allreduce_s;
+  };
+  for (const index_t out : {8, 128}) {  // 3.4 KiB and 55 KiB of gradients
+    const double n = double(out * 4 * 27) * 4;
+    EXPECT_NEAR(predict(out), 2 * (2 * (alpha + n * beta) + n * gamma) + 3 * 2 * alpha, 1e-15);
+  }
+  const double n = double(256 * 4 * 27) * 4, p = 4;  // 110 KiB
+  const double rabenseifner = 2 * 2 * alpha + 2 * (p - 1) / p * n * beta + (p - 1) / p * n * gamma;
+  EXPECT_NEAR(predict(256), rabenseifner + 3 * 2 * alpha, 1e-15);
 }
 
 // The memory of a small CosmoFlow on 1 rank: the activations and gradients its build allocates, and
