@@ -41,11 +41,11 @@ void Watchdog::watch() {
     const double idle = std::chrono::duration<double>(Clock::now() - since).count();
     if (idle < _timeout) continue;
     const long step = _step;
+    const std::string when = step < 0 ? std::string("setup") : "step " + std::to_string(step);
     std::fprintf(stderr,
-                 "%s: error: rank %d made no progress for %.0f s (--stall-timeout %g) at %s%ld, "
-                 "in phase '%s'; aborting the job\n",
-                 _program.c_str(), _rank, idle, _timeout, step < 0 ? "setup, step " : "step ",
-                 std::max(step, 0L), now.what.c_str());
+                 "%s: error: rank %d made no progress for %.0f s (--stall-timeout %g) at %s, in "
+                 "phase '%s'; aborting the job\n",
+                 _program.c_str(), _rank, idle, _timeout, when.c_str(), now.what.c_str());
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, kExitStalled);
   }
