@@ -10,7 +10,9 @@
 #
 # Environment:
 #   HALO3D_DEPS   cache prefix (default ~/.cache/halo3d/deps)
-#   Kokkos_ROOT   an existing Kokkos install: when set and valid, steps 2 and 3 are skipped entirely
+#   Kokkos_ROOT   an existing Kokkos install (3.4 or 4.x): when set and valid, steps 2 and 3 are skipped entirely;
+#                 a CUDA install is built against with its own nvcc_wrapper and architecture (Kokkos_ARCH_HOPPER90
+#                 gives -arch=sm_90; scripts/kokkos_arch.sh), never the sm_80 of step 3
 #   HALO3D_SKIP_CUDA=1  skip the CUDA Kokkos build
 #   CUDA_HOME     CUDA toolkit (default /usr/local/cuda)
 #
@@ -62,7 +64,17 @@ fi
 # ---------------------------------------------------------------------------------------------- 2. Kokkos
 if [[ -n "${Kokkos_ROOT:-}" ]]; then
   if [[ -f "$Kokkos_ROOT/lib/cmake/Kokkos/KokkosConfig.cmake" || -f "$Kokkos_ROOT/lib64/cmake/Kokkos/KokkosConfig.cmake" ]]; then
-    log "Kokkos_ROOT=$Kokkos_ROOT is an existing Kokkos: leaving dependencies alone"
+    # A user's Kokkos (3.4 or 4.x) is taken as built: for a CUDA install its Kokkos_ARCH (e.g. HOPPER90) sets
+    # the architecture flags of halo3d's build (scripts/kokkos_arch.sh), never the sm_80 of the cached build.
+    source "$here/kokkos_arch.sh"
+    version="$(sed -n -E 's/.*PACKAGE_VERSION "([^"]+)".*/\1/p' "$Kokkos_ROOT"/lib*/cmake/Kokkos/KokkosConfigVersion.cmake 2>/dev/null | head -n1)"
+    what="Kokkos ${version:-?}, devices $(halo3d_kokkos_value "$Kokkos_ROOT" DEVICES), arch $(halo3d_kokkos_value "$Kokkos_ROOT" ARCH)"
+    if halo3d_kokkos_has_cuda "$Kokkos_ROOT"; then
+      args="$(halo3d_kokkos_cmake_args "$Kokkos_ROOT")" || die "Kokkos_ROOT=$Kokkos_ROOT: $what, but its CUDA flags cannot be derived"
+      [[ -x "$cuda_home/bin/nvcc" ]] || log "warning: $what needs nvcc, and there is none at $cuda_home/bin (set CUDA_HOME)"
+      what="$what: halo3d builds with $(echo $args | sed 's/-D//g')"
+    fi
+    log "Kokkos_ROOT=$Kokkos_ROOT is an existing Kokkos ($what): leaving dependencies alone"
     echo "$Kokkos_ROOT"
     exit 0
   fi

@@ -1,11 +1,20 @@
 # Shared by scripts/test.sh and scripts/demo.sh: bootstrap the dependencies and configure + build halo3d.
-# Source it; it defines halo3d_build <build-dir> [cmake args...] and sets $repo and $kokkos_prefix.
+# Source it; it defines halo3d_build <build-dir> [cmake args...] and sets $repo, $kokkos_prefix and $kokkos_args (the
+# compiler and architecture flags of a CUDA Kokkos; empty for a host one).
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
 kokkos_prefix="$("$repo/scripts/bootstrap.sh" | tail -n 1)"
 [[ -n "$kokkos_prefix" ]] || { echo "bootstrap did not report a Kokkos prefix" >&2; exit 1; }
+
+# A CUDA Kokkos (a user's Kokkos_ROOT, e.g. Kokkos 4.x built with Kokkos_ARCH_HOPPER90) is compiled with its
+# nvcc_wrapper and the architecture it was built for (scripts/kokkos_arch.sh); a host Kokkos needs nothing.
+source "$repo/scripts/kokkos_arch.sh"
+mapfile -t kokkos_args < <(halo3d_kokkos_cmake_args "$kokkos_prefix")
+if ((${#kokkos_args[@]})); then
+  export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
+fi
 
 # mpirun refuses root unless told; MPI runs here are oversubscribed (2 cores, up to 8 ranks).
 mpirun_flags=(--oversubscribe)
@@ -30,6 +39,6 @@ halo3d_build() {
     configure+=("$1"); shift
   done
   cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos_prefix" \
-    -DCMAKE_PREFIX_PATH="$kokkos_prefix" "${launcher[@]}" "${configure[@]}"
+    -DCMAKE_PREFIX_PATH="$kokkos_prefix" "${kokkos_args[@]}" "${launcher[@]}" "${configure[@]}"
   cmake --build "$build_dir" -j "$jobs" "${build[@]}"
 }

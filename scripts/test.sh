@@ -2,11 +2,14 @@
 # Bootstraps the dependencies, checks the formatting (scripts/check_format.sh), builds halo3d and runs every
 # test through ctest (MPI tests at 1, 2, 4 and 8 ranks); then the sanitizer builds (AddressSanitizer +
 # UndefinedBehaviorSanitizer over the unit and MPI suites at 1, 2 and 4 ranks, ThreadSanitizer over the I/O
-# thread and prefetch suites); then, when nvcc exists, compiles against the CUDA Kokkos (compile only: no GPU
-# is needed). This is the README's test command; .ci/run calls exactly this.
+# thread and prefetch suites); then scripts/device_check.sh --dry-run (the GPU check's flow on the OpenMP
+# backend); then, when nvcc exists, compiles every target against the CUDA Kokkos (compile only: no GPU is needed).
+# This is the README's test command; .ci/run calls exactly this.
 #
 #   HALO3D_BUILD       build directory (default build/)
 #   HALO3D_SKIP_CUDA=1 skip the CUDA compile step
+#   HALO3D_CI_BUDGET   seconds the whole script may take before the CUDA compile stops with a notice (default 4800)
+#   HALO3D_SKIP_DEVICE_DRYRUN=1 skip scripts/device_check.sh --dry-run
 #   HALO3D_SKIP_SANITIZERS=1 skip the ASan + UBSan and ThreadSanitizer builds and their test runs
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -15,7 +18,9 @@ build="${HALO3D_BUILD:-$repo/build}"
 start=$(date +%s)
 echo "== format check"
 "$repo/scripts/check_format.sh"
-echo "== configure and build ($build)"
+main_backend=host
+halo3d_kokkos_has_cuda "$kokkos_prefix" && main_backend="CUDA $(halo3d_kokkos_cuda_arch "$kokkos_prefix")"
+echo "== configure and build ($build, Kokkos at $kokkos_prefix, backend $main_backend)"
 halo3d_build "$build"
 
 echo "== ctest"
@@ -29,6 +34,8 @@ echo "== ctest"
 # HDF5 libraries (scripts/tsan.supp).
 if [[ "${HALO3D_SKIP_SANITIZERS:-0}" == 1 ]]; then
   echo "== notice: HALO3D_SKIP_SANITIZERS=1: sanitizer builds skipped"
+elif [[ "$main_backend" != host ]]; then
+  echo "== notice: the Kokkos at $kokkos_prefix is a CUDA build: the sanitizer builds need a host Kokkos, skipped"
 else
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer build ($build-asan)"
   halo3d_build "$build-asan" -DHALO3D_ENABLE_SANITIZERS=ON -DHALO3D_ENABLE_BENCHMARKS=OFF \
@@ -46,24 +53,55 @@ else
      -R '^halo3d_io_(reader_tests\.np[124]|checkpoint_tests\.)')
 fi
 
+if [[ "${HALO3D_SKIP_DEVICE_DRYRUN:-0}" == 1 ]]; then
+  echo "== notice: HALO3D_SKIP_DEVICE_DRYRUN=1: device check dry run skipped"
+elif [[ "$main_backend" != host ]]; then
+  echo "== notice: the main build is a CUDA build: run scripts/device_check.sh on the GPU instead of its dry run"
+else
+  echo "== device check, dry run (scripts/device_check.sh --dry-run: OpenMP backend, $build-device-dryrun)"
+  HALO3D_SKIP_BOOTSTRAP=1 "$repo/scripts/device_check.sh" --dry-run --build "$build-device-dryrun" |
+    tail -n 40
+fi
+
 deps="${HALO3D_DEPS:-$HOME/.cache/halo3d/deps}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [[ "${HALO3D_SKIP_CUDA:-0}" == 1 ]]; then
   echo "== notice: HALO3D_SKIP_CUDA=1: CUDA compile step skipped"
 elif [[ -n "${Kokkos_ROOT:-}" ]]; then
-  echo "== notice: Kokkos_ROOT is set (user Kokkos): CUDA compile step against the cached CUDA Kokkos skipped"
+  echo "== notice: Kokkos_ROOT is set (user Kokkos, backend $main_backend): the build above used it; the CUDA" \
+    "compile step against the cached CUDA Kokkos is skipped"
 elif [[ ! -x "$cuda_home/bin/nvcc" ]]; then
   echo "== notice: no nvcc at $cuda_home/bin/nvcc: CUDA compile step skipped"
 else
-  echo "== CUDA compile of the library (Kokkos CUDA, sm_80, $deps/kokkos-cuda)"
-  # nvcc_wrapper 3.4 defaults to sm_35, which CUDA 13 rejects, so -arch goes in explicitly.
-  PATH="$cuda_home/bin:$PATH" cmake -S "$repo" -B "$build-cuda" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CXX_COMPILER="$deps/kokkos-cuda/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS="-arch=sm_80" \
-    -DKokkos_ROOT="$deps/kokkos-cuda" -DCMAKE_PREFIX_PATH="$deps/kokkos-cuda" \
-    -DHALO3D_ENABLE_TESTS=OFF -DHALO3D_ENABLE_BENCHMARKS=OFF
-  # The library targets only: the apps and the fp64 build of nn add compile time and no new device code.
-  PATH="$cuda_home/bin:$PATH" cmake --build "$build-cuda" -j "$jobs" \
-    --target halo3d_core halo3d_kernels halo3d_comm halo3d_io halo3d_nn
-  echo "== CUDA compile step passed"
+  # Every target (libraries with the MPI layers, tests, benchmarks with the cuDNN comparison, applications) with
+  # nvcc_wrapper against the bootstrap's CUDA Kokkos. Compile only: no GPU here (the tests' cases are listed when
+  # ctest runs, on a GPU). Cold, this is the longest stage of CI (docs/DEVELOPERS.md, "CI"); ccache makes later
+  # runs cheap, so a cold run that reaches the budget stops with a notice and leaves its objects in the cache.
+  # HALO3D_CI_BUDGET (seconds for the whole script, default 4800 = 80 minutes) sets where.
+  cuda_kokkos="$deps/kokkos-cuda"
+  mapfile -t cuda_args < <(halo3d_kokkos_cmake_args "$cuda_kokkos")
+  echo "== CUDA compile of every target (${cuda_args[*]}, $cuda_kokkos)"
+  cuda_start=$(date +%s)
+  PATH="$cuda_home/bin:$PATH" cmake -S "$repo" -B "$build-cuda" -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" \
+    -DKokkos_ROOT="$cuda_kokkos" -DCMAKE_PREFIX_PATH="$cuda_kokkos" "${launcher[@]}" > "$build-cuda.configure.log" ||
+    { cat "$build-cuda.configure.log"; exit 1; }
+  grep -E "Kokkos backend|MPI layers|HDF5|benchmarks" "$build-cuda.configure.log"
+  budget=$(( ${HALO3D_CI_BUDGET:-4800} - ($(date +%s) - start) ))
+  ((budget < 600)) && budget=600
+  set +e
+  # The header check last: out of `all` in CUDA builds (tests/CMakeLists.txt).
+  PATH="$cuda_home/bin:$PATH" timeout "$budget" bash -c \
+    "cmake --build '$build-cuda' -j '$jobs' && cmake --build '$build-cuda' -j '$jobs' --target halo3d_header_check"
+  rc=$?
+  set -e
+  if ((rc == 124)); then
+    echo "== notice: the CUDA compile reached the CI budget after $(( $(date +%s) - cuda_start )) s and stopped;" \
+      "what it compiled is in ccache, so the next run continues from there"
+  elif ((rc != 0)); then
+    echo "== CUDA compile FAILED"
+    exit "$rc"
+  else
+    echo "== CUDA compile of every target passed in $(( $(date +%s) - cuda_start )) s"
+  fi
 fi
 echo "== all done in $(( $(date +%s) - start )) s"

@@ -111,6 +111,23 @@ HaloExchangeOptions optionsFor(Transport route) {
 
 class HaloExchangeAllGrids : public ::testing::TestWithParam<Transport> {};
 
+// The sum of t's owned cells, computed on t's execution space. A free function: CUDA's extended
+// lambdas may not be defined in a test body (a private member function).
+double ownedSum(const Tensor& t) {
+  double sum = 0;
+  const auto owned = t.owned();
+  Kokkos::parallel_reduce(
+      "owned_sum",
+      Kokkos::MDRangePolicy<Kokkos::Rank<5>>(
+          {0, 0, 0, 0, 0},
+          {owned.extent(0), owned.extent(1), owned.extent(2), owned.extent(3), owned.extent(4)}),
+      KOKKOS_LAMBDA(int n, int c, int d, int h, int w, double& acc) {
+        acc += owned(n, c, d, h, w);
+      },
+      sum);
+  return sum;
+}
+
 TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
   const HaloExchangeOptions opts = optionsFor(GetParam());
   for (const GridShape& shape : testing::allGrids(worldSize())) {
@@ -143,18 +160,7 @@ TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
     exchange.start(t, HaloDirection::Gather);
     EXPECT_TRUE(exchange.inFlight());
     // Work on owned cells while messages fly: a sum over the owned region.
-    double sum = 0;
-    auto owned = t.owned();
-    Kokkos::parallel_reduce(
-        "owned_sum",
-        Kokkos::MDRangePolicy<Kokkos::Rank<5>>(
-            {0, 0, 0, 0, 0},
-            {owned.extent(0), owned.extent(1), owned.extent(2), owned.extent(3), owned.extent(4)}),
-        KOKKOS_LAMBDA(int n, int c, int d, int h, int w, double& acc) {
-          acc += owned(n, c, d, h, w);
-        },
-        sum);
-    EXPECT_GT(sum, 0.0);
+    EXPECT_GT(ownedSum(t), 0.0);
     EXPECT_THROW(exchange.start(t, HaloDirection::Gather), Error);
     exchange.finish();
     EXPECT_FALSE(exchange.inFlight());

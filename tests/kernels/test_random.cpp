@@ -58,13 +58,20 @@ TEST(RandomBits, EveryKeyFieldChangesTheStream) {
   EXPECT_NE(randomBits(base, (1ull << 34) + 1), randomBits(base, 1));
 }
 
-TEST(RandomBits, DeviceDrawsEqualHostDraws) {
-  const RandomStream s{2024, 5, 9};
-  const std::size_t n = 4099;
+// The draws of randomBits(s, i * 977) on the default execution space. A free function: CUDA's
+// extended lambdas may not be defined in a test body (a private member function).
+Kokkos::View<std::uint32_t*> drawOnDevice(const RandomStream& s, std::size_t n) {
   Kokkos::View<std::uint32_t*> bits("bits", n);
   Kokkos::parallel_for(
       "draw", Kokkos::RangePolicy<>(0, n),
       KOKKOS_LAMBDA(std::size_t i) { bits(i) = randomBits(s, i * 977); });
+  return bits;
+}
+
+TEST(RandomBits, DeviceDrawsEqualHostDraws) {
+  const RandomStream s{2024, 5, 9};
+  const std::size_t n = 4099;
+  const auto bits = drawOnDevice(s, n);
   const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bits);
   for (std::size_t i = 0; i < n; ++i)
     ASSERT_EQ(host(i), randomBits(s, i * 977)) << i;
