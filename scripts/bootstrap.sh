@@ -14,6 +14,8 @@
 #                 a CUDA install is built against with its own nvcc_wrapper and architecture (Kokkos_ARCH_HOPPER90
 #                 gives -arch=sm_90; scripts/kokkos_arch.sh), never the sm_80 of step 3
 #   HALO3D_SKIP_CUDA=1  skip the CUDA Kokkos build
+#   HALO3D_OPTIONAL_PACKAGES  the optional Debian packages installed as root (default: ccache libdnnl-dev
+#                 ocl-icd-opencl-dev python3-matplotlib; empty: none)
 #   CUDA_HOME     CUDA toolkit (default /usr/local/cuda)
 #
 # Prints, as its last line, the Kokkos prefix to use (consumed by scripts/test.sh and scripts/demo.sh).
@@ -39,7 +41,8 @@ packages=(build-essential cmake pkg-config dpkg-dev ca-certificates
 # anchor benchmark. Debian 12's dnnl-config.cmake requires OpenCL, which
 # libdnnl-dev only recommends, so its headers come too; without them the configure disables that benchmark
 # with a notice (cmake/Halo3dDependencies.cmake) rather than failing.
-optional=(ccache libdnnl-dev ocl-icd-opencl-dev python3-matplotlib)
+# HALO3D_OPTIONAL_PACKAGES replaces the list (empty: none), e.g. to check a machine without the OpenCL headers.
+read -r -a optional <<< "${HALO3D_OPTIONAL_PACKAGES-ccache libdnnl-dev ocl-icd-opencl-dev python3-matplotlib}"
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 missing=()
 for p in "${packages[@]}"; do

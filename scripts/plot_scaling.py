@@ -4,10 +4,10 @@
     python3 scripts/plot_scaling.py scaling.jsonl --out docs/images/scaling_cosmoflow512_v100.png \
         [--title "CosmoFlow 512^3, batch 64, V100 + EDR"]
 
-Left: the predicted step time of the chosen grid at each rank count, stacked by category (compute, halo
-exchange, redistribution, allreduce, I/O), with the roofline efficiency band as an error bar and the grid
-written above each bar. Right: the strong-scaling efficiency, T(P0) * P0 / (T(P) * P), against the
-smallest rank count P0 of the file. Needs matplotlib (Debian: python3-matplotlib; run it with
+Left: the predicted step time of the chosen grid at each rank count (log axes), with the roofline efficiency
+band shaded and the grid written at each point. Middle: the share of the step of each category (compute, halo
+exchange, redistribution, allreduce, I/O: the exposed times, which add up to the step). Right: the
+strong-scaling efficiency, T(P0) * P0 / (T(P) * P), against the smallest rank count P0 of the file. Needs matplotlib (Debian: python3-matplotlib; run it with
 /usr/bin/python3 when another Python comes first on PATH).
 """
 import argparse
@@ -40,25 +40,35 @@ def main():
     rows.sort(key=lambda r: r["ranks"])
     ranks = [r["ranks"] for r in rows]
     x = list(range(len(rows)))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    # Three panels: the step time on a log axis (stacked bars on a log axis would hide the small categories
+    # under the axis), the share of each category, and the efficiency.
+    fig, (time_ax, left, right) = plt.subplots(1, 3, figsize=(17, 5))
+    steps = [r["step_s"] for r in rows]
+    bands = [r.get("step_band_s", [r["step_s"], r["step_s"]]) for r in rows]
+    time_ax.plot(ranks, steps, marker="o", label="predicted step time")
+    time_ax.fill_between(ranks, [min(b) for b in bands], [max(b) for b in bands], alpha=0.25,
+                         label="efficiency band")
+    for p, r in zip(ranks, rows):
+        time_ax.annotate(r["grid"], (p, r["step_s"]), textcoords="offset points", xytext=(0, 8), ha="center",
+                         fontsize=7, rotation=90)
+    time_ax.set_xscale("log", base=2)
+    time_ax.set_yscale("log")
+    time_ax.set_xlabel("GPUs (ranks)")
+    time_ax.set_ylabel("predicted step time (s)")
+    time_ax.set_title("step time and the chosen grid")
+    time_ax.grid(True, which="both", alpha=0.3)
+    time_ax.legend(fontsize=8)
     bottom = [0.0] * len(rows)
     for key, label in CATEGORIES:
-        values = [r.get(key, 0.0) for r in rows]
+        values = [r.get(key, 0.0) / r["step_s"] if r["step_s"] > 0 else 0.0 for r in rows]
         left.bar(x, values, bottom=bottom, label=label)
         bottom = [b + v for b, v in zip(bottom, values)]
-    for i, r in enumerate(rows):
-        lo, hi = r.get("step_band_s", [r["step_s"], r["step_s"]])
-        # The band: the slow end (low efficiency) above, the fast end below.
-        left.errorbar(i, r["step_s"], yerr=[[r["step_s"] - min(lo, hi)], [max(lo, hi) - r["step_s"]]],
-                      fmt="none", ecolor="black", capsize=4)
-        left.text(i, max(lo, hi, r["step_s"]) * 1.03, r["grid"], ha="center", va="bottom", fontsize=7,
-                  rotation=90)
     left.set_xticks(x, [str(p) for p in ranks])
     left.set_xlabel("GPUs (ranks)")
-    left.set_ylabel("predicted step time (s)")
-    left.set_yscale("log")
+    left.set_ylabel("share of the predicted step")
+    left.set_ylim(0, 1.05)
     left.legend(fontsize=8)
-    left.set_title("step time by category (bar: efficiency band)")
+    left.set_title("where the step goes")
     base = rows[0]["step_s"] * rows[0]["ranks"]
     eff = [base / (r["step_s"] * r["ranks"]) for r in rows]
     right.plot(ranks, eff, marker="o")

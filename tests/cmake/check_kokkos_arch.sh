@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/kokkos_arch.sh reads what a Kokkos install was built for, and the bootstrap, scripts/common.sh and
 # scripts/device_check.sh configure halo3d from it. This checks it on the real KokkosConfigCommon.cmake of three
-# installs (tests/cmake/fixtures): the bootstrap's OpenMP and CUDA (AMPERE80) Kokkos 3.4.01, and Kokkos 4.6.01
+# installs (tests/cmake/fixtures: the variable block at their top): the bootstrap's OpenMP and CUDA (AMPERE80) Kokkos 3.4.01, and Kokkos 4.6.01
 # configured for CUDA with Kokkos_ARCH_HOPPER90 (the user's Kokkos 4 path; 4.x writes set(...), 3.4 SET(...)).
 # Usage: check_kokkos_arch.sh <source dir>
 set -euo pipefail

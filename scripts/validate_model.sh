@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The performance model's validation on this machine (docs/scaling.md, "Validation"): halo3d-sweep with
+# --calibrate at P = 1, 2, 4 and 8 ranks (one OpenMP thread per rank) of CosmoFlow 64^3 and 128^3 (width 0.25,
+# batch 2 and 4) and U-Net 64^3 (base 8, depth 3, batch 2), over every valid grid; then scripts/model_accuracy.py
+# prints, per (model, P), the median and worst |predicted - measured| / measured step time, whether the grid the
+# model picks (--grid auto's choice) measures within 10% of the measured best, and the worst memory error.
+#
+#   scripts/validate_model.sh [OUT] [--build DIR] [--steps S] [--warmup W] [--ranks "1 2 4 8"] [--only NAME...]
+#
+# The calibration (layer timings, shared-memory link, reduction rate) goes into OUT/this-machine.json, a copy of
+# machines/this-machine.json; copy it back to update the shipped file. Run it on a quiet machine: every figure is
+# a wall-clock time.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${1:-$repo/validation}"
+shift || true
+build="$repo/build"
+steps=5
+warmup=1
+ranks="1 2 4 8"
+only=()
+while (($#)); do
+  case "$1" in
+    --build) build="$2"; shift ;;
+    --steps) steps="$2"; shift ;;
+    --warmup) warmup="$2"; shift ;;
+    --ranks) ranks="$2"; shift ;;
+    --only) only+=("$2"); shift ;;
+    *) echo "validate_model: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$out/data"
+machine="$out/this-machine.json"
+[[ -f "$machine" ]] || cp "$repo/machines/this-machine.json" "$machine"
+mpirun_flags=(--oversubscribe --bind-to none)
+[[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
+datagen="$build/apps/datagen/halo3d-datagen"
+sweep="$build/apps/sweep/halo3d-sweep"
+
+[[ -d "$out/data/c64" ]] || "$datagen" cosmoflow --size 64 --count 16 --out "$out/data/c64" > /dev/null
+[[ -d "$out/data/c128" ]] || "$datagen" cosmoflow --size 128 --count 8 --out "$out/data/c128" > /dev/null
+[[ -d "$out/data/u64" ]] || "$datagen" segmentation --size 64 --count 8 --out "$out/data/u64" > /dev/null
+
+# name | model flags
+configs=(
+  "cosmoflow64_b2|--model cosmoflow --data $out/data/c64 --width 0.25 --batch 2"
+  "cosmoflow64_b4|--model cosmoflow --data $out/data/c64 --width 0.25 --batch 4"
+  "cosmoflow128_b2|--model cosmoflow --data $out/data/c128 --width 0.25 --batch 2"
+  "cosmoflow128_b4|--model cosmoflow --data $out/data/c128 --width 0.25 --batch 4"
+  "unet64_b2|--model unet3d --data $out/data/u64 --base 8 --depth 3 --batch 2"
+)
+for config in "${configs[@]}"; do
+  name="${config%%|*}"
+  flags="${config#*|}"
+  if ((${#only[@]})) && [[ " ${only[*]} " != *" $name "* ]]; then continue; fi
+  for p in $ranks; do
+    dir="$out/$name/P$p"
+    if [[ -f "$dir/sweep.jsonl" ]] && grep -q '"status"' "$dir/sweep.jsonl" && [[ -f "$dir/done" ]]; then
+      echo "== $name P=$p: done before ($dir)"
+      continue
+    fi
+    echo "== $name P=$p ($(date +%T))"
+    # shellcheck disable=SC2086
+    OMP_NUM_THREADS=1 OMP_PROC_BIND=false mpirun "${mpirun_flags[@]}" -np "$p" "$sweep" $flags --calibrate \
+      --machine "$machine" --steps "$steps" --warmup "$warmup" --out "$dir" > "$dir.log" 2>&1 ||
+      { echo "   failed: see $dir.log"; tail -5 "$dir.log"; continue; }
+    touch "$dir/done"
+    tail -n 2 "$dir.log"
+  done
+done
+python3 "$repo/scripts/model_accuracy.py" "$out" | tee "$out/accuracy.md"
