@@ -32,6 +32,39 @@ KOKKOS_INLINE_FUNCTION float hashed(std::uint64_t i) {
   return float((i ^ (i >> 33)) >> 40) / float(1 << 23) - 1.0f;
 }
 
+// The fills are free functions: CUDA allows no extended lambda in a constructor.
+void fillInput(const HaloTensor<float>& x, index_t edge) {
+  const TensorBlock& xb = x.block();
+  const Box o = xb.owned();
+  const index_t n0 = xb.sampleBegin();
+  auto xv = x.view();
+  const Extents3 lo = xb.toLocal(o.min());
+  Kokkos::parallel_for(
+      "bench::unet_input",
+      Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
+          {0, o.min(0), o.min(1), o.min(2)}, {xb.localSamples(), o.max(0), o.max(1), o.max(2)}),
+      KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
+        const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
+        xv(n, 0, d - o.min(0) + lo[0], h - o.min(1) + lo[1], w - o.min(2) + lo[2]) = hashed(g);
+      });
+}
+
+void fillLabels(const HaloTensor<std::int32_t>& labels, const TensorBlock& xb,
+                const TensorBlock& yb, index_t edge) {
+  const Box o = xb.owned();
+  const index_t n0 = xb.sampleBegin();
+  auto lv = labels.view();
+  Kokkos::parallel_for(
+      "bench::unet_labels",
+      Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
+          {0, o.min(0), o.min(1), o.min(2)}, {yb.localSamples(), o.max(0), o.max(1), o.max(2)}),
+      KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
+        const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
+        lv(n, 0, d - o.min(0), h - o.min(1), w - o.min(2)) =
+            std::int32_t((hashed(g + 7) + 1.0f) * 1.5f) % 3;
+      });
+}
+
 struct Step {
   ProcessGrid grid;
   std::unique_ptr<nn::Model> model;
@@ -57,32 +90,9 @@ struct Step {
     optimizer = nn::makeOptimizer(model->parameters(), oc);
     reducer = std::make_unique<nn::GradientReducer>(grid.comm(), model->parameters());
     // Inputs and labels from the global cell index: the same data on every grid.
-    const auto x = model->input().tensor;
-    const TensorBlock& xb = x.block();
-    const Box o = xb.owned();
-    const index_t n0 = xb.sampleBegin();
-    auto xv = x.view();
-    const Extents3 lo = xb.toLocal(o.min());
-    Kokkos::parallel_for(
-        "bench::unet_input",
-        Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
-            {0, o.min(0), o.min(1), o.min(2)}, {xb.localSamples(), o.max(0), o.max(1), o.max(2)}),
-        KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
-          const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
-          xv(n, 0, d - o.min(0) + lo[0], h - o.min(1) + lo[1], w - o.min(2) + lo[2]) = hashed(g);
-        });
-    const TensorBlock& yb = model->output().tensor.block();
+    fillInput(model->input().tensor, edge);
     labels = HaloTensor<std::int32_t>("bench::labels", grid.blockOf({batch, 1, edge, edge, edge}));
-    auto lv = labels.view();
-    Kokkos::parallel_for(
-        "bench::unet_labels",
-        Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
-            {0, o.min(0), o.min(1), o.min(2)}, {yb.localSamples(), o.max(0), o.max(1), o.max(2)}),
-        KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
-          const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
-          lv(n, 0, d - o.min(0), h - o.min(1), w - o.min(2)) =
-              std::int32_t((hashed(g + 7) + 1.0f) * 1.5f) % 3;
-        });
+    fillLabels(labels, model->input().tensor.block(), model->output().tensor.block(), edge);
     Kokkos::fence();
     ctx.grid = &grid;
     ctx.reducer = reducer.get();
