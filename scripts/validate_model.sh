@@ -61,6 +61,7 @@ for config in "${configs[@]}"; do
       continue
     fi
     echo "== $name P=$p ($(date +%T))"
+    mkdir -p "$out/$name"
     # shellcheck disable=SC2086
     OMP_NUM_THREADS=1 OMP_PROC_BIND=false mpirun "${mpirun_flags[@]}" -np "$p" "$sweep" $flags --calibrate \
       --machine "$machine" --steps "$steps" --warmup "$warmup" --out "$dir" > "$dir.log" 2>&1 ||
