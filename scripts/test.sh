@@ -29,17 +29,27 @@ halo3d_build "$build"
 echo "== ctest"
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)
 
+# Whether an optional stage after ctest runs: not when the HALO3D_SKIP_* variable named $1 is 1 (notice:
+# "$1=1: $2 skipped"), nor when the main build is a CUDA build (notice: $3).
+stage_runs() {
+  if [[ "${!1:-0}" == 1 ]]; then
+    echo "== notice: $1=1: $2 skipped"
+  elif [[ "$main_backend" != host ]]; then
+    echo "== notice: $3"
+  else
+    return 0
+  fi
+  return 1
+}
+
 # Sanitizers: the GoogleTest suites (unit, and MPI at 1, 2 and 4 ranks) under AddressSanitizer +
 # UndefinedBehaviorSanitizer, and the I/O thread and prefetch suites under ThreadSanitizer. Benchmarks, the
 # application end-to-end runs and the 8-rank variants stay in the plain build above. Open MPI and HDF5 keep
 # memory until exit, so leak detection is off; the ThreadSanitizer build runs one OpenMP thread (libgomp is
 # not instrumented, so its barriers would look like races) with suppressions for the uninstrumented MPI and
 # HDF5 libraries (scripts/tsan.supp).
-if [[ "${HALO3D_SKIP_SANITIZERS:-0}" == 1 ]]; then
-  echo "== notice: HALO3D_SKIP_SANITIZERS=1: sanitizer builds skipped"
-elif [[ "$main_backend" != host ]]; then
-  echo "== notice: the Kokkos at $kokkos_prefix is a CUDA build: the sanitizer builds need a host Kokkos, skipped"
-else
+if stage_runs HALO3D_SKIP_SANITIZERS "sanitizer builds" \
+  "the Kokkos at $kokkos_prefix is a CUDA build: the sanitizer builds need a host Kokkos, skipped"; then
   echo "== AddressSanitizer + UndefinedBehaviorSanitizer build ($build-asan)"
   halo3d_build "$build-asan" -DHALO3D_ENABLE_SANITIZERS=ON -DHALO3D_ENABLE_BENCHMARKS=OFF \
     -DCMAKE_CXX_FLAGS=-g1
@@ -56,11 +66,8 @@ else
      -R '^halo3d_io_(reader_tests\.np[124]|checkpoint_tests\.)')
 fi
 
-if [[ "${HALO3D_SKIP_DEVICE_DRYRUN:-0}" == 1 ]]; then
-  echo "== notice: HALO3D_SKIP_DEVICE_DRYRUN=1: device check dry run skipped"
-elif [[ "$main_backend" != host ]]; then
-  echo "== notice: the main build is a CUDA build: run scripts/device_check.sh on the GPU instead of its dry run"
-else
+if stage_runs HALO3D_SKIP_DEVICE_DRYRUN "device check dry run" \
+  "the main build is a CUDA build: run scripts/device_check.sh on the GPU instead of its dry run"; then
   echo "== device check, dry run (scripts/device_check.sh --dry-run: OpenMP backend, $build-device-dryrun)"
   HALO3D_SKIP_BOOTSTRAP=1 "$repo/scripts/device_check.sh" --dry-run --build "$build-device-dryrun" |
     tail -n 40
