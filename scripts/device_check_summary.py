@@ -87,6 +87,22 @@ def fmt(x, digits=0):
     return "-" if x is None else ("%.*f" % (digits, x))
 
 
+def benchmark_table(md, summary, key, benchmarks, heading, columns, record, cells, show_errors):
+    """A section of summary.md with one row per run of a benchmark program, and the same runs in summary[key]:
+    record(b) picks a run's figures, cells(record) formats them in the order of `columns`. A run that failed is
+    a row with its error message (show_errors) or left out, and never in summary[key]."""
+    md += ["", heading, "", "| %s |" % " | ".join(columns), "|" + "---|" * len(columns)]
+    summary[key] = []
+    for b in benchmarks:
+        if b.get("error_occurred"):
+            if show_errors:
+                md.append("| %s | error: %s |%s" % (b["name"], b.get("error_message"), " |" * (len(columns) - 2)))
+            continue
+        r = record(b)
+        md.append("| %s |" % " | ".join(cells(r)))
+        summary[key].append(r)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", required=True)
@@ -166,30 +182,23 @@ def main():
 
     stack = read_benchmarks(os.path.join(args.logs, "bench_cosmoflow_stack.json"))
     if stack is not None:
-        md += ["", "## CosmoFlow conv stack, forward + backward on one device", "",
-               "| benchmark | step ms | forward ms | backward ms | conv GFLOP/s |", "|---|---|---|---|---|"]
-        summary["cosmoflow_stack"] = []
-        for b in stack:
-            if b.get("error_occurred"):
-                md.append("| %s | error: %s | | | |" % (b["name"], b.get("error_message")))
-                continue
-            md.append("| %s | %s | %s | %s | %s |" % (b["name"], fmt(b.get("real_time"), 2), fmt(b.get("fwd_ms"), 2),
-                                                     fmt(b.get("bwd_ms"), 2), fmt(b.get("GFLOP/s"))))
-            summary["cosmoflow_stack"].append({k: b.get(k) for k in ("name", "real_time", "fwd_ms", "bwd_ms", "GFLOP/s")})
+        benchmark_table(md, summary, "cosmoflow_stack", stack,
+                        "## CosmoFlow conv stack, forward + backward on one device",
+                        ["benchmark", "step ms", "forward ms", "backward ms", "conv GFLOP/s"],
+                        lambda b: {k: b.get(k) for k in ("name", "real_time", "fwd_ms", "bwd_ms", "GFLOP/s")},
+                        lambda r: [r["name"], fmt(r["real_time"], 2), fmt(r["fwd_ms"], 2), fmt(r["bwd_ms"], 2),
+                                   fmt(r["GFLOP/s"])],
+                        show_errors=True)
 
     pack = read_benchmarks(os.path.join(args.logs, "bench_halo_pack.json"))
     if pack is not None:
-        md += ["", "## Halo pack and unpack (26 regions of a 16 x 64^3 float block)", "",
-               "| benchmark | path | us | GB/s |", "|---|---|---|---|"]
-        summary["halo_pack"] = []
-        for b in pack:
-            if b.get("error_occurred"):
-                continue
-            gbs = b.get("bytes_per_second", 0) / 1e9
-            md.append("| %s | %s | %s | %s |" % (b["name"], b.get("label", ""), fmt(b.get("real_time"), 1),
-                                                 fmt(gbs, 1)))
-            summary["halo_pack"].append({"name": b["name"], "path": b.get("label"), "us": b.get("real_time"),
-                                         "GB/s": gbs})
+        benchmark_table(md, summary, "halo_pack", pack,
+                        "## Halo pack and unpack (26 regions of a 16 x 64^3 float block)",
+                        ["benchmark", "path", "us", "GB/s"],
+                        lambda b: {"name": b["name"], "path": b.get("label"), "us": b.get("real_time"),
+                                   "GB/s": b.get("bytes_per_second", 0) / 1e9},
+                        lambda r: [r["name"], r["path"] or "", fmt(r["us"], 1), fmt(r["GB/s"], 1)],
+                        show_errors=False)
 
     bad_steps = [s for s in steps if s["status"] == "FAIL"]
     skipped = [s for s in steps if s["status"] == "skipped"]
