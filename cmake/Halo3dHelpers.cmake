@@ -78,22 +78,32 @@ function(halo3d_target_flags target)
   endif()
 endfunction()
 
+# An executable of the project: its sources, what it links, and the project's flags.
+function(_halo3d_executable name sources depends)
+  add_executable(${name} ${sources})
+  target_link_libraries(${name} PRIVATE ${depends})
+  halo3d_target_flags(${name})
+endfunction()
+
+# Sets <var> to the command that runs target <name> on <np> MPI ranks (oversubscribed), followed by ARGN.
+function(_halo3d_mpi_command var name np)
+  set(${var} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${HALO3D_MPIEXEC_EXTRA} ${MPIEXEC_PREFLAGS}
+      $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS} ${ARGN} PARENT_SCOPE)
+endfunction()
+
 # halo3d_add_test(<name> SOURCES ... DEPENDS ... [RANKS 1 2 4 8] [LABELS ...] [TIMEOUT s])
 # Without RANKS: a plain executable whose GoogleTest cases are discovered one by one.
 # With RANKS: an MPI executable registered once per rank count as <name>.np<N>, oversubscribed.
 function(halo3d_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPENDS;RANKS;LABELS" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS})
-  halo3d_target_flags(${name})
+  _halo3d_executable(${name} "${ARG_SOURCES}" "${ARG_DEPENDS}")
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
   if(ARG_RANKS)
     foreach(np ${ARG_RANKS})
-      add_test(NAME ${name}.np${np}
-               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${HALO3D_MPIEXEC_EXTRA}
-                       ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS})
+      _halo3d_mpi_command(command ${name} ${np})
+      add_test(NAME ${name}.np${np} COMMAND ${command})
       set_tests_properties(${name}.np${np} PROPERTIES
         TIMEOUT ${ARG_TIMEOUT} PROCESSORS ${np} LABELS "mpi;${ARG_LABELS}"
         ENVIRONMENT "OMP_NUM_THREADS=1;OMP_PROC_BIND=false;OMPI_MCA_rmaps_base_oversubscribe=1")
@@ -115,14 +125,11 @@ endfunction()
 # Every benchmark also runs a tiny configuration as a CTest smoke test (bench.<name>), so it cannot rot.
 function(halo3d_add_benchmark name)
   cmake_parse_arguments(ARG "" "SMOKE_RANKS" "SOURCES;DEPENDS;SMOKE_ARGS" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS})
-  halo3d_target_flags(${name})
+  _halo3d_executable(${name} "${ARG_SOURCES}" "${ARG_DEPENDS}")
   if(HALO3D_ENABLE_TESTS AND ARG_SMOKE_ARGS)
     if(ARG_SMOKE_RANKS)
-      add_test(NAME bench.${name}
-               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ARG_SMOKE_RANKS} ${HALO3D_MPIEXEC_EXTRA}
-                       ${MPIEXEC_PREFLAGS} $<TARGET_FILE:${name}> ${MPIEXEC_POSTFLAGS} ${ARG_SMOKE_ARGS})
+      _halo3d_mpi_command(command ${name} ${ARG_SMOKE_RANKS} ${ARG_SMOKE_ARGS})
+      add_test(NAME bench.${name} COMMAND ${command})
     else()
       add_test(NAME bench.${name} COMMAND $<TARGET_FILE:${name}> ${ARG_SMOKE_ARGS})
     endif()
