@@ -17,6 +17,8 @@ import statistics
 import subprocess
 import sys
 
+from unet_step_args import add_unet_step_args
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -52,10 +54,7 @@ def main():
     p.add_argument("--bench", required=True, help="the bench_unet_step binary")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--edge", type=int, default=64)
-    p.add_argument("--base", type=int, default=8)
-    p.add_argument("--depth", type=int, default=3)
-    p.add_argument("--batch", type=int, default=1)
+    add_unet_step_args(p)
     p.add_argument("--min-time", type=float, default=5.0, help="Google Benchmark --benchmark_min_time")
     p.add_argument("--torch-steps", type=int, default=10)
     a = p.parse_args()

@@ -18,6 +18,7 @@ import time
 
 import torch
 from torch import nn
+from unet_step_args import add_unet_step_args
 
 
 def block(cin, cout):
@@ -59,10 +60,7 @@ class UNet3d(nn.Module):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--edge", type=int, default=64)
-    p.add_argument("--base", type=int, default=8)
-    p.add_argument("--depth", type=int, default=3)
-    p.add_argument("--batch", type=int, default=1)
+    add_unet_step_args(p)
     p.add_argument("--classes", type=int, default=3)
     p.add_argument("--steps", type=int, default=10, help="timed steps (after one warm-up step)")
     p.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "1")))
