@@ -11,11 +11,11 @@
 #include <benchmark/benchmark.h>
 #include <Kokkos_Core.hpp>
 
-#include <chrono>
 #include <vector>
 
 #include "halo3d/comm/impl/HaloPack.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
+#include "support/ManualTime.hpp"
 
 namespace {
 
@@ -26,7 +26,6 @@ using Exec = Kokkos::DefaultExecutionSpace;
 using Memory = Exec::memory_space;
 using View5 = Kokkos::View<float*****, Kokkos::LayoutRight, Memory>;
 using Buffer = Kokkos::View<float*, Memory>;
-using Clock = std::chrono::steady_clock;
 
 constexpr index_t kC = 16, kE = 64;
 
@@ -79,14 +78,7 @@ void haloPack(benchmark::State& state, int mode) {
         halo3d::impl::unpackRegion(exec, v, r.ghost_side, buf, r.offset, mode == 2, path);
     }
   };
-  run();
-  for (auto _ : state) {
-    halo3d::fence(exec, "before timing");
-    const auto t0 = Clock::now();
-    run();
-    halo3d::fence(exec, "halo pack done");
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
+  halo3d::bench::timeFenced(state, exec, run);
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(total * sizeof(float)));
   state.counters["regions"] = double(rs.size());
   state.SetLabel(halo3d::kernelPathName(path));

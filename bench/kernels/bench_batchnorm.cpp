@@ -4,11 +4,10 @@
 // read x and dy; backward reads x and dy and writes dx. Manual time, fenced on both sides.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <string>
 
-#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/BatchNorm.hpp"
+#include "support/ManualTime.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -57,20 +56,10 @@ void batchnorm(benchmark::State& state, const Config& cfg) {
         return kernels::batchNormBackward(exec, x, dy, mean, var, gamma, 1e-5, sums, count, y, box);
     }
   };
-  run();
-  double seconds = 0.0;
-  for (auto _ : state) {
-    fence(exec, "bench start");
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    fence(exec, "bench stop");
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    state.SetIterationTime(t);
-    seconds += t;
-  }
+  const double seconds = timeFenced(state, exec, run);
   const int tensors = cfg.part == Part::Stats ? 1 : cfg.part == Part::Backward ? 3 : 2;
   const double bytes = double(tensors) * double(x.view().size()) * sizeof(float);
-  state.counters["GB/s"] = bytes * double(state.iterations()) / seconds / 1e9;
+  setBandwidth(state, bytes, seconds);
 }
 
 void registerAll() {

@@ -33,46 +33,24 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "halo3d/core/HaloTensor.hpp"
-#include "halo3d/core/KokkosCompat.hpp"
-#include "halo3d/core/TensorBlock.hpp"
-#include "halo3d/kernels/Conv3d.hpp"
+#include "support/ConvPasses.hpp"
+#include "support/ManualTime.hpp"
 
+namespace halo3d::bench {
 namespace {
 
-using halo3d::Box;
-using halo3d::HaloTensor;
-using halo3d::HaloWidths;
-using halo3d::index_t;
-using halo3d::TensorBlock;
-using halo3d::WindowGeometry;
 using Exec = Kokkos::Cuda;
 using Memory = Exec::memory_space;
-using Clock = std::chrono::steady_clock;
-
-struct Shape {
-  const char* name;
-  index_t in_ch, out_ch, extent;  // input C, output K, input D = H = W
-  int kernel = 3, stride = 1, pad = 1;
-  index_t outExtent() const { return (extent + 2 * pad - kernel) / stride + 1; }
-  double flops() const {
-    const double o = double(outExtent());
-    return 2.0 * double(out_ch * in_ch) * double(kernel * kernel * kernel) * o * o * o;
-  }
-};
+using Shape = Conv3dShape;
 
 // clang-format off
-const Shape kShapes[] = {
-    {"smoke_C2_K4_D8", 2, 4, 8},
-    // (a)-(e), the shapes of bench_conv3d_onednn
-    {"C4_K16_D128", 4, 16, 128}, {"C16_K32_D64", 16, 32, 64}, {"C32_K64_D32", 32, 64, 32},
-    {"C64_K64_D16", 64, 64, 16}, {"C32_K32_D64", 32, 32, 64},
+const Shape kMoreShapes[] = {
     // CosmoFlow 128^3, one sample on one GPU: conv0-2 are (a)-(c); conv3 has stride 2; conv5 = conv6
     {"cf128_L3_C64_K128_D16_s2", 64, 128, 16, 3, 2, 1}, {"cf128_L4_C128_K256_D4", 128, 256, 4},
     {"cf128_L5_C256_K256_D2", 256, 256, 2},
@@ -89,48 +67,12 @@ const Shape kShapes[] = {
 };
 // clang-format on
 
-enum class Pass { Forward, BackwardData, BackwardFilter };
-const char* passName(Pass p) {
-  return p == Pass::Forward ? "fwd" : (p == Pass::BackwardData ? "bwd_data" : "bwd_filter");
-}
-
 enum class Precision { Fp32, Tf32, Bf16, Bf16ChannelsLast };
+constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Tf32, Precision::Bf16,
+                                     Precision::Bf16ChannelsLast};
 const char* precisionName(Precision p) {
-  switch (p) {
-    case Precision::Fp32:
-      return "cudnn_fp32";
-    case Precision::Tf32:
-      return "cudnn_tf32";
-    case Precision::Bf16:
-      return "cudnn_bf16";
-    case Precision::Bf16ChannelsLast:
-      return "cudnn_bf16_cl";
-  }
-  return "?";
-}
-
-// Deterministic values in [-1, 1) from the index, written as T (float or bf16 bits).
-KOKKOS_INLINE_FUNCTION float hashValue(std::size_t k, std::uint32_t seed) {
-  std::uint32_t h = std::uint32_t(k) * 2654435761u ^ seed;
-  h ^= h >> 15;
-  h *= 2246822519u;
-  h ^= h >> 13;
-  return float(h & 0xffffff) / float(0x800000) - 1.0f;
-}
-
-template <class View>
-void fill(const View& v, std::uint32_t seed) {
-  auto* p = v.data();
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Exec>(0, v.span()),
-      KOKKOS_LAMBDA(std::size_t k) { p[k] = hashValue(k, seed); });
-}
-
-void fillBf16(const Kokkos::View<__nv_bfloat16*, Memory>& v, std::uint32_t seed) {
-  auto* p = v.data();
-  Kokkos::parallel_for(
-      "fill bf16", Kokkos::RangePolicy<Exec>(0, v.span()),
-      KOKKOS_LAMBDA(std::size_t k) { p[k] = __float2bfloat16(hashValue(k, seed)); });
+  static const char* const names[] = {"cudnn_fp32", "cudnn_tf32", "cudnn_bf16", "cudnn_bf16_cl"};
+  return names[int(p)];
 }
 
 void setCounters(benchmark::State& state, const Shape& s) {
@@ -141,43 +83,10 @@ void setCounters(benchmark::State& state, const Shape& s) {
 // ------------------------------------------------------------------------------------ halo3d
 
 void benchHalo3d(benchmark::State& state, Shape s, Pass pass) {
-  const WindowGeometry g = WindowGeometry::cubic(s.kernel, s.stride, s.pad);
-  const index_t e = s.extent, eo = s.outExtent();
-  const HaloWidths halo = HaloWidths::uniform(s.pad);
-  const HaloTensor<float, Memory> x("x", TensorBlock::whole({1, s.in_ch, e, e, e}, halo));
-  const HaloTensor<float, Memory> dx("dx", TensorBlock::whole({1, s.in_ch, e, e, e}, halo));
-  const HaloTensor<float, Memory> y("y", TensorBlock::whole({1, s.out_ch, eo, eo, eo}));
-  const auto noinit = Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("w"));
-  const int k = s.kernel;
-  Kokkos::View<float*****, Kokkos::LayoutRight, Memory> w(noinit, s.out_ch, s.in_ch, k, k, k),
-      dw(noinit, s.out_ch, s.in_ch, k, k, k);
-  const Kokkos::View<float*, Kokkos::LayoutRight, Memory> none("no bias", 0);
-  fill(w, 1);
-  fill(y.view(), 3);  // dy for the backward passes
-  Kokkos::deep_copy(x.owned(), 0.5f);
-  const Box in_volume = Box::fromExtents({e, e, e}), out_volume = Box::fromExtents({eo, eo, eo});
+  const Conv3dBuffers<Memory> c(s, /*bias=*/false);
+  Kokkos::deep_copy(c.x.owned(), 0.5f);
   const Exec exec;
-  auto run = [&] {
-    switch (pass) {
-      case Pass::Forward:
-        halo3d::kernels::conv3dForward(exec, x, w, none, g, y, out_volume);
-        break;
-      case Pass::BackwardData:
-        halo3d::kernels::conv3dBackwardData(exec, y, w, g, dx, in_volume);
-        break;
-      case Pass::BackwardFilter:
-        halo3d::kernels::conv3dBackwardFilter(exec, x, y, g, dw, none, out_volume, false);
-        break;
-    }
-  };
-  run();  // warm-up
-  for (auto _ : state) {
-    halo3d::fence(exec, "before timing");
-    const auto t0 = Clock::now();
-    run();
-    halo3d::fence(exec, "conv3d done");
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
+  timeFenced(state, exec, [&] { c.run(exec, pass); });
   setCounters(state, s);
 }
 
@@ -193,17 +102,37 @@ void check(cudaError_t status, const char* what) {
 }
 
 const char* mathName(cudnnMathType_t m) {
-  switch (m) {
-    case CUDNN_DEFAULT_MATH:
-      return "default";
-    case CUDNN_TENSOR_OP_MATH:
-      return "tensor_op";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-      return "tensor_op_conv";
-    case CUDNN_FMA_MATH:
-      return "fma";
-  }
+  static const std::pair<cudnnMathType_t, const char*> names[] = {
+      {CUDNN_DEFAULT_MATH, "default"},
+      {CUDNN_TENSOR_OP_MATH, "tensor_op"},
+      {CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, "tensor_op_conv"},
+      {CUDNN_FMA_MATH, "fma"}};
+  for (const auto& [math, name] : names)
+    if (math == m) return name;
   return "?";
+}
+
+void fillBf16(const Kokkos::View<__nv_bfloat16*, Memory>& v, std::uint32_t seed) {
+  auto* p = v.data();
+  Kokkos::parallel_for(
+      "fill bf16", Kokkos::RangePolicy<Exec>(0, v.span()),
+      KOKKOS_LAMBDA(std::size_t k) { p[k] = __float2bfloat16(hashValue(k, seed)); });
+}
+void fillValues(const Kokkos::View<float*, Memory>& v, std::uint32_t seed) {
+  fillHashed(v, seed);
+}
+void fillValues(const Kokkos::View<__nv_bfloat16*, Memory>& v, std::uint32_t seed) {
+  fillBf16(v, seed);
+}
+
+// `v` allocated with n entries and filled; returns its data.
+template <class T>
+void* allocateFilled(Kokkos::View<T*, Memory>& v, const char* label, std::size_t n,
+                     std::uint32_t seed) {
+  v = Kokkos::View<T*, Memory>(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
+                               n);
+  fillValues(v, seed);
+  return v.data();
 }
 
 // The cuDNN objects of one benchmark, destroyed in reverse order.
@@ -230,6 +159,61 @@ struct Cudnn {
   Cudnn& operator=(const Cudnn&) = delete;
 };
 
+constexpr std::size_t kWorkspaceLimit = std::size_t(2) << 30;
+
+// One benchmark's cuDNN set-up: the descriptors of the shape and precision on Exec's stream, the
+// buffers x, y (dy), w (dw) as float or bf16, filled, and the workspace Find may use.
+struct CudnnCase {
+  Shape shape;
+  bool tensor_ops;
+  Exec exec;
+  Cudnn c;
+  Kokkos::View<float*, Memory> xf, yf, wf;
+  Kokkos::View<__nv_bfloat16*, Memory> xb, yb, wb;
+  void *px = nullptr, *py = nullptr, *pw = nullptr;
+  std::size_t limit = 0;
+  Kokkos::View<char*, Memory> workspace;
+
+  CudnnCase(const Shape& s, Precision precision)
+      : shape(s), tensor_ops(precision != Precision::Fp32) {
+    check(cudnnSetStream(c.handle, exec.cuda_stream()), "cudnnSetStream");
+    const bool bf16 = precision == Precision::Bf16 || precision == Precision::Bf16ChannelsLast;
+    const cudnnDataType_t data = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    const cudnnTensorFormat_t format =
+        precision == Precision::Bf16ChannelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    const int e = int(s.extent), eo = int(s.outExtent()), k = s.kernel;
+    const int xdims[5] = {1, int(s.in_ch), e, e, e}, ydims[5] = {1, int(s.out_ch), eo, eo, eo};
+    const int wdims[5] = {int(s.out_ch), int(s.in_ch), k, k, k};
+    check(cudnnSetTensorNdDescriptorEx(c.x, format, data, 5, xdims), "x descriptor");
+    check(cudnnSetTensorNdDescriptorEx(c.y, format, data, 5, ydims), "y descriptor");
+    check(cudnnSetFilterNdDescriptor(c.w, data, format, 5, wdims), "w descriptor");
+    const int pad[3] = {s.pad, s.pad, s.pad}, stride[3] = {s.stride, s.stride, s.stride};
+    const int dil[3] = {1, 1, 1};
+    check(cudnnSetConvolutionNdDescriptor(c.conv, 3, pad, stride, dil, CUDNN_CROSS_CORRELATION,
+                                          CUDNN_DATA_FLOAT),
+          "convolution descriptor");
+    check(cudnnSetConvolutionMathType(c.conv, tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
+          "math type");
+
+    const std::size_t nx = std::size_t(s.in_ch) * std::size_t(e) * e * e;
+    const std::size_t ny = std::size_t(s.out_ch) * std::size_t(eo) * eo * eo;
+    const std::size_t nw = std::size_t(s.out_ch) * std::size_t(s.in_ch) * std::size_t(k) * k * k;
+    if (bf16) {
+      px = allocateFilled(xb, "x", nx, 1), py = allocateFilled(yb, "y", ny, 2);
+      pw = allocateFilled(wb, "w", nw, 3);
+    } else {
+      px = allocateFilled(xf, "x", nx, 1), py = allocateFilled(yf, "y", ny, 2);
+      pw = allocateFilled(wf, "w", nw, 3);
+    }
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    limit = std::min(kWorkspaceLimit, free_bytes / 4);
+    workspace = Kokkos::View<char*, Memory>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("cudnn workspace")), limit);
+    fence(exec, "buffers filled");
+  }
+};
+
 // The algorithm a Find call chose: the fastest successful one with the wanted math type.
 struct Choice {
   int algo = -1;
@@ -252,164 +236,92 @@ Choice choose(const std::vector<Perf>& perf, int returned, bool tensor_ops) {
   return Choice{};
 }
 
-constexpr std::size_t kWorkspaceLimit = std::size_t(2) << 30;
+// One pass: cuDNN's Find call and its run call (cudnnFindConvolution<what>AlgorithmEx and
+// cudnnConvolution<what>) take the operands in the same order, two inputs (a, b) and the output.
+// Finds the algorithm (outside the timing), then times it after a warm-up run.
+template <class Perf, class Find, class Run, class DescA, class DescB, class DescOut>
+void timePass(benchmark::State& state, CudnnCase& k, const std::string& what, Find find, Run run,
+              DescA a, void* pa, DescB b, void* pb, DescOut out, void* pout) {
+  constexpr int kMaxAlgos = 16;
+  int returned = 0;
+  std::vector<Perf> perf(kMaxAlgos);
+  const std::string find_name = "cudnnFindConvolution" + what + "AlgorithmEx";
+  check(find(k.c.handle, a, pa, b, pb, k.c.conv, out, pout, kMaxAlgos, &returned, perf.data(),
+             k.workspace.data(), k.limit),
+        find_name.c_str());
+  const Choice choice = choose(perf, returned, k.tensor_ops);
+  if (choice.algo < 0) {
+    state.SkipWithError((std::string("cuDNN offers no ") + (k.tensor_ops ? "tensor-core" : "FMA") +
+                         " algorithm for this case")
+                            .c_str());
+    return;
+  }
+  // The chosen algorithm's math type, whatever Find reported it with.
+  check(cudnnSetConvolutionMathType(k.c.conv, choice.math), "math type of the chosen algorithm");
+  const float one = 1.0f, zero = 0.0f;
+  const auto algo = decltype(Perf::algo)(choice.algo);
+  const std::string run_name = "cudnnConvolution" + what;
+  const cudaStream_t stream = k.exec.cuda_stream();
+  timeManually(
+      state, [&](const char* why) { check(cudaStreamSynchronize(stream), why); },
+      [&] {
+        check(run(k.c.handle, &one, a, pa, b, pb, k.c.conv, algo, k.workspace.data(),
+                  choice.workspace, &zero, out, pout),
+              run_name.c_str());
+      });
+  setCounters(state, k.shape);
+  state.counters["algo"] = choice.algo;
+  state.counters["workspace_MiB"] = double(choice.workspace) / double(1 << 20);
+  state.SetLabel(std::string("algo=") + std::to_string(choice.algo) +
+                 " math=" + mathName(choice.math));
+}
 
 void benchCudnn(benchmark::State& state, Shape s, Pass pass, Precision precision) {
   try {
-    const Exec exec;
-    Cudnn c;
-    check(cudnnSetStream(c.handle, exec.cuda_stream()), "cudnnSetStream");
-    const bool bf16 = precision == Precision::Bf16 || precision == Precision::Bf16ChannelsLast;
-    const bool tensor_ops = precision != Precision::Fp32;
-    const cudnnDataType_t data = bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
-    const cudnnTensorFormat_t format =
-        precision == Precision::Bf16ChannelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-    const int e = int(s.extent), eo = int(s.outExtent()), k = s.kernel;
-    const int xdims[5] = {1, int(s.in_ch), e, e, e}, ydims[5] = {1, int(s.out_ch), eo, eo, eo};
-    const int wdims[5] = {int(s.out_ch), int(s.in_ch), k, k, k};
-    check(cudnnSetTensorNdDescriptorEx(c.x, format, data, 5, xdims), "x descriptor");
-    check(cudnnSetTensorNdDescriptorEx(c.y, format, data, 5, ydims), "y descriptor");
-    check(cudnnSetFilterNdDescriptor(c.w, data, format, 5, wdims), "w descriptor");
-    const int pad[3] = {s.pad, s.pad, s.pad}, stride[3] = {s.stride, s.stride, s.stride};
-    const int dil[3] = {1, 1, 1};
-    check(cudnnSetConvolutionNdDescriptor(c.conv, 3, pad, stride, dil, CUDNN_CROSS_CORRELATION,
-                                          CUDNN_DATA_FLOAT),
-          "convolution descriptor");
-    check(cudnnSetConvolutionMathType(c.conv, tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
-          "math type");
-
-    // Buffers: x, y (dy), w (dw), each as float or bf16.
-    const std::size_t nx = std::size_t(s.in_ch) * std::size_t(e) * e * e;
-    const std::size_t ny = std::size_t(s.out_ch) * std::size_t(eo) * eo * eo;
-    const std::size_t nw = std::size_t(s.out_ch) * std::size_t(s.in_ch) * std::size_t(k) * k * k;
-    const auto noinit = [](const char* label) {
-      return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label));
-    };
-    Kokkos::View<float*, Memory> xf, yf, wf;
-    Kokkos::View<__nv_bfloat16*, Memory> xb, yb, wb;
-    void *px, *py, *pw;
-    if (bf16) {
-      xb = decltype(xb)(noinit("x"), nx);
-      yb = decltype(yb)(noinit("y"), ny);
-      wb = decltype(wb)(noinit("w"), nw);
-      fillBf16(xb, 1);
-      fillBf16(yb, 2);
-      fillBf16(wb, 3);
-      px = xb.data(), py = yb.data(), pw = wb.data();
-    } else {
-      xf = decltype(xf)(noinit("x"), nx);
-      yf = decltype(yf)(noinit("y"), ny);
-      wf = decltype(wf)(noinit("w"), nw);
-      fill(xf, 1);
-      fill(yf, 2);
-      fill(wf, 3);
-      px = xf.data(), py = yf.data(), pw = wf.data();
-    }
-    std::size_t free_bytes = 0, total_bytes = 0;
-    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
-    const std::size_t limit = std::min(kWorkspaceLimit, free_bytes / 4);
-    Kokkos::View<char*, Memory> workspace(noinit("cudnn workspace"), limit);
-    halo3d::fence(exec, "buffers filled");
-
-    // Find the algorithm (outside the timing), then run it once as a warm-up.
-    constexpr int kMaxAlgos = 16;
-    int returned = 0;
-    Choice choice;
+    CudnnCase k(s, precision);
+    const Cudnn& c = k.c;
     switch (pass) {
-      case Pass::Forward: {
-        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(kMaxAlgos);
-        check(cudnnFindConvolutionForwardAlgorithmEx(c.handle, c.x, px, c.w, pw, c.conv, c.y, py,
-                                                     kMaxAlgos, &returned, perf.data(),
-                                                     workspace.data(), limit),
-              "cudnnFindConvolutionForwardAlgorithmEx");
-        choice = choose(perf, returned, tensor_ops);
-        break;
-      }
-      case Pass::BackwardData: {
-        std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(kMaxAlgos);
-        check(cudnnFindConvolutionBackwardDataAlgorithmEx(c.handle, c.w, pw, c.y, py, c.conv, c.x,
-                                                          px, kMaxAlgos, &returned, perf.data(),
-                                                          workspace.data(), limit),
-              "cudnnFindConvolutionBackwardDataAlgorithmEx");
-        choice = choose(perf, returned, tensor_ops);
-        break;
-      }
-      case Pass::BackwardFilter: {
-        std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(kMaxAlgos);
-        check(cudnnFindConvolutionBackwardFilterAlgorithmEx(c.handle, c.x, px, c.y, py, c.conv, c.w,
-                                                            pw, kMaxAlgos, &returned, perf.data(),
-                                                            workspace.data(), limit),
-              "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-        choice = choose(perf, returned, tensor_ops);
-        break;
-      }
+      case Pass::Forward:
+        return timePass<cudnnConvolutionFwdAlgoPerf_t>(
+            state, k, "Forward", cudnnFindConvolutionForwardAlgorithmEx, cudnnConvolutionForward,
+            c.x, k.px, c.w, k.pw, c.y, k.py);
+      case Pass::BackwardData:
+        return timePass<cudnnConvolutionBwdDataAlgoPerf_t>(
+            state, k, "BackwardData", cudnnFindConvolutionBackwardDataAlgorithmEx,
+            cudnnConvolutionBackwardData, c.w, k.pw, c.y, k.py, c.x, k.px);
+      case Pass::BackwardFilter:
+        return timePass<cudnnConvolutionBwdFilterAlgoPerf_t>(
+            state, k, "BackwardFilter", cudnnFindConvolutionBackwardFilterAlgorithmEx,
+            cudnnConvolutionBackwardFilter, c.x, k.px, c.y, k.py, c.w, k.pw);
     }
-    if (choice.algo < 0) {
-      state.SkipWithError((std::string("cuDNN offers no ") + (tensor_ops ? "tensor-core" : "FMA") +
-                           " algorithm for this case")
-                              .c_str());
-      return;
-    }
-    // The chosen algorithm's math type, whatever Find reported it with.
-    check(cudnnSetConvolutionMathType(c.conv, choice.math), "math type of the chosen algorithm");
-    const float one = 1.0f, zero = 0.0f;
-    auto run = [&] {
-      switch (pass) {
-        case Pass::Forward:
-          check(cudnnConvolutionForward(c.handle, &one, c.x, px, c.w, pw, c.conv,
-                                        cudnnConvolutionFwdAlgo_t(choice.algo), workspace.data(),
-                                        choice.workspace, &zero, c.y, py),
-                "cudnnConvolutionForward");
-          break;
-        case Pass::BackwardData:
-          check(cudnnConvolutionBackwardData(c.handle, &one, c.w, pw, c.y, py, c.conv,
-                                             cudnnConvolutionBwdDataAlgo_t(choice.algo),
-                                             workspace.data(), choice.workspace, &zero, c.x, px),
-                "cudnnConvolutionBackwardData");
-          break;
-        case Pass::BackwardFilter:
-          check(cudnnConvolutionBackwardFilter(c.handle, &one, c.x, px, c.y, py, c.conv,
-                                               cudnnConvolutionBwdFilterAlgo_t(choice.algo),
-                                               workspace.data(), choice.workspace, &zero, c.w, pw),
-                "cudnnConvolutionBackwardFilter");
-          break;
-      }
-    };
-    run();
-    check(cudaStreamSynchronize(exec.cuda_stream()), "warm-up");
-    for (auto _ : state) {
-      check(cudaStreamSynchronize(exec.cuda_stream()), "before timing");
-      const auto t0 = Clock::now();
-      run();
-      check(cudaStreamSynchronize(exec.cuda_stream()), "after the convolution");
-      state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    setCounters(state, s);
-    state.counters["algo"] = choice.algo;
-    state.counters["workspace_MiB"] = double(choice.workspace) / double(1 << 20);
-    state.SetLabel(std::string("algo=") + std::to_string(choice.algo) +
-                   " math=" + mathName(choice.math));
   } catch (const std::exception& error) {
     state.SkipWithError(error.what());
   }
 }
 
 // Each shape and pass: halo3d, then cuDNN at every precision, registered next to each other.
-const bool registered = [] {
-  for (const Shape& s : kShapes)
-    for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter}) {
-      const std::string op = std::string(passName(pass)) + "/" + s.name;
-      benchmark::RegisterBenchmark(("halo3d_fp32/" + op).c_str(), benchHalo3d, s, pass)
+void registerShape(const Shape& s) {
+  for (Pass pass : kPasses) {
+    const std::string op = std::string(passName(pass)) + "/" + s.name;
+    benchmark::RegisterBenchmark(("halo3d_fp32/" + op).c_str(), benchHalo3d, s, pass)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    for (Precision p : kPrecisions)
+      benchmark::RegisterBenchmark((std::string(precisionName(p)) + "/" + op).c_str(), benchCudnn,
+                                   s, pass, p)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
-      for (Precision p :
-           {Precision::Fp32, Precision::Tf32, Precision::Bf16, Precision::Bf16ChannelsLast})
-        benchmark::RegisterBenchmark((std::string(precisionName(p)) + "/" + op).c_str(), benchCudnn,
-                                     s, pass, p)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
-    }
+  }
+}
+
+// The shapes of bench_conv3d_onednn first, in its order.
+const bool registered = [] {
+  for (const Shape& s : kConv3dShapes)
+    registerShape(s);
+  for (const Shape& s : kMoreShapes)
+    registerShape(s);
   return true;
 }();
 
 }  // namespace
+}  // namespace halo3d::bench

@@ -17,58 +17,18 @@
 #include <Kokkos_Core.hpp>
 #include <dnnl.hpp>
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
-#include "halo3d/core/HaloTensor.hpp"
-#include "halo3d/core/KokkosCompat.hpp"
-#include "halo3d/core/TensorBlock.hpp"
-#include "halo3d/kernels/Conv3d.hpp"
+#include "support/ConvPasses.hpp"
+#include "support/ManualTime.hpp"
 
+namespace halo3d::bench {
 namespace {
 
-using halo3d::Box;
-using halo3d::HaloTensor;
-using halo3d::HaloWidths;
-using halo3d::index_t;
-using halo3d::TensorBlock;
-using halo3d::WindowGeometry;
 using Exec = Kokkos::DefaultExecutionSpace;
-using Clock = std::chrono::steady_clock;
-
-struct Shape {
-  const char* name;
-  index_t in_ch, out_ch, extent;
-  double flops() const {
-    return 2.0 * double(out_ch * in_ch) * 27.0 * double(extent * extent * extent);
-  }
-};
-
-const Shape kShapes[] = {{"smoke_C2_K4_D8", 2, 4, 8}, {"C4_K16_D128", 4, 16, 128},
-                         {"C16_K32_D64", 16, 32, 64}, {"C32_K64_D32", 32, 64, 32},
-                         {"C64_K64_D16", 64, 64, 16}, {"C32_K32_D64", 32, 32, 64}};
-
-enum class Pass { Forward, BackwardData, BackwardFilter };
-const char* passName(Pass p) {
-  return p == Pass::Forward ? "fwd" : (p == Pass::BackwardData ? "bwd_data" : "bwd_filter");
-}
-
-// Deterministic values in [-1, 1) from the index: fills large buffers quickly, in parallel.
-template <class View>
-void fill(const View& v, std::uint32_t seed) {
-  auto* p = v.data();
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Exec>(0, v.span()), KOKKOS_LAMBDA(std::size_t k) {
-        std::uint32_t h = std::uint32_t(k) * 2654435761u ^ seed;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[k] = float(h & 0xffffff) / float(0x800000) - 1.0f;
-      });
-}
+using Shape = Conv3dShape;
 
 void setCounters(benchmark::State& state, const Shape& s, int threads) {
   state.counters["GFLOP/s"] =
@@ -76,51 +36,24 @@ void setCounters(benchmark::State& state, const Shape& s, int threads) {
   state.counters["threads"] = threads;
 }
 
-void benchHalo3d(benchmark::State& state, Shape s, Pass pass) {
-  const WindowGeometry g = WindowGeometry::cubic(3, 1, 1);
-  const Box volume = Box::fromExtents({s.extent, s.extent, s.extent});
-  const HaloTensor<float> x(
-      "x", TensorBlock::whole({1, s.in_ch, s.extent, s.extent, s.extent}, HaloWidths::uniform(1)));
-  const HaloTensor<float> dx(
-      "dx", TensorBlock::whole({1, s.in_ch, s.extent, s.extent, s.extent}, HaloWidths::uniform(1)));
-  const HaloTensor<float> y("y", TensorBlock::whole({1, s.out_ch, s.extent, s.extent, s.extent}));
-  const auto noinit = Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("w"));
-  Kokkos::View<float*****, Kokkos::LayoutRight> w(noinit, s.out_ch, s.in_ch, 3, 3, 3),
-      dw(noinit, s.out_ch, s.in_ch, 3, 3, 3);
-  Kokkos::View<float*, Kokkos::LayoutRight> b(noinit, s.out_ch), db(noinit, s.out_ch);
-  Kokkos::deep_copy(x.owned(), 0.5f);
-  fill(w, 1);
-  fill(b, 2);
-  fill(y.view(), 3);  // dy for the backward passes
+// A pattern in x's owned cells (its ghosts stay zero: the padding).
+void fillInput(const HaloTensor<float>& x, const Shape& s) {
+  const auto xv = x.view();
+  const index_t channels = s.in_ch;
   Kokkos::parallel_for(
       "fill x",
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>({0, 0, 0}, {s.extent, s.extent, s.extent}),
       KOKKOS_LAMBDA(index_t d, index_t h, index_t c) {
-        for (index_t i = 0; i < s.in_ch; ++i)
-          x.view()(0, i, d + 1, h + 1, c + 1) = float((d * 7 + h * 3 + c + i) % 17) / 8.0f - 1.0f;
+        for (index_t i = 0; i < channels; ++i)
+          xv(0, i, d + 1, h + 1, c + 1) = float((d * 7 + h * 3 + c + i) % 17) / 8.0f - 1.0f;
       });
+}
+
+void benchHalo3d(benchmark::State& state, Shape s, Pass pass) {
+  const Conv3dBuffers<Exec::memory_space> c(s, /*bias=*/true);
+  fillInput(c.x, s);
   const Exec exec;
-  auto run = [&] {
-    switch (pass) {
-      case Pass::Forward:
-        halo3d::kernels::conv3dForward(exec, x, w, b, g, y, volume);
-        break;
-      case Pass::BackwardData:
-        halo3d::kernels::conv3dBackwardData(exec, y, w, g, dx, volume);
-        break;
-      case Pass::BackwardFilter:
-        halo3d::kernels::conv3dBackwardFilter(exec, x, y, g, dw, db, volume, false);
-        break;
-    }
-  };
-  run();  // warm-up: first-touch of the outputs
-  for (auto _ : state) {
-    halo3d::fence(exec, "before timing");
-    const auto t0 = Clock::now();
-    run();
-    halo3d::fence(exec, "conv3d done");
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
+  timeFenced(state, exec, [&] { c.run(exec, pass); });
   setCounters(state, s, exec.concurrency());
 }
 
@@ -199,22 +132,15 @@ void benchOneDnn(benchmark::State& state, Shape s, Pass pass) {
       break;
     }
   }
-  prim.execute(strm, args);  // warm-up
-  strm.wait();
-  for (auto _ : state) {
-    strm.wait();
-    const auto t0 = Clock::now();
-    prim.execute(strm, args);
-    strm.wait();
-    state.SetIterationTime(std::chrono::duration<double>(Clock::now() - t0).count());
-  }
+  timeManually(
+      state, [&](const char*) { strm.wait(); }, [&] { prim.execute(strm, args); });
   setCounters(state, s, Kokkos::DefaultHostExecutionSpace().concurrency());
 }
 
 // Each shape's six benchmarks registered next to each other, ours then oneDNN's, pass by pass.
 const bool registered = [] {
-  for (const Shape& s : kShapes)
-    for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter}) {
+  for (const Shape& s : kConv3dShapes)
+    for (Pass pass : kPasses) {
       const std::string op = std::string("conv3d_") + passName(pass) + "/" + s.name;
       benchmark::RegisterBenchmark(op.c_str(), benchHalo3d, s, pass)
           ->UseManualTime()
@@ -227,3 +153,4 @@ const bool registered = [] {
 }();
 
 }  // namespace
+}  // namespace halo3d::bench

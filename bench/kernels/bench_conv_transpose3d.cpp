@@ -5,11 +5,11 @@
 // channel) that lands in the output volume. Manual time, fenced on both sides.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <string>
 
-#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/ConvTranspose3d.hpp"
+#include "support/ConvPasses.hpp"
+#include "support/ManualTime.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -17,8 +17,6 @@ namespace {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Memory = Exec::memory_space;
 using kernels::ConvTranspose3dGeometry;
-
-enum class Pass { Forward, BackwardData, BackwardFilter };
 
 struct Config {
   index_t in_channels, out_channels, extent;
@@ -48,10 +46,8 @@ double tapPairs(const ConvTranspose3dGeometry& g, index_t extent) {
 void convTranspose3d(benchmark::State& state, const Config& cfg) {
   const Exec exec;
   const index_t e = cfg.extent;
-  const Extents3 out = cfg.g.outputExtents({e, e, e});
-  HaloTensor<float, Memory> x("x", TensorBlock::whole({1, cfg.in_channels, e, e, e}));
-  HaloTensor<float, Memory> y("y",
-                              TensorBlock::whole({1, cfg.out_channels, out[0], out[1], out[2]}));
+  HaloTensor<float, Memory> x("x", sampleBlock(cfg.in_channels, {e, e, e}));
+  HaloTensor<float, Memory> y("y", sampleBlock(cfg.out_channels, cfg.g.outputExtents({e, e, e})));
   const auto& k = cfg.g.window.kernel;
   Kokkos::View<float*****, Kokkos::LayoutRight, Memory> w("w", cfg.in_channels, cfg.out_channels,
                                                           k[0], k[1], k[2]);
@@ -72,22 +68,10 @@ void convTranspose3d(benchmark::State& state, const Config& cfg) {
                                                       false, cfg.path);
     }
   };
-  run();
-  for (auto _ : state) {
-    fence(exec, "bench start");
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    fence(exec, "bench stop");
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  timeFenced(state, exec, run);
   const double flops = 2.0 * double(cfg.in_channels * cfg.out_channels) * tapPairs(cfg.g, e);
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops * double(state.iterations()) * 1e-9, benchmark::Counter::kIsRate);
-}
-
-std::string passName(Pass p) {
-  return p == Pass::Forward ? "fwd" : p == Pass::BackwardData ? "bwd_data" : "bwd_filter";
 }
 
 void registerAll() {
@@ -103,9 +87,9 @@ void registerAll() {
       {16, 16, 32, "_k3s2p1op1", ConvTranspose3dGeometry::cubic(3, 2, 1, 1)},
       {16, 16, 32, "_k3s1p1", ConvTranspose3dGeometry::cubic(3, 1, 1)},
   };
-  for (Pass pass : {Pass::Forward, Pass::BackwardData, Pass::BackwardFilter})
+  for (Pass pass : kPasses)
     for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
-      const std::string prefix = "conv_transpose3d_" + passName(pass) +
+      const std::string prefix = std::string("conv_transpose3d_") + passName(pass) +
                                  (path == KernelPath::Device ? "_device" : "") + "/";
       for (const Shape& s : shapes) {
         const std::string name = prefix + "C" + std::to_string(s.c) + "_K" + std::to_string(s.k) +

@@ -24,15 +24,11 @@
 #include "halo3d/kernels/Activations.hpp"
 #include "halo3d/kernels/Conv3d.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
+#include "support/ConvPasses.hpp"
 
+namespace halo3d::bench {
 namespace {
 
-using halo3d::Box;
-using halo3d::HaloTensor;
-using halo3d::HaloWidths;
-using halo3d::index_t;
-using halo3d::TensorBlock;
-using halo3d::WindowGeometry;
 using Exec = Kokkos::DefaultExecutionSpace;
 using Memory = Exec::memory_space;
 using Tensor = HaloTensor<float, Memory>;
@@ -53,20 +49,6 @@ struct Layer {
 
 Box volumeOf(const Tensor& t) {
   return Box::fromExtents(t.block().globalExtents());
-}
-
-// Deterministic values in [-scale, scale).
-template <class View>
-void fill(const View& v, std::uint32_t seed, float scale) {
-  auto* p = v.data();
-  Kokkos::parallel_for(
-      "fill", Kokkos::RangePolicy<Exec>(0, v.span()), KOKKOS_LAMBDA(std::size_t k) {
-        std::uint32_t h = std::uint32_t(k) * 2654435761u ^ seed;
-        h ^= h >> 15;
-        h *= 2246822519u;
-        h ^= h >> 13;
-        p[k] = scale * (float(h & 0xffffff) / float(0x800000) - 1.0f);
-      });
 }
 
 // The stack of nn/models/CosmoFlow.cpp's schedule, allocated on the default device.
@@ -109,7 +91,7 @@ std::vector<Layer> makeStack(index_t samples, index_t input, double width) {
     L.w = Weights(noinit, L.out_ch, L.in_ch, 3, 3, 3);
     L.dw = Weights(Kokkos::view_alloc(Kokkos::WithoutInitializing, "dw" + s), L.out_ch, L.in_ch, 3,
                    3, 3);
-    fill(L.w, 10 + i, float(std::sqrt(6.0 / double(in_ch * 27))));
+    fillHashed(L.w, 10 + i, float(std::sqrt(6.0 / double(in_ch * 27))));
     layers.push_back(L);
     in_ch = L.out_ch;
   }
@@ -120,9 +102,9 @@ void forward(const Exec& exec, const std::vector<Layer>& s) {
   const Kokkos::View<float*, Kokkos::LayoutRight, Memory> none("no bias", 0);
   for (const Layer& L : s) {
     const Box zbox = volumeOf(L.z);
-    halo3d::kernels::conv3dForward(exec, L.x, L.w, none, L.g, L.z, zbox);
-    halo3d::kernels::leakyReluForward(exec, L.z, kSlope, L.a, zbox);
-    if (L.pool) halo3d::kernels::avgPool3dForward(exec, L.a, kPool, L.p, volumeOf(L.p));
+    kernels::conv3dForward(exec, L.x, L.w, none, L.g, L.z, zbox);
+    kernels::leakyReluForward(exec, L.z, kSlope, L.a, zbox);
+    if (L.pool) kernels::avgPool3dForward(exec, L.a, kPool, L.p, volumeOf(L.p));
   }
 }
 
@@ -131,10 +113,10 @@ void backward(const Exec& exec, const std::vector<Layer>& s) {
   for (auto it = s.rbegin(); it != s.rend(); ++it) {
     const Layer& L = *it;
     const Box zbox = volumeOf(L.z);
-    if (L.pool) halo3d::kernels::avgPool3dBackward(exec, L.dp, kPool, L.da, zbox);
-    halo3d::kernels::leakyReluBackward(exec, L.z, L.da, kSlope, L.dz, zbox);
-    halo3d::kernels::conv3dBackwardFilter(exec, L.x, L.dz, L.g, L.dw, none, zbox, false);
-    halo3d::kernels::conv3dBackwardData(exec, L.dz, L.w, L.g, L.dx, volumeOf(L.x));
+    if (L.pool) kernels::avgPool3dBackward(exec, L.dp, kPool, L.da, zbox);
+    kernels::leakyReluBackward(exec, L.z, L.da, kSlope, L.dz, zbox);
+    kernels::conv3dBackwardFilter(exec, L.x, L.dz, L.g, L.dw, none, zbox, false);
+    kernels::conv3dBackwardData(exec, L.dz, L.w, L.g, L.dx, volumeOf(L.x));
   }
 }
 
@@ -155,13 +137,13 @@ void cosmoflowStack(benchmark::State& state) {
   backward(exec, stack);
   double fwd = 0, bwd = 0;
   for (auto _ : state) {
-    halo3d::fence(exec, "before timing");
+    fence(exec, "before timing");
     const auto t0 = Clock::now();
     forward(exec, stack);
-    halo3d::fence(exec, "forward done");
+    fence(exec, "forward done");
     const auto t1 = Clock::now();
     backward(exec, stack);
-    halo3d::fence(exec, "backward done");
+    fence(exec, "backward done");
     const auto t2 = Clock::now();
     fwd = std::chrono::duration<double>(t1 - t0).count();
     bwd = std::chrono::duration<double>(t2 - t1).count();
@@ -185,3 +167,4 @@ BENCHMARK(cosmoflowStack)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
+}  // namespace halo3d::bench

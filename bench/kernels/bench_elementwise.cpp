@@ -4,15 +4,14 @@
 // their output). Manual time, fenced on both sides.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <functional>
 #include <string>
 
-#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Activations.hpp"
 #include "halo3d/kernels/Channels.hpp"
 #include "halo3d/kernels/Dropout.hpp"
 #include "halo3d/kernels/Elementwise.hpp"
+#include "support/ManualTime.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -84,19 +83,9 @@ void elementwise(benchmark::State& state, const Config& cfg) {
       tensors = 3;
       break;
   }
-  run();
-  double seconds = 0.0;
-  for (auto _ : state) {
-    fence(exec, "bench start");
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    fence(exec, "bench stop");
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    state.SetIterationTime(t);
-    seconds += t;
-  }
+  const double seconds = timeFenced(state, exec, run);
   const double bytes = tensors * double(flat) * sizeof(float);
-  state.counters["GB/s"] = bytes * double(state.iterations()) / seconds / 1e9;
+  setBandwidth(state, bytes, seconds);
 }
 
 void registerAll() {

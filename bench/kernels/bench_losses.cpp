@@ -4,13 +4,12 @@
 // backward also writes the gradient. Manual time, fenced on both sides.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Losses.hpp"
+#include "support/ManualTime.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -85,18 +84,8 @@ void losses(benchmark::State& state, const Config& cfg) {
       bytes = 2 * tensor_bytes;
       break;
   }
-  run();
-  double seconds = 0.0;
-  for (auto _ : state) {
-    fence(exec, "bench start");
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    fence(exec, "bench stop");
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    state.SetIterationTime(t);
-    seconds += t;
-  }
-  state.counters["GB/s"] = bytes * double(state.iterations()) / seconds / 1e9;
+  const double seconds = timeFenced(state, exec, run);
+  setBandwidth(state, bytes, seconds);
 }
 
 void registerAll() {

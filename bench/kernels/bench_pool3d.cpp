@@ -5,11 +5,11 @@
 // argmax) and writes dx. Manual time, fenced on both sides.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <string>
 
-#include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
+#include "support/ConvPasses.hpp"
+#include "support/ManualTime.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -27,9 +27,8 @@ struct Config {
 void pool3d(benchmark::State& state, const Config& cfg) {
   const Exec exec;
   const index_t e = cfg.extent;
-  const Extents3 out = cfg.g.outputExtents({e, e, e});
-  HaloTensor<float, Memory> x("x", TensorBlock::whole({1, cfg.channels, e, e, e}));
-  HaloTensor<float, Memory> y("y", TensorBlock::whole({1, cfg.channels, out[0], out[1], out[2]}));
+  HaloTensor<float, Memory> x("x", sampleBlock(cfg.channels, {e, e, e}));
+  HaloTensor<float, Memory> y("y", sampleBlock(cfg.channels, cfg.g.outputExtents({e, e, e})));
   HaloTensor<index_t, Memory> argmax("argmax", y.block());
   // A pattern with few ties keeps the argmax realistic.
   const auto xv = x.view();
@@ -53,15 +52,7 @@ void pool3d(benchmark::State& state, const Config& cfg) {
         kernels::avgPool3dForward(exec, x, cfg.g, y, y.block().owned(), cfg.path);
     }
   };
-  run();
-  for (auto _ : state) {
-    fence(exec, "bench start");
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    fence(exec, "bench stop");
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  timeFenced(state, exec, run);
   const double bytes = double(x.view().size() + y.view().size()) * sizeof(float) +
                        (cfg.is_max ? double(argmax.view().size()) * sizeof(index_t) : 0.0);
   state.SetBytesProcessed(int64_t(bytes) * int64_t(state.iterations()));
