@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/io/DataLoader.hpp"
@@ -123,30 +124,29 @@ void readSamples(benchmark::State& state, Variant variant) {
   state.counters["ranks"] = worldSize();
 }
 
-void configure(benchmark::internal::Benchmark* b, index_t e) {
-  b->ArgName("E")->Arg(e)->UseManualTime()->Unit(benchmark::kMillisecond);
-}
-
-BENCHMARK_CAPTURE(readSamples, whole_sample, kWholeSample)->Apply([](auto* b) {
-  configure(b, 128);
-});
-BENCHMARK_CAPTURE(readSamples, hyperslab_collective, kHyperslabCollective)->Apply([](auto* b) {
-  configure(b, 128);
-});
-BENCHMARK_CAPTURE(readSamples, hyperslab_independent, kHyperslabIndependent)->Apply([](auto* b) {
-  configure(b, 128);
-});
-BENCHMARK_CAPTURE(readSamples, data_store, kDataStore)->Apply([](auto* b) { configure(b, 128); });
-// The CTest smoke configuration: 16^3 samples.
-BENCHMARK_CAPTURE(readSamples, smoke_whole_sample, kWholeSample)->Apply([](auto* b) {
-  configure(b, 16);
-});
-BENCHMARK_CAPTURE(readSamples, smoke_hyperslab, kHyperslabCollective)->Apply([](auto* b) {
-  configure(b, 16);
-});
-BENCHMARK_CAPTURE(readSamples, smoke_data_store, kDataStore)->Apply([](auto* b) {
-  configure(b, 16);
-});
+// readSamples/<case>/E:<sample edge>, as BENCHMARK_CAPTURE names them; the smoke_ cases (16^3
+// samples) are CTest's.
+const bool registered = [] {
+  const struct {
+    const char* name;
+    Variant variant;
+    index_t e;
+  } cases[] = {{"whole_sample", kWholeSample, 128},
+               {"hyperslab_collective", kHyperslabCollective, 128},
+               {"hyperslab_independent", kHyperslabIndependent, 128},
+               {"data_store", kDataStore, 128},
+               {"smoke_whole_sample", kWholeSample, 16},
+               {"smoke_hyperslab", kHyperslabCollective, 16},
+               {"smoke_data_store", kDataStore, 16}};
+  for (const auto& c : cases)
+    benchmark::RegisterBenchmark((std::string("readSamples/") + c.name).c_str(), readSamples,
+                                 c.variant)
+        ->ArgName("E")
+        ->Arg(c.e)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  return true;
+}();
 
 }  // namespace
 }  // namespace halo3d::bench

@@ -23,6 +23,7 @@
 #include "halo3d/nn/layers/Conv3d.hpp"
 #include "support/MpiTiming.hpp"
 #include "support/SplitGrid.hpp"
+#include "support/StepRegistration.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -100,24 +101,12 @@ void convOverlap(benchmark::State& state) {
 // {global size, channels}: the first three convolutions of bench_cosmoflow_step's model (64^3,
 // width 0.25: 4, 8, 16 channels at 64^3, 32^3, 16^3, approximated as C -> C), CosmoFlow's first
 // stage at width 1 (16 channels) at 64^3 and 128^3, and wider layers.
-BENCHMARK(convOverlap)
-    ->Name("conv_overlap")
-    ->ArgNames({"size", "C"})
-    ->Args({64, 4})
-    ->Args({32, 8})
-    ->Args({16, 16})
-    ->Args({64, 16})
-    ->Args({128, 16})
-    ->Args({64, 32})
-    ->Args({32, 64})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(convOverlap)
-    ->Name("conv_overlap_smoke")
-    ->ArgNames({"size", "C"})
-    ->Args({16, 4})
-    ->UseManualTime()
-    ->Iterations(2);
+const bool registered = [] {
+  registerTimed("conv_overlap", convOverlap, {"size", "C"},
+                {{64, 4}, {32, 8}, {16, 16}, {64, 16}, {128, 16}, {64, 32}, {32, 64}});
+  registerSmoke("conv_overlap_smoke", convOverlap, {"size", "C"}, {16, 4});
+  return true;
+}();
 
 }  // namespace
 }  // namespace halo3d::bench

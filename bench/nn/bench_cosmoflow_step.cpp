@@ -26,6 +26,7 @@
 #include "halo3d/nn/models/CosmoFlow.hpp"
 #include "support/MpiTiming.hpp"
 #include "support/SplitGrid.hpp"
+#include "support/StepRegistration.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -133,31 +134,13 @@ void cosmoflowOverlapPair(benchmark::State& state) {
   state.SetLabel(rig.grid.shape().str());
 }
 
-BENCHMARK(cosmoflowStep)
-    ->Name("cosmoflow_step/W0.25_N2")
-    ->ArgNames({"size", "overlap"})
-    ->Args({64, 1})
-    ->Args({64, 0})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(cosmoflowOverlapPair)
-    ->Name("cosmoflow_overlap_pair/W0.25_N2")
-    ->ArgNames({"size"})
-    ->Arg(64)
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(cosmoflowOverlapPair)
-    ->Name("cosmoflow_overlap_pair_smoke")
-    ->ArgNames({"size"})
-    ->Arg(32)
-    ->UseManualTime()
-    ->Iterations(2);
-BENCHMARK(cosmoflowStep)
-    ->Name("cosmoflow_step_smoke")
-    ->ArgNames({"size", "overlap"})
-    ->Args({32, 1})
-    ->UseManualTime()
-    ->Iterations(2);
+const bool registered = [] {
+  registerTimed("cosmoflow_step/W0.25_N2", cosmoflowStep, {"size", "overlap"}, {{64, 1}, {64, 0}});
+  registerTimed("cosmoflow_overlap_pair/W0.25_N2", cosmoflowOverlapPair, {"size"}, {{64}});
+  registerSmoke("cosmoflow_overlap_pair_smoke", cosmoflowOverlapPair, {"size"}, {32});
+  registerSmoke("cosmoflow_step_smoke", cosmoflowStep, {"size", "overlap"}, {32, 1});
+  return true;
+}();
 
 }  // namespace
 }  // namespace halo3d::bench

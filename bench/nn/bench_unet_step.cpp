@@ -32,36 +32,42 @@ KOKKOS_INLINE_FUNCTION float hashed(std::uint64_t i) {
   return float((i ^ (i >> 33)) >> 40) / float(1 << 23) - 1.0f;
 }
 
-// The fills are free functions: CUDA allows no extended lambda in a constructor.
-void fillInput(const HaloTensor<float>& x, index_t edge) {
-  const TensorBlock& xb = x.block();
+// Calls f(n, d, h, w, g) on every owned cell of the first `samples` local samples of `xb`: (d, h,
+// w) relative to the owned box, g the cell's global index. The fills are free functions: CUDA
+// allows no extended lambda in a constructor.
+template <class F>
+void forOwnedCells(const char* label, const TensorBlock& xb, index_t samples, index_t edge,
+                   const F& f) {
   const Box o = xb.owned();
   const index_t n0 = xb.sampleBegin();
-  auto xv = x.view();
-  const Extents3 lo = xb.toLocal(o.min());
   Kokkos::parallel_for(
-      "bench::unet_input",
+      label,
       Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
-          {0, o.min(0), o.min(1), o.min(2)}, {xb.localSamples(), o.max(0), o.max(1), o.max(2)}),
+          {0, o.min(0), o.min(1), o.min(2)}, {samples, o.max(0), o.max(1), o.max(2)}),
       KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
         const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
-        xv(n, 0, d - o.min(0) + lo[0], h - o.min(1) + lo[1], w - o.min(2) + lo[2]) = hashed(g);
+        f(n, d - o.min(0), h - o.min(1), w - o.min(2), g);
+      });
+}
+
+void fillInput(const HaloTensor<float>& x, index_t edge) {
+  const TensorBlock& xb = x.block();
+  const Extents3 lo = xb.toLocal(xb.owned().min());
+  auto xv = x.view();
+  forOwnedCells(
+      "bench::unet_input", xb, xb.localSamples(), edge,
+      KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w, std::uint64_t g) {
+        xv(n, 0, d + lo[0], h + lo[1], w + lo[2]) = hashed(g);
       });
 }
 
 void fillLabels(const HaloTensor<std::int32_t>& labels, const TensorBlock& xb,
                 const TensorBlock& yb, index_t edge) {
-  const Box o = xb.owned();
-  const index_t n0 = xb.sampleBegin();
   auto lv = labels.view();
-  Kokkos::parallel_for(
-      "bench::unet_labels",
-      Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
-          {0, o.min(0), o.min(1), o.min(2)}, {yb.localSamples(), o.max(0), o.max(1), o.max(2)}),
-      KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
-        const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
-        lv(n, 0, d - o.min(0), h - o.min(1), w - o.min(2)) =
-            std::int32_t((hashed(g + 7) + 1.0f) * 1.5f) % 3;
+  forOwnedCells(
+      "bench::unet_labels", xb, yb.localSamples(), edge,
+      KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w, std::uint64_t g) {
+        lv(n, 0, d, h, w) = std::int32_t((hashed(g + 7) + 1.0f) * 1.5f) % 3;
       });
 }
 
