@@ -144,12 +144,9 @@ class BackwardDataTiler {
 // See conv3dBackwardData in kernels/Conv3d.hpp; requires hostBackwardDataApplies(g) and
 // checkBackwardData.
 template <class ExecSpace, class T>
-void conv3dBackwardDataHost(const ExecSpace& exec,
-                            const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                            const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                            const WindowGeometry& g,
-                            const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                            const Box& dx_box, const Box& dy_box) {
+void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                            const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                            const Tensor<T, ExecSpace>& dx, const Box& dx_box, const Box& dy_box) {
   const index_t samples = dx.block().localSamples();
   if (dx_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);

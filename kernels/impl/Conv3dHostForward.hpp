@@ -70,13 +70,9 @@ class ForwardTiler {
 
 // See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
 template <class ExecSpace, class T>
-void conv3dForwardHost(const ExecSpace& exec,
-                       const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                       const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                       const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                       const WindowGeometry& g,
-                       const HaloTensor<T, typename ExecSpace::memory_space>& y,
-                       const Box& out_box) {
+void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                       const Conv3dWeightsOn<T, ExecSpace>& w, const Conv3dBiasOn<T, ExecSpace>& b,
+                       const WindowGeometry& g, const Tensor<T, ExecSpace>& y, const Box& out_box) {
   const index_t samples = y.block().localSamples();
   if (out_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, x, y);
