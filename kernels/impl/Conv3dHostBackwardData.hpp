@@ -152,16 +152,7 @@ void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& d
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);
   const auto& dyv = dy.view();
   const auto& dxv = dx.view();
-  DirectConv<T> p{};
-  p.in = dyv.data();
-  p.in_sample = index_t(dyv.stride_0());
-  p.in_channel = index_t(dyv.stride_1());
-  p.in_channels = dy.block().channels();
-  p.out = dxv.data();
-  p.out_sample = index_t(dxv.stride_0());
-  p.out_channel = index_t(dxv.stride_1());
-  p.bias = nullptr;
-  p.taps = ix.taps();
+  const DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.taps());
   // dy read per dx row: every channel and kernel plane.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));

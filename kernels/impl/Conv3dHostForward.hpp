@@ -78,16 +78,7 @@ void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const Conv3dIndexing ix = makeIndexing(g, x, y);
   const auto& xv = x.view();
   const auto& yv = y.view();
-  DirectConv<T> p{};
-  p.in = xv.data();
-  p.in_sample = index_t(xv.stride_0());
-  p.in_channel = index_t(xv.stride_1());
-  p.in_channels = x.block().channels();
-  p.out = yv.data();
-  p.out_sample = index_t(yv.stride_0());
-  p.out_channel = index_t(yv.stride_1());
-  p.bias = b.extent(0) ? b.data() : nullptr;
-  p.taps = ix.taps();
+  const DirectConv<T> p = directConv(x, y, b.extent(0) ? b.data() : nullptr, ix.taps());
   // Input read per output row: every channel, kernel plane and the rows the H stride advances by.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));
