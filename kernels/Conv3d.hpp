@@ -36,6 +36,16 @@ template <class T, class MemorySpace>
 using Conv3dWeightsGrad = NonDeduced<Kokkos::View<T*****, Kokkos::LayoutRight, MemorySpace>>;
 template <class T, class MemorySpace>
 using Conv3dBiasGrad = NonDeduced<Kokkos::View<T*, Kokkos::LayoutRight, MemorySpace>>;
+// The same in the memory space of execution space E, as the kernels below take them (with
+// Tensor<T, E> for the tensors).
+template <class T, class E>
+using Conv3dWeightsOn = Conv3dWeights<T, typename E::memory_space>;
+template <class T, class E>
+using Conv3dBiasOn = Conv3dBias<T, typename E::memory_space>;
+template <class T, class E>
+using Conv3dWeightsGradOn = Conv3dWeightsGrad<T, typename E::memory_space>;
+template <class T, class E>
+using Conv3dBiasGradOn = Conv3dBiasGrad<T, typename E::memory_space>;
 
 // y(n, o, c) = b(o) + sum_{i, k} w(o, i, k) x(n, i, c * s - p + k * dil) for every sample n, output
 // channel o and global output cell c in out_box (assigned). x is read in its allocation (owned
@@ -43,11 +53,9 @@ using Conv3dBiasGrad = NonDeduced<Kokkos::View<T*, Kokkos::LayoutRight, MemorySp
 // window of out_box reaches past x's allocation (ghost region too thin), or on mismatched samples,
 // channels, weight or bias shapes or volumes.
 template <class ExecSpace, class T>
-void conv3dForward(const ExecSpace& exec, const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                   const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                   const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                   const WindowGeometry& g,
-                   const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box,
+void conv3dForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                   const Conv3dWeightsOn<T, ExecSpace>& w, const Conv3dBiasOn<T, ExecSpace>& b,
+                   const WindowGeometry& g, const Tensor<T, ExecSpace>& y, const Box& out_box,
                    KernelPath path = KernelPath::Fastest);
 
 // Pull form: assigns dx(n, i, q) = sum of w(o, i, k) dy(n, o, c) over the output cells c in dy_box
@@ -56,22 +64,16 @@ void conv3dForward(const ExecSpace& exec, const HaloTensor<T, typename ExecSpace
 // lie inside the volume; dy_box must lie in dy's allocation. Throws ShapeError otherwise, or on
 // mismatched samples, channels, weights, volumes.
 template <class ExecSpace, class T>
-void conv3dBackwardData(const ExecSpace& exec,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                        const WindowGeometry& g,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                        const Box& dx_box, const Box& dy_box,
+void conv3dBackwardData(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                        const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                        const Tensor<T, ExecSpace>& dx, const Box& dx_box, const Box& dy_box,
                         KernelPath path = KernelPath::Fastest);
 
 // conv3dBackwardData with dy_box = dy's owned cells.
 template <class ExecSpace, class T>
-void conv3dBackwardData(const ExecSpace& exec,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                        const WindowGeometry& g,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                        const Box& dx_box) {
+void conv3dBackwardData(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                        const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                        const Tensor<T, ExecSpace>& dx, const Box& dx_box) {
   conv3dBackwardData(exec, dy, w, g, dx, dx_box, dy.block().owned());
 }
 
@@ -82,59 +84,39 @@ void conv3dBackwardData(const ExecSpace& exec,
 // over their union. out_box must lie in dy's owned cells and its input window in x's allocation;
 // throws ShapeError otherwise or on mismatched shapes.
 template <class ExecSpace, class T>
-void conv3dBackwardFilter(const ExecSpace& exec,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                          const WindowGeometry& g,
-                          const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                          const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                          const Box& out_box, bool accumulate,
-                          KernelPath path = KernelPath::Fastest);
+void conv3dBackwardFilter(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                          const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                          const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                          const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                          bool accumulate, KernelPath path = KernelPath::Fastest);
 
-// Overloads on the default instance of the tensors' execution space.
-template <class T, class MemorySpace>
-void conv3dForward(const HaloTensor<T, MemorySpace>& x, const Conv3dWeights<T, MemorySpace>& w,
-                   const Conv3dBias<T, MemorySpace>& b, const WindowGeometry& g,
-                   const HaloTensor<T, MemorySpace>& y, const Box& out_box) {
-  conv3dForward(typename MemorySpace::execution_space(), x, w, b, g, y, out_box);
+// Overloads on the default instance of the tensors' execution space: the arguments of the
+// overloads above (the first tensor first), without exec and path.
+template <class T, class MemorySpace, class... Rest>
+void conv3dForward(const HaloTensor<T, MemorySpace>& x, const Rest&... rest) {
+  conv3dForward(typename MemorySpace::execution_space(), x, rest...);
 }
-template <class T, class MemorySpace>
-void conv3dBackwardData(const HaloTensor<T, MemorySpace>& dy,
-                        const Conv3dWeights<T, MemorySpace>& w, const WindowGeometry& g,
-                        const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
-                        const Box& dy_box) {
-  conv3dBackwardData(typename MemorySpace::execution_space(), dy, w, g, dx, dx_box, dy_box);
+template <class T, class MemorySpace, class... Rest>
+void conv3dBackwardData(const HaloTensor<T, MemorySpace>& dy, const Rest&... rest) {
+  conv3dBackwardData(typename MemorySpace::execution_space(), dy, rest...);
 }
-template <class T, class MemorySpace>
-void conv3dBackwardData(const HaloTensor<T, MemorySpace>& dy,
-                        const Conv3dWeights<T, MemorySpace>& w, const WindowGeometry& g,
-                        const HaloTensor<T, MemorySpace>& dx, const Box& dx_box) {
-  conv3dBackwardData(typename MemorySpace::execution_space(), dy, w, g, dx, dx_box,
-                     dy.block().owned());
-}
-template <class T, class MemorySpace>
-void conv3dBackwardFilter(const HaloTensor<T, MemorySpace>& x, const HaloTensor<T, MemorySpace>& dy,
-                          const WindowGeometry& g, const Conv3dWeightsGrad<T, MemorySpace>& dw,
-                          const Conv3dBiasGrad<T, MemorySpace>& db, const Box& out_box,
-                          bool accumulate) {
-  conv3dBackwardFilter(typename MemorySpace::execution_space(), x, dy, g, dw, db, out_box,
-                       accumulate);
+template <class T, class MemorySpace, class... Rest>
+void conv3dBackwardFilter(const HaloTensor<T, MemorySpace>& x, const Rest&... rest) {
+  conv3dBackwardFilter(typename MemorySpace::execution_space(), x, rest...);
 }
 
 // Explicit instantiations (kernels/Conv3d.cpp) for float and double on the default execution space.
-#define HALO3D_CONV3D_INSTANTIATE(PREFIX, T, E)                                                  \
-  PREFIX template void conv3dForward<E, T>(                                                      \
-      const E&, const HaloTensor<T, E::memory_space>&, const Conv3dWeights<T, E::memory_space>&, \
-      const Conv3dBias<T, E::memory_space>&, const WindowGeometry&,                              \
-      const HaloTensor<T, E::memory_space>&, const Box&, KernelPath);                            \
-  PREFIX template void conv3dBackwardData<E, T>(                                                 \
-      const E&, const HaloTensor<T, E::memory_space>&, const Conv3dWeights<T, E::memory_space>&, \
-      const WindowGeometry&, const HaloTensor<T, E::memory_space>&, const Box&, const Box&,      \
-      KernelPath);                                                                               \
-  PREFIX template void conv3dBackwardFilter<E, T>(                                               \
-      const E&, const HaloTensor<T, E::memory_space>&, const HaloTensor<T, E::memory_space>&,    \
-      const WindowGeometry&, const Conv3dWeightsGrad<T, E::memory_space>&,                       \
-      const Conv3dBiasGrad<T, E::memory_space>&, const Box&, bool, KernelPath);
+#define HALO3D_CONV3D_INSTANTIATE(PREFIX, T, E)                                               \
+  PREFIX template void conv3dForward<E, T>(                                                   \
+      const E&, const Tensor<T, E>&, const Conv3dWeightsOn<T, E>&, const Conv3dBiasOn<T, E>&, \
+      const WindowGeometry&, const Tensor<T, E>&, const Box&, KernelPath);                    \
+  PREFIX template void conv3dBackwardData<E, T>(                                              \
+      const E&, const Tensor<T, E>&, const Conv3dWeightsOn<T, E>&, const WindowGeometry&,     \
+      const Tensor<T, E>&, const Box&, const Box&, KernelPath);                               \
+  PREFIX template void conv3dBackwardFilter<E, T>(                                            \
+      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const WindowGeometry&,              \
+      const Conv3dWeightsGradOn<T, E>&, const Conv3dBiasGradOn<T, E>&, const Box&, bool,      \
+      KernelPath);
 
 HALO3D_CONV3D_INSTANTIATE(extern, float, Kokkos::DefaultExecutionSpace)
 HALO3D_CONV3D_INSTANTIATE(extern, double, Kokkos::DefaultExecutionSpace)

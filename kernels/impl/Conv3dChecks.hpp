@@ -46,18 +46,26 @@ inline Box inputWindowOf(const WindowGeometry& g, const Box& out_box) {
   return Box(lo, hi);
 }
 
+// Every check of the two passes that walk the output cells out_box of `out` (owned) and read their
+// input window of `in`: forward (x, w, b, y) and backward-filter (x, dw, db, dy).
+template <class In, class WeightView, class BiasView, class Out>
+void checkOutputBoxPass(const char* k, const In& in, const WeightView& w, const char* bias_name,
+                        const BiasView& b, const WindowGeometry& g, const Out& out,
+                        const Box& out_box) {
+  g.validate();
+  requireSameSamples(k, in, out);
+  requireConv3dWeights(k, w, out.block().channels(), in.block().channels(), g);
+  requireBiasShape(k, bias_name, b, out.block().channels());
+  requireConv3dVolume(k, in, out, g);
+  requireOwned(k, out, out_box);
+  requireAllocated(k, in, inputWindowOf(g, out_box), "the input window");
+}
+
 // Every check of conv3dForward(x, w, b, g, y, out_box).
 template <class XT, class WeightView, class BiasView, class YT>
 void checkForward(const XT& x, const WeightView& w, const BiasView& b, const WindowGeometry& g,
                   const YT& y, const Box& out_box) {
-  const char* k = "conv3dForward";
-  g.validate();
-  requireSameSamples(k, x, y);
-  requireConv3dWeights(k, w, y.block().channels(), x.block().channels(), g);
-  requireBiasShape(k, "bias", b, y.block().channels());
-  requireConv3dVolume(k, x, y, g);
-  requireOwned(k, y, out_box);
-  requireAllocated(k, x, inputWindowOf(g, out_box), "the input window");
+  checkOutputBoxPass("conv3dForward", x, w, "bias", b, g, y, out_box);
 }
 
 // Every check of conv3dBackwardData(dy, w, g, dx, dx_box, dy_box). dx_box may hold ghost cells of
@@ -78,14 +86,7 @@ void checkBackwardData(const DyT& dy, const WeightView& w, const WindowGeometry&
 template <class XT, class DyT, class WeightView, class BiasView>
 void checkBackwardFilter(const XT& x, const DyT& dy, const WindowGeometry& g, const WeightView& dw,
                          const BiasView& db, const Box& out_box) {
-  const char* k = "conv3dBackwardFilter";
-  g.validate();
-  requireSameSamples(k, x, dy);
-  requireConv3dWeights(k, dw, dy.block().channels(), x.block().channels(), g);
-  requireBiasShape(k, "bias gradient", db, dy.block().channels());
-  requireConv3dVolume(k, x, dy, g);
-  requireOwned(k, dy, out_box);
-  requireAllocated(k, x, inputWindowOf(g, out_box), "the input window");
+  checkOutputBoxPass("conv3dBackwardFilter", x, dw, "bias gradient", db, g, dy, out_box);
 }
 
 }  // namespace halo3d::kernels::impl

@@ -21,13 +21,10 @@ using Conv3dPolicy5 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>, Kokkos::
 
 // See conv3dForward in kernels/Conv3d.hpp.
 template <class ExecSpace, class T>
-void conv3dForwardGeneric(const ExecSpace& exec,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                          const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                          const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                          const WindowGeometry& g,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& y,
-                          const Box& out_box) {
+void conv3dForwardGeneric(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                          const Conv3dWeightsOn<T, ExecSpace>& w,
+                          const Conv3dBiasOn<T, ExecSpace>& b, const WindowGeometry& g,
+                          const Tensor<T, ExecSpace>& y, const Box& out_box) {
   const index_t samples = y.block().localSamples();
   if (out_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, x, y);
@@ -69,12 +66,10 @@ KOKKOS_INLINE_FUNCTION bool outputOf(const Conv3dIndexing& ix, int d, index_t q,
 
 // See conv3dBackwardData in kernels/Conv3d.hpp.
 template <class ExecSpace, class T>
-void conv3dBackwardDataGeneric(const ExecSpace& exec,
-                               const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                               const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                               const WindowGeometry& g,
-                               const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                               const Box& dx_box, const Box& dy_box) {
+void conv3dBackwardDataGeneric(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                               const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                               const Tensor<T, ExecSpace>& dx, const Box& dx_box,
+                               const Box& dy_box) {
   const index_t samples = dx.block().localSamples();
   if (dx_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);
@@ -115,13 +110,11 @@ void conv3dBackwardDataGeneric(const ExecSpace& exec,
 // See conv3dBackwardFilter in kernels/Conv3d.hpp. One thread per weight, summing in double over all
 // samples and cells of out_box.
 template <class ExecSpace, class T>
-void conv3dBackwardFilterGeneric(const ExecSpace& exec,
-                                 const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                                 const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                                 const WindowGeometry& g,
-                                 const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                                 const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                                 const Box& out_box, bool accumulate) {
+void conv3dBackwardFilterGeneric(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                                 const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                                 const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                                 const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                                 bool accumulate) {
   const Conv3dIndexing ix = makeIndexing(g, x, dy);
   const auto xv = x.view();
   const auto dyv = dy.view();

@@ -144,27 +144,15 @@ class BackwardDataTiler {
 // See conv3dBackwardData in kernels/Conv3d.hpp; requires hostBackwardDataApplies(g) and
 // checkBackwardData.
 template <class ExecSpace, class T>
-void conv3dBackwardDataHost(const ExecSpace& exec,
-                            const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                            const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                            const WindowGeometry& g,
-                            const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                            const Box& dx_box, const Box& dy_box) {
+void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                            const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                            const Tensor<T, ExecSpace>& dx, const Box& dx_box, const Box& dy_box) {
   const index_t samples = dx.block().localSamples();
   if (dx_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);
   const auto& dyv = dy.view();
   const auto& dxv = dx.view();
-  DirectConv<T> p{};
-  p.in = dyv.data();
-  p.in_sample = index_t(dyv.stride_0());
-  p.in_channel = index_t(dyv.stride_1());
-  p.in_channels = dy.block().channels();
-  p.out = dxv.data();
-  p.out_sample = index_t(dxv.stride_0());
-  p.out_channel = index_t(dxv.stride_1());
-  p.bias = nullptr;
-  p.taps = ix.taps();
+  const DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.taps());
   // dy read per dx row: every channel and kernel plane.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));

@@ -186,13 +186,11 @@ struct FilterPositions {
 
 // See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
 template <class ExecSpace, class T>
-void conv3dBackwardFilterHost(const ExecSpace& exec,
-                              const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                              const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                              const WindowGeometry& g,
-                              const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                              const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                              const Box& out_box, bool accumulate) {
+void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                              const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                              const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                              const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                              bool accumulate) {
   using S = Simd<T>;
   using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   constexpr int V = S::lanes;

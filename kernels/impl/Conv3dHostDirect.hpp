@@ -63,6 +63,24 @@ struct DirectConv {
   int taps;
 };
 
+// The DirectConv that reads tensor `in` and writes tensor `out` (`packed` is left to the caller).
+template <class T, class In, class Out>
+DirectConv<T> directConv(const In& in, const Out& out, const T* bias, int taps) {
+  const auto& iv = in.view();
+  const auto& ov = out.view();
+  DirectConv<T> p{};
+  p.in = iv.data();
+  p.in_sample = index_t(iv.stride_0());
+  p.in_channel = index_t(iv.stride_1());
+  p.in_channels = in.block().channels();
+  p.out = ov.data();
+  p.out_sample = index_t(ov.stride_0());
+  p.out_channel = index_t(ov.stride_1());
+  p.bias = bias;
+  p.taps = taps;
+  return p;
+}
+
 // The taps of a tile in table form: the taps it reads (taps whose every lane is masked off are left
 // out) with, per position, the input offset of lane 0 and the lanes to load.
 template <class T>

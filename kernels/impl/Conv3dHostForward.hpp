@@ -70,28 +70,15 @@ class ForwardTiler {
 
 // See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
 template <class ExecSpace, class T>
-void conv3dForwardHost(const ExecSpace& exec,
-                       const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                       const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                       const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                       const WindowGeometry& g,
-                       const HaloTensor<T, typename ExecSpace::memory_space>& y,
-                       const Box& out_box) {
+void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                       const Conv3dWeightsOn<T, ExecSpace>& w, const Conv3dBiasOn<T, ExecSpace>& b,
+                       const WindowGeometry& g, const Tensor<T, ExecSpace>& y, const Box& out_box) {
   const index_t samples = y.block().localSamples();
   if (out_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, x, y);
   const auto& xv = x.view();
   const auto& yv = y.view();
-  DirectConv<T> p{};
-  p.in = xv.data();
-  p.in_sample = index_t(xv.stride_0());
-  p.in_channel = index_t(xv.stride_1());
-  p.in_channels = x.block().channels();
-  p.out = yv.data();
-  p.out_sample = index_t(yv.stride_0());
-  p.out_channel = index_t(yv.stride_1());
-  p.bias = b.extent(0) ? b.data() : nullptr;
-  p.taps = ix.taps();
+  const DirectConv<T> p = directConv(x, y, b.extent(0) ? b.data() : nullptr, ix.taps());
   // Input read per output row: every channel, kernel plane and the rows the H stride advances by.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));

@@ -20,74 +20,66 @@
 
 namespace halo3d::kernels::impl {
 
-template <class ExecSpace, class T>
-void conv3dForward(const ExecSpace& exec, const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                   const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                   const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                   const WindowGeometry& g,
-                   const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box,
-                   KernelPath path, const TeamTuning& tuning) {
+// Runs one conv3d pass on the code that the path, the execution space and the scalar type select:
+// on a host space with KernelPath::Fastest, the AVX-512 engine where it is compiled in for T and
+// `simd_applies` (the geometry), else the generic kernel; the team kernel otherwise. `simd` is a
+// generic lambda taking exec, so that its call of the engine is only compiled where the engine
+// exists.
+template <class T, class ExecSpace, class Simd, class Generic, class Team>
+void runConv3dPass(const ExecSpace& exec, KernelPath path, bool simd_applies, const Simd& simd,
+                   const Generic& generic, const Team& team) {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "conv3dForward: exec must be an execution space");
-  checkForward(x, w, b, g, y, out_box);
-  if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest) {
-#if HALO3D_CONV3D_AVX512
-      if constexpr (kHostSimd<T>) return conv3dForwardHost(exec, x, w, b, g, y, out_box);
-#endif
-      return conv3dForwardGeneric(exec, x, w, b, g, y, out_box);
-    }
-  }
-  conv3dForwardTeam(exec, x, w, b, g, y, out_box, tuning);
-}
-
-template <class ExecSpace, class T>
-void conv3dBackwardData(const ExecSpace& exec,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                        const WindowGeometry& g,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                        const Box& dx_box, const Box& dy_box, KernelPath path,
-                        const TeamTuning& tuning) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "conv3dBackwardData: exec must be an execution space");
-  checkBackwardData(dy, w, g, dx, dx_box, dy_box);
+                "conv3d kernels: exec must be an execution space");
   if constexpr (kRunsOnHost<ExecSpace>) {
     if (path == KernelPath::Fastest) {
 #if HALO3D_CONV3D_AVX512
       if constexpr (kHostSimd<T>) {
-        if (hostBackwardDataApplies(g))
-          return conv3dBackwardDataHost(exec, dy, w, g, dx, dx_box, dy_box);
+        if (simd_applies) return simd(exec);
       }
 #endif
-      return conv3dBackwardDataGeneric(exec, dy, w, g, dx, dx_box, dy_box);
+      return generic();
     }
   }
-  conv3dBackwardDataTeam(exec, dy, w, g, dx, dx_box, dy_box, tuning);
+  team();
 }
 
 template <class ExecSpace, class T>
-void conv3dBackwardFilter(const ExecSpace& exec,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                          const WindowGeometry& g,
-                          const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                          const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                          const Box& out_box, bool accumulate, KernelPath path,
-                          const TeamTuning& tuning) {
-  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
-                "conv3dBackwardFilter: exec must be an execution space");
+void conv3dForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                   const Conv3dWeightsOn<T, ExecSpace>& w, const Conv3dBiasOn<T, ExecSpace>& b,
+                   const WindowGeometry& g, const Tensor<T, ExecSpace>& y, const Box& out_box,
+                   KernelPath path, const TeamTuning& tuning) {
+  checkForward(x, w, b, g, y, out_box);
+  runConv3dPass<T>(
+      exec, path, true, [&](const auto& e) { conv3dForwardHost(e, x, w, b, g, y, out_box); },
+      [&] { conv3dForwardGeneric(exec, x, w, b, g, y, out_box); },
+      [&] { conv3dForwardTeam(exec, x, w, b, g, y, out_box, tuning); });
+}
+
+template <class ExecSpace, class T>
+void conv3dBackwardData(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                        const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                        const Tensor<T, ExecSpace>& dx, const Box& dx_box, const Box& dy_box,
+                        KernelPath path, const TeamTuning& tuning) {
+  checkBackwardData(dy, w, g, dx, dx_box, dy_box);
+  runConv3dPass<T>(
+      exec, path, hostBackwardDataApplies(g),
+      [&](const auto& e) { conv3dBackwardDataHost(e, dy, w, g, dx, dx_box, dy_box); },
+      [&] { conv3dBackwardDataGeneric(exec, dy, w, g, dx, dx_box, dy_box); },
+      [&] { conv3dBackwardDataTeam(exec, dy, w, g, dx, dx_box, dy_box, tuning); });
+}
+
+template <class ExecSpace, class T>
+void conv3dBackwardFilter(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                          const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                          const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                          const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                          bool accumulate, KernelPath path, const TeamTuning& tuning) {
   checkBackwardFilter(x, dy, g, dw, db, out_box);
-  if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest) {
-#if HALO3D_CONV3D_AVX512
-      if constexpr (kHostSimd<T>)
-        return conv3dBackwardFilterHost(exec, x, dy, g, dw, db, out_box, accumulate);
-#endif
-      return conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate);
-    }
-  }
-  conv3dBackwardFilterTeam(exec, x, dy, g, dw, db, out_box, accumulate, tuning);
+  runConv3dPass<T>(
+      exec, path, true,
+      [&](const auto& e) { conv3dBackwardFilterHost(e, x, dy, g, dw, db, out_box, accumulate); },
+      [&] { conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate); },
+      [&] { conv3dBackwardFilterTeam(exec, x, dy, g, dw, db, out_box, accumulate, tuning); });
 }
 
 }  // namespace halo3d::kernels::impl
@@ -95,33 +87,27 @@ void conv3dBackwardFilter(const ExecSpace& exec,
 namespace halo3d::kernels {
 
 template <class ExecSpace, class T>
-void conv3dForward(const ExecSpace& exec, const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                   const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                   const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                   const WindowGeometry& g,
-                   const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box,
+void conv3dForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                   const Conv3dWeightsOn<T, ExecSpace>& w, const Conv3dBiasOn<T, ExecSpace>& b,
+                   const WindowGeometry& g, const Tensor<T, ExecSpace>& y, const Box& out_box,
                    KernelPath path) {
   impl::conv3dForward(exec, x, w, b, g, y, out_box, path, impl::TeamTuning{});
 }
 
 template <class ExecSpace, class T>
-void conv3dBackwardData(const ExecSpace& exec,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                        const WindowGeometry& g,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                        const Box& dx_box, const Box& dy_box, KernelPath path) {
+void conv3dBackwardData(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                        const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                        const Tensor<T, ExecSpace>& dx, const Box& dx_box, const Box& dy_box,
+                        KernelPath path) {
   impl::conv3dBackwardData(exec, dy, w, g, dx, dx_box, dy_box, path, impl::TeamTuning{});
 }
 
 template <class ExecSpace, class T>
-void conv3dBackwardFilter(const ExecSpace& exec,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                          const WindowGeometry& g,
-                          const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                          const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                          const Box& out_box, bool accumulate, KernelPath path) {
+void conv3dBackwardFilter(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                          const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                          const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                          const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                          bool accumulate, KernelPath path) {
   impl::conv3dBackwardFilter(exec, x, dy, g, dw, db, out_box, accumulate, path, impl::TeamTuning{});
 }
 

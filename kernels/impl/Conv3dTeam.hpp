@@ -85,12 +85,9 @@ inline index_t chunkChannels(index_t channels, std::size_t fixed, std::size_t pe
 
 // See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
 template <class ExecSpace, class T>
-void conv3dForwardTeam(const ExecSpace& exec,
-                       const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                       const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                       const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                       const WindowGeometry& g,
-                       const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box,
+void conv3dForwardTeam(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                       const Conv3dWeightsOn<T, ExecSpace>& w, const Conv3dBiasOn<T, ExecSpace>& b,
+                       const WindowGeometry& g, const Tensor<T, ExecSpace>& y, const Box& out_box,
                        const TeamTuning& tuning = {}) {
   constexpr int OB = 8;
   using Member = typename team::Policy<ExecSpace>::member_type;
@@ -184,12 +181,10 @@ void conv3dForwardTeam(const ExecSpace& exec,
 
 // See conv3dBackwardData in kernels/Conv3d.hpp; the caller has run checkBackwardData.
 template <class ExecSpace, class T>
-void conv3dBackwardDataTeam(const ExecSpace& exec,
-                            const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                            const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                            const WindowGeometry& g,
-                            const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                            const Box& dx_box, const Box& dy_box, const TeamTuning& tuning = {}) {
+void conv3dBackwardDataTeam(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                            const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                            const Tensor<T, ExecSpace>& dx, const Box& dx_box, const Box& dy_box,
+                            const TeamTuning& tuning = {}) {
   constexpr int IB = 8;
   using Member = typename team::Policy<ExecSpace>::member_type;
   using Scratch = team::Scratch<ExecSpace, T>;
@@ -301,13 +296,11 @@ void conv3dBackwardDataTeam(const ExecSpace& exec,
 
 // See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
 template <class ExecSpace, class T>
-void conv3dBackwardFilterTeam(const ExecSpace& exec,
-                              const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                              const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                              const WindowGeometry& g,
-                              const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                              const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                              const Box& out_box, bool accumulate, const TeamTuning& tuning = {}) {
+void conv3dBackwardFilterTeam(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                              const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                              const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                              const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                              bool accumulate, const TeamTuning& tuning = {}) {
   constexpr int OB = 4, IB = 4;
   using Member = typename team::Policy<ExecSpace>::member_type;
   using Scratch = team::Scratch<ExecSpace, T>;

@@ -142,16 +142,53 @@ inline bool withFixedTaps(index_t n, const F& f) {
   return false;
 }
 
-template <class T, class MemorySpace, bool kMax>
-struct PoolForwardBody {
-  typename PoolViews<T, MemorySpace>::const_tensor x;
-  typename PoolViews<T, MemorySpace>::tensor y;
-  typename PoolViews<T, MemorySpace>::index_tensor argmax;  // max only
+template <class MemorySpace>
+const HaloTensor<index_t, MemorySpace>* noArgmax() {
+  return nullptr;
+}
+
+inline Kokkos::Array<index_t, 3> deviceArray(const Extents3& e) {
+  return {e[0], e[1], e[2]};
+}
+
+template <class T>
+T windowScale(const WindowGeometry& g) {
+  return T(1) / T(index_t(g.kernel[0]) * g.kernel[1] * g.kernel[2]);
+}
+
+// What the forward and backward bodies share: the index shifts of the input side (x, dx), the
+// output side (y, dy) and argmax (max only), the window axes and the average's scale.
+template <class T>
+struct PoolBodyCommon {
   // local = global + shift (Kokkos::Array: std::array is host-only under CUDA)
   Kokkos::Array<index_t, 3> xs, ys, as;
   Kokkos::Array<PoolAxis, 3> ax;
+  T scale;  // avg: 1 / (kD kH kW)
+
+  // Fills the above from the tensors, after checking that argmax (if any) is laid out like `out`
+  // and holds `argmax_box`.
+  template <class In, class Out, class Argmax>
+  void bind(const char* kernel, const WindowGeometry& g, const In& in, const Out& out,
+            const Argmax* argmax, const Box& argmax_box) {
+    if (argmax) {
+      requireArgmax(kernel, *argmax, out, argmax_box);
+      as = deviceArray(localShift(*argmax));
+    }
+    xs = deviceArray(localShift(in));
+    ys = deviceArray(localShift(out));
+    ax = poolAxes(g, in.block().globalExtents());
+    scale = windowScale<T>(g);
+  }
+};
+
+template <class T, class MemorySpace, bool kMax>
+struct PoolForwardBody : PoolBodyCommon<T> {
+  using Common = PoolBodyCommon<T>;
+  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
+  typename PoolViews<T, MemorySpace>::const_tensor x;
+  typename PoolViews<T, MemorySpace>::tensor y;
+  typename PoolViews<T, MemorySpace>::index_tensor argmax;  // max only
   PoolRanges<MemorySpace> taps;  // {first input cell, k0, k1} per output coordinate
-  T scale;                       // avg: 1 / (kD kH kW)
   T no_cell;                     // max of an empty window: -inf, as PyTorch
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
                                          index_t ow) const {
@@ -316,15 +353,14 @@ struct PoolForwardBody {
 };
 
 template <class T, class MemorySpace, bool kMax>
-struct PoolBackwardBody {
+struct PoolBackwardBody : PoolBodyCommon<T> {
+  using Common = PoolBodyCommon<T>;
+  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
   typename PoolViews<T, MemorySpace>::const_tensor dy;
   typename PoolViews<T, MemorySpace>::const_index_tensor argmax;  // max only
   typename PoolViews<T, MemorySpace>::tensor dx;
-  Kokkos::Array<index_t, 3> ys, as, xs;
-  Kokkos::Array<PoolAxis, 3> ax;
   PoolRanges<MemorySpace> outputs;  // {o0, o1} per input coordinate, clipped to dy_box
   bool dilated;                     // some dilation > 1: average pooling tests for window gaps
-  T scale;                          // avg: 1 / (kD kH kW)
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
@@ -455,20 +491,6 @@ struct PoolBackwardBody {
   }
 };
 
-template <class MemorySpace>
-const HaloTensor<index_t, MemorySpace>* noArgmax() {
-  return nullptr;
-}
-
-inline Kokkos::Array<index_t, 3> deviceArray(const Extents3& e) {
-  return {e[0], e[1], e[2]};
-}
-
-template <class T>
-T windowScale(const WindowGeometry& g) {
-  return T(1) / T(index_t(g.kernel[0]) * g.kernel[1] * g.kernel[2]);
-}
-
 template <bool kMax, class ExecSpace, class T, class MemorySpace>
 void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                    const WindowGeometry& g, const HaloTensor<T, MemorySpace>& y,
@@ -479,16 +501,10 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
   requireOwned(kernel, y, out_box);
   requireClippedWindow(kernel, g, x, out_box);
   PoolForwardBody<T, MemorySpace, kMax> body;
-  if (argmax) {
-    requireArgmax(kernel, *argmax, y, out_box);
-    body.argmax = argmax->view();
-    body.as = deviceArray(localShift(*argmax));
-  }
+  body.bind(kernel, g, x, y, argmax, out_box);
+  if (argmax) body.argmax = argmax->view();
   body.x = x.view();
   body.y = y.view();
-  body.xs = deviceArray(localShift(x));
-  body.ys = deviceArray(localShift(y));
-  body.ax = poolAxes(g, x.block().globalExtents());
   body.taps = PoolRanges<MemorySpace>::make(out_box, [&](int a, index_t o, index_t* row) {
     index_t first;
     int k0, k1;
@@ -497,7 +513,6 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     row[1] = k0;
     row[2] = k1;
   });
-  body.scale = windowScale<T>(g);
   body.no_cell = -std::numeric_limits<T>::infinity();
   forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
                   y.block().localSamples(), y.block().channels(), out_box, body, path);
@@ -513,22 +528,15 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
   requireInVolume(kernel, dx, dx_box, "input-gradient box");
   requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
   PoolBackwardBody<T, MemorySpace, kMax> body;
-  if (argmax) {
-    requireArgmax(kernel, *argmax, dy, dy_box);
-    body.argmax = argmax->view();
-    body.as = deviceArray(localShift(*argmax));
-  }
+  body.bind(kernel, g, dx, dy, argmax, dy_box);
+  if (argmax) body.argmax = argmax->view();
   body.dy = dy.view();
   body.dx = dx.view();
-  body.ys = deviceArray(localShift(dy));
-  body.xs = deviceArray(localShift(dx));
-  body.ax = poolAxes(g, dx.block().globalExtents());
   body.outputs = PoolRanges<MemorySpace>::make(dx_box, [&](int a, index_t i, index_t* row) {
     body.ax[a].outputsOver(i, dy_box.min(a), dy_box.max(a), row[0], row[1]);
     row[2] = 0;
   });
   body.dilated = g.dilation != std::array<int, 3>{1, 1, 1};
-  body.scale = windowScale<T>(g);
   forEachPoolCell(kMax ? "halo3d::maxPool3dBackward" : "halo3d::avgPool3dBackward", exec,
                   dx.block().localSamples(), dx.block().channels(), dx_box, body, path);
 }

@@ -1,9 +1,9 @@
 #pragma once
 // Naive conv3d, kept beside the optimized kernels (kernels/Conv3d.hpp) as the tests' yardstick: the
-// same signatures and checks, plain serial loops on the host, sums in double. Backward-data is
-// written in push form (every dy cell scatters into the cells it was computed from), the literal
-// transpose of the forward, so that it checks the pull-form index arithmetic of the optimized
-// kernels rather than repeating it.
+// same signatures (those with an execution space instance) and checks, plain serial loops on the
+// host, sums in double. Backward-data is written in push form (every dy cell scatters into the
+// cells it was computed from), the literal transpose of the forward, so that it checks the
+// pull-form index arithmetic of the optimized kernels rather than repeating it.
 
 #include <Kokkos_Core.hpp>
 
@@ -30,11 +30,9 @@ void requireHost() {
 // y(n, o, c) = b(o) + sum_{i, k} w(o, i, k) x(n, i, c * s - p + k * dil) for global output cells c
 // in out_box. x is (N, I, D, H, W), w (O, I, kD, kH, kW), b (O) or extent 0, y (N, O, Do, Ho, Wo).
 template <class ExecSpace, class T>
-void conv3dForward(const ExecSpace&, const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                   const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                   const Conv3dBias<T, typename ExecSpace::memory_space>& b,
-                   const WindowGeometry& g,
-                   const HaloTensor<T, typename ExecSpace::memory_space>& y, const Box& out_box) {
+void conv3dForward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
+                   const Conv3dWeightsOn<T, ExecSpace>& w, const Conv3dBiasOn<T, ExecSpace>& b,
+                   const WindowGeometry& g, const Tensor<T, ExecSpace>& y, const Box& out_box) {
   detail::requireHost<typename ExecSpace::memory_space>();
   impl::checkForward(x, w, b, g, y, out_box);
   const impl::Conv3dIndexing ix = impl::makeIndexing(g, x, y);
@@ -64,11 +62,9 @@ void conv3dForward(const ExecSpace&, const HaloTensor<T, typename ExecSpace::mem
 // dx(n, i, q) = sum over (o, k, c in dy_box) with c * s - p + k * dil = q of w(o, i, k) dy(n, o,
 // c). dy is (N, O, Do, Ho, Wo), w (O, I, kD, kH, kW), dx (N, I, D, H, W).
 template <class ExecSpace, class T>
-void conv3dBackwardData(const ExecSpace&, const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                        const WindowGeometry& g,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                        const Box& dx_box, const Box& dy_box) {
+void conv3dBackwardData(const ExecSpace&, const Tensor<T, ExecSpace>& dy,
+                        const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                        const Tensor<T, ExecSpace>& dx, const Box& dx_box, const Box& dy_box) {
   detail::requireHost<typename ExecSpace::memory_space>();
   impl::checkBackwardData(dy, w, g, dx, dx_box, dy_box);
   if (dx_box.empty()) return;
@@ -110,12 +106,9 @@ void conv3dBackwardData(const ExecSpace&, const HaloTensor<T, typename ExecSpace
 
 // The default dy_box: dy's owned cells.
 template <class ExecSpace, class T>
-void conv3dBackwardData(const ExecSpace& exec,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                        const Conv3dWeights<T, typename ExecSpace::memory_space>& w,
-                        const WindowGeometry& g,
-                        const HaloTensor<T, typename ExecSpace::memory_space>& dx,
-                        const Box& dx_box) {
+void conv3dBackwardData(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                        const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                        const Tensor<T, ExecSpace>& dx, const Box& dx_box) {
   conv3dBackwardData(exec, dy, w, g, dx, dx_box, dy.block().owned());
 }
 
@@ -123,13 +116,11 @@ void conv3dBackwardData(const ExecSpace& exec,
 // p + k * dil); db(o) (+)= sum of dy(n, o, c) likewise (db of extent 0: no bias). Assigns unless
 // `accumulate`.
 template <class ExecSpace, class T>
-void conv3dBackwardFilter(const ExecSpace&,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& x,
-                          const HaloTensor<T, typename ExecSpace::memory_space>& dy,
-                          const WindowGeometry& g,
-                          const Conv3dWeightsGrad<T, typename ExecSpace::memory_space>& dw,
-                          const Conv3dBiasGrad<T, typename ExecSpace::memory_space>& db,
-                          const Box& out_box, bool accumulate) {
+void conv3dBackwardFilter(const ExecSpace&, const Tensor<T, ExecSpace>& x,
+                          const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                          const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                          const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                          bool accumulate) {
   detail::requireHost<typename ExecSpace::memory_space>();
   impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
   const impl::Conv3dIndexing ix = impl::makeIndexing(g, x, dy);
@@ -165,29 +156,6 @@ void conv3dBackwardFilter(const ExecSpace&,
             acc += dyAt(n, o, d, h, c);
     db(o) = T(acc);
   }
-}
-
-// Overloads on the default instance of the tensors' execution space.
-template <class T, class MemorySpace>
-void conv3dForward(const HaloTensor<T, MemorySpace>& x, const Conv3dWeights<T, MemorySpace>& w,
-                   const Conv3dBias<T, MemorySpace>& b, const WindowGeometry& g,
-                   const HaloTensor<T, MemorySpace>& y, const Box& out_box) {
-  conv3dForward(typename MemorySpace::execution_space(), x, w, b, g, y, out_box);
-}
-template <class T, class MemorySpace>
-void conv3dBackwardData(const HaloTensor<T, MemorySpace>& dy,
-                        const Conv3dWeights<T, MemorySpace>& w, const WindowGeometry& g,
-                        const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
-                        const Box& dy_box) {
-  conv3dBackwardData(typename MemorySpace::execution_space(), dy, w, g, dx, dx_box, dy_box);
-}
-template <class T, class MemorySpace>
-void conv3dBackwardFilter(const HaloTensor<T, MemorySpace>& x, const HaloTensor<T, MemorySpace>& dy,
-                          const WindowGeometry& g, const Conv3dWeightsGrad<T, MemorySpace>& dw,
-                          const Conv3dBiasGrad<T, MemorySpace>& db, const Box& out_box,
-                          bool accumulate) {
-  conv3dBackwardFilter(typename MemorySpace::execution_space(), x, dy, g, dw, db, out_box,
-                       accumulate);
 }
 
 }  // namespace halo3d::kernels::reference
