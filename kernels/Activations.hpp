@@ -64,7 +64,6 @@ void leakyReluBackward(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultE
                                                double, const Tensor<T, E>&, const Box&,            \
                                                KernelPath);
 
-HALO3D_KERNELS_ACTIVATIONS(extern, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_ACTIVATIONS(extern, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_ACTIVATIONS, extern)
 
 }  // namespace halo3d::kernels

@@ -202,7 +202,6 @@ void batchNormParameterGradients(const ExecSpace& exec,
       });
 }
 
-HALO3D_KERNELS_BATCHNORM(, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_BATCHNORM(, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_BATCHNORM, )
 
 }  // namespace halo3d::kernels

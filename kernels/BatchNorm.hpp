@@ -181,7 +181,6 @@ void batchNormParameterGradients(const NonDeduced<Vector<const double, DefaultEx
   PREFIX template void batchNormParameterGradients<E, T>(                                         \
       const E&, const Vector<const double, E>&, const Vector<T, E>&, const Vector<T, E>&, bool);
 
-HALO3D_KERNELS_BATCHNORM(extern, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_BATCHNORM(extern, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_BATCHNORM, extern)
 
 }  // namespace halo3d::kernels

@@ -66,7 +66,6 @@ void insertChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_
   impl::copyChannels("insertChannels", exec, x, 0, y, c0, x.block().channels(), box, path);
 }
 
-HALO3D_KERNELS_CHANNELS(, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_CHANNELS(, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_CHANNELS, )
 
 }  // namespace halo3d::kernels

@@ -56,7 +56,6 @@ void insertChannels(const Tensor<T, DefaultExec>& x, index_t c0, const Tensor<T,
   PREFIX template void insertChannels<E, T>(const E&, const Tensor<T, E>&, index_t,             \
                                             const Tensor<T, E>&, const Box&, KernelPath);
 
-HALO3D_KERNELS_CHANNELS(extern, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_CHANNELS(extern, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_CHANNELS, extern)
 
 }  // namespace halo3d::kernels

@@ -168,7 +168,6 @@ void denseBackwardBias(const ExecSpace& exec, const NonDeduced<Matrix<const T, E
       });
 }
 
-HALO3D_KERNELS_DENSE(, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_DENSE(, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_DENSE, )
 
 }  // namespace halo3d::kernels

@@ -73,7 +73,6 @@ void denseBackwardBias(const NonDeduced<Matrix<const T, DefaultExec>>& dy,
   PREFIX template void denseBackwardBias<E, T>(const E&, const Matrix<const T, E>&,               \
                                                const Vector<T, E>&, bool);
 
-HALO3D_KERNELS_DENSE(extern, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_DENSE(extern, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_DENSE, extern)
 
 }  // namespace halo3d::kernels

@@ -110,7 +110,6 @@ void dropoutBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy, doub
   impl::applyMask("dropoutBackward", exec, dy, p, stream, dx, box, path);
 }
 
-HALO3D_KERNELS_DROPOUT(, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_DROPOUT(, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_DROPOUT, )
 
 }  // namespace halo3d::kernels

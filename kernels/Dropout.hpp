@@ -52,7 +52,6 @@ void dropoutBackward(const Tensor<T, DefaultExec>& dy, double p, const RandomStr
                                              const RandomStream&, const Tensor<T, E>&, const Box&, \
                                              KernelPath);
 
-HALO3D_KERNELS_DROPOUT(extern, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_DROPOUT(extern, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_DROPOUT, extern)
 
 }  // namespace halo3d::kernels

@@ -3,7 +3,6 @@
 
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
 #include "halo3d/kernels/impl/ElementwiseReduce.hpp"
-#include "halo3d/kernels/impl/GlobalCells.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels {
@@ -28,92 +27,70 @@ template <class ExecSpace, class T>
 void fill(const ExecSpace& exec, NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box,
           KernelPath path) {
   impl::requireAllocated("fill", y, box, "box");
-  const auto yc = impl::writeCells(y);
-  impl::forEachRow(
-      exec, "halo3d::fill", y.block().localSamples(), y.block().channels(), box,
-      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        T* y = yc.row(n, c, d, h, w0);
+  impl::forEachCellRow(
+      exec, "halo3d::fill", y, box, path, KOKKOS_LAMBDA(index_t width, T * y) {
         const T v = value;
-        for (index_t i = 0; i < w1 - w0; ++i)
+        for (index_t i = 0; i < width; ++i)
           y[i] = v;
-      },
-      path);
+      });
 }
 
 template <class ExecSpace, class T>
 void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
           const Box& box, KernelPath path) {
   impl::requireCellwise("copy", y, box, x);
-  const auto xc = impl::readCells(x);
-  const auto yc = impl::writeCells(y);
-  impl::forEachRow(
-      exec, "halo3d::copy", y.block().localSamples(), y.block().channels(), box,
-      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        const T* x = xc.row(n, c, d, h, w0);
-        T* y = yc.row(n, c, d, h, w0);
-        for (index_t i = 0; i < w1 - w0; ++i)
+  impl::forEachCellRow(
+      exec, "halo3d::copy", y, box, path,
+      KOKKOS_LAMBDA(index_t width, T * y, const T* x) {
+        for (index_t i = 0; i < width; ++i)
           y[i] = x[i];
       },
-      path);
+      x);
 }
 
 template <class ExecSpace, class T>
 void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
            const Box& box, KernelPath path) {
   impl::requireOwned("scale", y, box);
-  const auto yc = impl::writeCells(y);
-  impl::forEachRow(
-      exec, "halo3d::scale", y.block().localSamples(), y.block().channels(), box,
-      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        T* y = yc.row(n, c, d, h, w0);
+  impl::forEachCellRow(
+      exec, "halo3d::scale", y, box, path, KOKKOS_LAMBDA(index_t width, T * y) {
         const T s = alpha;
-        for (index_t i = 0; i < w1 - w0; ++i)
+        for (index_t i = 0; i < width; ++i)
           y[i] *= s;
-      },
-      path);
+      });
 }
 
 template <class ExecSpace, class T>
 void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSpace>& b,
          const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
   impl::requireCellwise("add", y, box, a, b);
-  const auto ac = impl::readCells(a);
-  const auto bc = impl::readCells(b);
-  const auto yc = impl::writeCells(y);
-  impl::forEachRow(
-      exec, "halo3d::add", y.block().localSamples(), y.block().channels(), box,
-      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        const T* a_row = ac.row(n, c, d, h, w0);
-        const T* b_row = bc.row(n, c, d, h, w0);
-        T* y = yc.row(n, c, d, h, w0);
-        for (index_t i = 0; i < w1 - w0; ++i)
+  impl::forEachCellRow(
+      exec, "halo3d::add", y, box, path,
+      KOKKOS_LAMBDA(index_t width, T * y, const T* a_row, const T* b_row) {
+        for (index_t i = 0; i < width; ++i)
           y[i] = a_row[i] + b_row[i];
       },
-      path);
+      a, b);
 }
 
 template <class ExecSpace, class T>
 void axpby(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
            NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
   impl::requireCellwise("axpby", y, box, x);
-  const auto xc = impl::readCells(x);
-  const auto yc = impl::writeCells(y);
   const bool read_y = beta != T(0);
-  impl::forEachRow(
-      exec, "halo3d::axpby", y.block().localSamples(), y.block().channels(), box,
-      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        const T* x = xc.row(n, c, d, h, w0);
-        T* y = yc.row(n, c, d, h, w0);
+  impl::forEachCellRow(
+      exec, "halo3d::axpby", y, box, path,
+      KOKKOS_LAMBDA(index_t width, T * y, const T* x) {
         const T a = alpha, b = beta;
         if (read_y) {
-          for (index_t i = 0; i < w1 - w0; ++i)
+          for (index_t i = 0; i < width; ++i)
             y[i] = a * x[i] + b * y[i];
         } else {
-          for (index_t i = 0; i < w1 - w0; ++i)
+          for (index_t i = 0; i < width; ++i)
             y[i] = a * x[i];
         }
       },
-      path);
+      x);
 }
 
 template <class ExecSpace, class T>
@@ -163,20 +140,15 @@ void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
                   const Vector<double, ExecSpace>& out, bool accumulate, KernelPath path) {
   require<ShapeError>(out.extent(0) >= 1, "sumOfSquares: output View '", out.label(),
                       "' is empty; it needs 1 slot");
-  // Rows of a fixed length make the reduction's chunks, whatever x's extent.
-  const index_t row = 1024;
-  const index_t n = index_t(x.extent(0));
-  impl::reduceRows<1>(
-      exec, "halo3d::sumOfSquares", 1, (n + row - 1) / row, n < row ? n : row,
-      KOKKOS_LAMBDA(index_t, index_t r, index_t i) {
-        const index_t k = r * row + i;
-        const double v = k < n ? double(x(k)) : 0.0;
+  impl::reduceFlat<1>(
+      exec, "halo3d::sumOfSquares", index_t(x.extent(0)),
+      KOKKOS_LAMBDA(index_t k) {
+        const double v = double(x(k));
         return impl::sums(v * v);
       },
       out, accumulate, path);
 }
 
-HALO3D_KERNELS_ELEMENTWISE(, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_ELEMENTWISE(, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_ELEMENTWISE, )
 
 }  // namespace halo3d::kernels

@@ -110,7 +110,6 @@ void add(const Tensor<T, DefaultExec>& a, const Tensor<T, DefaultExec>& b,
   PREFIX template void sumOfSquares<E, T>(const E&, const Vector<T, E>&, const Vector<double, E>&, \
                                           bool, KernelPath);
 
-HALO3D_KERNELS_ELEMENTWISE(extern, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_ELEMENTWISE(extern, Kokkos::DefaultExecutionSpace, double)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_ELEMENTWISE, extern)
 
 }  // namespace halo3d::kernels

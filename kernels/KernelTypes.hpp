@@ -5,6 +5,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/KernelPath.hpp"
 
@@ -35,5 +37,20 @@ struct NonDeducedImpl {
 // of the default layout) converts at the call instead of failing deduction.
 template <class T>
 using NonDeduced = typename detail::NonDeducedImpl<T>::type;
+
+// The explicit instantiations of the kernels on the default execution space, PREFIX `extern` in the
+// headers and empty in the .cpp files: MACRO(PREFIX, E, T) for each real type T, MACRO(PREFIX, E,
+// L) for each label type L, MACRO(PREFIX, E, T, L) for each pair.
+#define HALO3D_KERNELS_FOR_REALS(MACRO, PREFIX)       \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, float) \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, double)
+#define HALO3D_KERNELS_FOR_LABELS(MACRO, PREFIX)             \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, std::int32_t) \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, std::int64_t)
+#define HALO3D_KERNELS_FOR_REALS_AND_LABELS(MACRO, PREFIX)           \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, float, std::int32_t)  \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, float, std::int64_t)  \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, double, std::int32_t) \
+  MACRO(PREFIX, Kokkos::DefaultExecutionSpace, double, std::int64_t)
 
 }  // namespace halo3d::kernels

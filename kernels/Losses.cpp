@@ -53,20 +53,14 @@ void mseLossBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
   impl::requireCellwise(kernel, dpred, box, pred, target);
   require<ShapeError>(count > 0.0, kernel, ": count ", count, " must be positive");
   const T scale = T(2.0 / count);
-  const auto pc = impl::readCells(pred);
-  const auto tc = impl::readCells(target);
-  const auto dc = impl::writeCells(dpred);
-  impl::forEachRow(
-      exec, "halo3d::mseLossBackward", dpred.block().localSamples(), dpred.block().channels(), box,
-      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        const T* p = pc.row(n, c, d, h, w0);
-        const T* t = tc.row(n, c, d, h, w0);
-        T* g = dc.row(n, c, d, h, w0);
+  impl::forEachCellRow(
+      exec, "halo3d::mseLossBackward", dpred, box, path,
+      KOKKOS_LAMBDA(index_t width, T * g, const T* p, const T* t) {
         const T s = scale;
-        for (index_t i = 0; i < w1 - w0; ++i)
+        for (index_t i = 0; i < width; ++i)
           g[i] = s * (p[i] - t[i]);
       },
-      path);
+      pred, target);
 }
 
 template <class ExecSpace, class T>
@@ -76,14 +70,10 @@ void mseLossSums(const ExecSpace& exec, const Vector<T, ExecSpace>& pred,
   const char* kernel = "mseLossSums";
   impl::requireExtent(kernel, target, 0, index_t(pred.extent(0)), "the prediction's extent");
   impl::requireExtent(kernel, sums, 0, kMseSumsSize, "the MSE sums' size");
-  // Rows of a fixed length make the reduction's chunks, whatever the extent.
-  const index_t row = 1024;
-  const index_t n = index_t(pred.extent(0));
-  impl::reduceRows<1>(
-      exec, "halo3d::mseLossSums", 1, (n + row - 1) / row, n < row ? n : row,
-      KOKKOS_LAMBDA(index_t, index_t r, index_t i) {
-        const index_t k = r * row + i;
-        const double e = k < n ? double(pred(k)) - double(target(k)) : 0.0;
+  impl::reduceFlat<1>(
+      exec, "halo3d::mseLossSums", index_t(pred.extent(0)),
+      KOKKOS_LAMBDA(index_t k) {
+        const double e = double(pred(k)) - double(target(k));
         return impl::sums(e * e);
       },
       sums, accumulate, path);
@@ -167,15 +157,12 @@ void softDiceSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
   const index_t classes = logits.block().channels();
   impl::requireExtent(kernel, sums, 0, softDiceSumsSize(classes), "3 C");
   const auto xc = impl::readCells(logits);
-  const auto lc = impl::readCells(labels);
   // One group per class: each recomputes the voxel's softmax normaliser, cheap for the few classes
   // of a segmentation, and keeps every sum a fixed-size accumulator.
-  impl::reduceBox<3>(
-      exec, "halo3d::softDiceSums", classes, logits.block().localSamples(), box,
+  impl::classOverlapSums(
+      exec, "halo3d::softDiceSums", classes, labels, box,
       KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
-        const double p = impl::softmaxNorm(xc, classes, n, d, h, w).p(xc(n, c, d, h, w));
-        const double t = lc(n, 0, d, h, w) == L(c) ? 1.0 : 0.0;
-        return impl::sums(p * t, p, t);
+        return impl::softmaxNorm(xc, classes, n, d, h, w).p(xc(n, c, d, h, w));
       },
       sums, accumulate, path);
 }
@@ -276,13 +263,8 @@ void requireValidLabels(const ExecSpace& exec, const Tensor<L, ExecSpace>& label
                           ": smallest ", lo, ", largest ", hi));
 }
 
-HALO3D_KERNELS_LOSSES(, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_LOSSES(, Kokkos::DefaultExecutionSpace, double)
-HALO3D_KERNELS_LABEL_LOSSES(, Kokkos::DefaultExecutionSpace, float, std::int32_t)
-HALO3D_KERNELS_LABEL_LOSSES(, Kokkos::DefaultExecutionSpace, float, std::int64_t)
-HALO3D_KERNELS_LABEL_LOSSES(, Kokkos::DefaultExecutionSpace, double, std::int32_t)
-HALO3D_KERNELS_LABEL_LOSSES(, Kokkos::DefaultExecutionSpace, double, std::int64_t)
-HALO3D_KERNELS_LABEL_CHECKS(, Kokkos::DefaultExecutionSpace, std::int32_t)
-HALO3D_KERNELS_LABEL_CHECKS(, Kokkos::DefaultExecutionSpace, std::int64_t)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_LOSSES, )
+HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_LABEL_LOSSES, )
+HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_LABEL_CHECKS, )
 
 }  // namespace halo3d::kernels

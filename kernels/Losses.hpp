@@ -168,13 +168,8 @@ void softDiceBackward(const Tensor<T, DefaultExec>& logits, const Tensor<L, Defa
   PREFIX template void requireValidLabels<E, L>(const E&, const Tensor<L, E>&, index_t, \
                                                 const Box&, KernelPath);
 
-HALO3D_KERNELS_LOSSES(extern, Kokkos::DefaultExecutionSpace, float)
-HALO3D_KERNELS_LOSSES(extern, Kokkos::DefaultExecutionSpace, double)
-HALO3D_KERNELS_LABEL_LOSSES(extern, Kokkos::DefaultExecutionSpace, float, std::int32_t)
-HALO3D_KERNELS_LABEL_LOSSES(extern, Kokkos::DefaultExecutionSpace, float, std::int64_t)
-HALO3D_KERNELS_LABEL_LOSSES(extern, Kokkos::DefaultExecutionSpace, double, std::int32_t)
-HALO3D_KERNELS_LABEL_LOSSES(extern, Kokkos::DefaultExecutionSpace, double, std::int64_t)
-HALO3D_KERNELS_LABEL_CHECKS(extern, Kokkos::DefaultExecutionSpace, std::int32_t)
-HALO3D_KERNELS_LABEL_CHECKS(extern, Kokkos::DefaultExecutionSpace, std::int64_t)
+HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_LOSSES, extern)
+HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_LABEL_LOSSES, extern)
+HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_LABEL_CHECKS, extern)
 
 }  // namespace halo3d::kernels

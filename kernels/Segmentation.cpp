@@ -67,23 +67,16 @@ void diceCounts(const ExecSpace& exec, const Tensor<L, ExecSpace>& pred,
   impl::requireAllocated(kernel, truth, box, "box");
   impl::requireExtent(kernel, counts, 0, diceCountsSize(classes), "3 C");
   const auto a = impl::readCells(pred);
-  const auto b = impl::readCells(truth);
   // One group per class, each a fixed-size accumulator of three counts.
-  impl::reduceBox<3>(
-      exec, "halo3d::diceCounts", classes, pred.block().localSamples(), box,
+  impl::classOverlapSums(
+      exec, "halo3d::diceCounts", classes, truth, box,
       KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
-        const double is_pred = a(n, 0, d, h, w) == L(c) ? 1.0 : 0.0;
-        const double is_true = b(n, 0, d, h, w) == L(c) ? 1.0 : 0.0;
-        return impl::sums(is_pred * is_true, is_pred, is_true);
+        return a(n, 0, d, h, w) == L(c) ? 1.0 : 0.0;
       },
       counts, accumulate, path);
 }
 
-HALO3D_KERNELS_SEGMENTATION(, Kokkos::DefaultExecutionSpace, float, std::int32_t)
-HALO3D_KERNELS_SEGMENTATION(, Kokkos::DefaultExecutionSpace, float, std::int64_t)
-HALO3D_KERNELS_SEGMENTATION(, Kokkos::DefaultExecutionSpace, double, std::int32_t)
-HALO3D_KERNELS_SEGMENTATION(, Kokkos::DefaultExecutionSpace, double, std::int64_t)
-HALO3D_KERNELS_DICE_COUNTS(, Kokkos::DefaultExecutionSpace, std::int32_t)
-HALO3D_KERNELS_DICE_COUNTS(, Kokkos::DefaultExecutionSpace, std::int64_t)
+HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_SEGMENTATION, )
+HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_DICE_COUNTS, )
 
 }  // namespace halo3d::kernels

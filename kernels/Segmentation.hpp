@@ -72,11 +72,7 @@ void diceCounts(const Tensor<L, DefaultExec>& pred, const Tensor<L, DefaultExec>
                                         index_t, const Vector<double, E>&, const Box&, bool, \
                                         KernelPath);
 
-HALO3D_KERNELS_SEGMENTATION(extern, Kokkos::DefaultExecutionSpace, float, std::int32_t)
-HALO3D_KERNELS_SEGMENTATION(extern, Kokkos::DefaultExecutionSpace, float, std::int64_t)
-HALO3D_KERNELS_SEGMENTATION(extern, Kokkos::DefaultExecutionSpace, double, std::int32_t)
-HALO3D_KERNELS_SEGMENTATION(extern, Kokkos::DefaultExecutionSpace, double, std::int64_t)
-HALO3D_KERNELS_DICE_COUNTS(extern, Kokkos::DefaultExecutionSpace, std::int32_t)
-HALO3D_KERNELS_DICE_COUNTS(extern, Kokkos::DefaultExecutionSpace, std::int64_t)
+HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_SEGMENTATION, extern)
+HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_DICE_COUNTS, extern)
 
 }  // namespace halo3d::kernels

@@ -31,4 +31,28 @@ void requireTransposedWeights(const char* kernel, const char* name, const Weight
       "(I, O, kD, kH, kW)");
 }
 
+// Every check of forward and backward-filter, whose `out_box` of output cells of y (or dy) reads
+// x through g: `w_name`, `b_name` name the weights and the bias or their gradients.
+template <class In, class Out, class Weights, class Bias>
+void requireTransposedWindow(const char* kernel, const ConvTranspose3dGeometry& g, const In& x,
+                             const Out& y, const char* w_name, const Weights& w, const char* b_name,
+                             const Bias& b, const Box& out_box) {
+  requireTransposedShapes(kernel, g, x, y);
+  requireTransposedWeights(kernel, w_name, w, x.block().channels(), y.block().channels(), g);
+  requireBiasShape(kernel, b_name, b, y.block().channels());
+  requireOwned(kernel, y, out_box);
+  requireClippedWindow(kernel, g, x, out_box);
+}
+
+// Every check of backward-data.
+template <class In, class Out, class Weights>
+void requireTransposedBackwardData(const char* kernel, const ConvTranspose3dGeometry& g,
+                                   const In& dx, const Out& dy, const Weights& w, const Box& dx_box,
+                                   const Box& dy_box) {
+  requireTransposedShapes(kernel, g, dx, dy);
+  requireTransposedWeights(kernel, "weights", w, dx.block().channels(), dy.block().channels(), g);
+  requireInVolume(kernel, dx, dx_box, "input-gradient box");
+  requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
+}
+
 }  // namespace halo3d::kernels::impl

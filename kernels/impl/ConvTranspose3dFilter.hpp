@@ -69,12 +69,8 @@ void filterGradDevice(const ExecSpace& exec, const FilterGrad<T, MemorySpace>& p
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, N * nd * nh * nw),
             [&](const index_t e, T& part) {
-              index_t u = e;
-              const index_t iw = sw0 + u % nw;
-              u /= nw;
-              const index_t ih = sh0 + u % nh;
-              u /= nh;
-              const index_t id = sd0 + u % nd, n = u / nd;
+              index_t n, id, ih, iw;
+              unflattenCell(e, sd0, nd, sh0, nh, sw0, nw, n, id, ih, iw);
               part += x(n, r, id + xs[0], ih + xs[1], iw + xs[2]) *
                       dy(n, q, ax[0].destination(id, kd) + ys[0], ax[1].destination(ih, kh) + ys[1],
                          ax[2].destination(iw, kw) + ys[2]);
@@ -93,12 +89,8 @@ void filterGradDevice(const ExecSpace& exec, const FilterGrad<T, MemorySpace>& p
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, cells),
             [&](const index_t e, T& part) {
-              index_t u = e;
-              const index_t cw = w0 + u % ew;
-              u /= ew;
-              const index_t ch = h0 + u % eh;
-              u /= eh;
-              const index_t cd = d0 + u % ed, n = u / ed;
+              index_t n, cd, ch, cw;
+              unflattenCell(e, d0, ed, h0, eh, w0, ew, n, cd, ch, cw);
               part += dy(n, q, cd + ys[0], ch + ys[1], cw + ys[2]);
             },
             sum);

@@ -31,17 +31,16 @@ struct GatherConv {
   Extents3 dst_shift{};
   Box dst_box;  // global destination cells
   Kokkos::Array<TapAxis, 3> axes;
+
+  KOKKOS_INLINE_FUNCTION T weight(index_t r, index_t q, int kd, int kh, int kw) const {
+    return swap_channels ? w(q, r, kd, kh, kw) : w(r, q, kd, kh, kw);
+  }
 };
 
 template <class ExecSpace, class T, class MemorySpace>
 void gatherConvDevice(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) {
-  const auto src = p.src;
-  const auto w = p.w;
-  const auto bias = p.bias;
-  const auto dst = p.dst;
-  const Kokkos::Array<TapAxis, 3> ax = p.axes;
-  const bool swap = p.swap_channels, has_bias = bias.extent(0) > 0;
-  const index_t N = index_t(dst.extent(0)), Q = index_t(dst.extent(1)), R = index_t(src.extent(1));
+  const index_t N = index_t(p.dst.extent(0)), Q = index_t(p.dst.extent(1));
+  const index_t R = index_t(p.src.extent(1));
   const Box& box = p.dst_box;
   const index_t ed = box.extent(0), eh = box.extent(1), ew = box.extent(2);
   const index_t d0 = box.min(0), h0 = box.min(1), w0 = box.min(2);
@@ -59,24 +58,22 @@ void gatherConvDevice(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p
         const index_t cd = d0 + t % ed;
         t /= ed;
         const index_t q = t % Q, n = t / Q;
-        T acc = has_bias ? bias(q) : T(0);
-        for (int kd = 0; kd < ax[0].taps; ++kd) {
+        T acc = p.bias.extent(0) > 0 ? p.bias(q) : T(0);
+        for (int kd = 0; kd < p.axes[0].taps; ++kd) {
           index_t id;
-          if (!ax[0].source(cd, kd, id)) continue;
-          for (int kh = 0; kh < ax[1].taps; ++kh) {
+          if (!p.axes[0].source(cd, kd, id)) continue;
+          for (int kh = 0; kh < p.axes[1].taps; ++kh) {
             index_t ih;
-            if (!ax[1].source(ch, kh, ih)) continue;
-            for (int kw = 0; kw < ax[2].taps; ++kw) {
+            if (!p.axes[1].source(ch, kh, ih)) continue;
+            for (int kw = 0; kw < p.axes[2].taps; ++kw) {
               index_t iw;
-              if (!ax[2].source(cw, kw, iw)) continue;
-              for (index_t r = 0; r < R; ++r) {
-                const T wv = swap ? w(q, r, kd, kh, kw) : w(r, q, kd, kh, kw);
-                acc += src(n, r, id + sd, ih + sh, iw + sw) * wv;
-              }
+              if (!p.axes[2].source(cw, kw, iw)) continue;
+              for (index_t r = 0; r < R; ++r)
+                acc += p.src(n, r, id + sd, ih + sh, iw + sw) * p.weight(r, q, kd, kh, kw);
             }
           }
         }
-        dst(n, q, cd + td, ch + th, cw + tw) = acc;
+        p.dst(n, q, cd + td, ch + th, cw + tw) = acc;
       });
 }
 

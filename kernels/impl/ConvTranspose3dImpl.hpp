@@ -1,8 +1,8 @@
 #pragma once
 // Definitions of the ConvTranspose3d.hpp kernels: shape checks at the boundary, then the host code
-// (KernelPath::Fastest on a host execution space) or the device code. The impl:: entry points also
-// take the team size of the device code's team kernels (backward-filter), so that the tests run
-// them on the host backend with one and several threads per team. Included by
+// (KernelPath::Fastest on a host execution space) or the device code. impl::
+// convTranspose3dBackwardFilter also takes the team size of the device code's team kernels, so that
+// the tests run them on the host backend with one and several threads per team. Included by
 // kernels/ConvTranspose3d.cpp (the instantiations) and by tests.
 
 #include <Kokkos_Core.hpp>
@@ -19,58 +19,17 @@
 
 namespace halo3d::kernels::impl {
 
+// Runs the gather p (weights, bias and axes set) from `src` into the cells `dst_box` of `dst`.
 template <class ExecSpace, class T, class MemorySpace>
-void convTranspose3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
-                            const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
-                            const typename ConvTranspose3dViews<T, MemorySpace>::bias_type& b,
-                            const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& y,
-                            const Box& out_box, KernelPath path) {
-  constexpr const char* kernel = "convTranspose3dForward";
-  requireTransposedShapes(kernel, g, x, y);
-  requireTransposedWeights(kernel, "weights", w, x.block().channels(), y.block().channels(), g);
-  requireBiasShape(kernel, "bias", b, y.block().channels());
-  requireOwned(kernel, y, out_box);
-  requireClippedWindow(kernel, g, x, out_box);
-  if (out_box.empty()) return;
-  GatherConv<T, MemorySpace> p;
-  p.src = x.view();
-  p.src_shift = localShift(x);
-  p.w = w;
-  p.bias = b;
-  p.dst = y.view();
-  p.dst_shift = localShift(y);
-  p.dst_box = out_box;
-  const Extents3 e = x.block().globalExtents();
-  for (int d = 0; d < 3; ++d)
-    p.axes[d] = forwardAxis(g, d, e[d]);
-  if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest) return gatherConvHost(exec, p);
-  }
-  gatherConvDevice(exec, p);
-}
-
-template <class ExecSpace, class T, class MemorySpace>
-void convTranspose3dBackwardData(
-    const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
-    const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
-    const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
-    const Box& dy_box, KernelPath path) {
-  constexpr const char* kernel = "convTranspose3dBackwardData";
-  requireTransposedShapes(kernel, g, dx, dy);
-  requireTransposedWeights(kernel, "weights", w, dx.block().channels(), dy.block().channels(), g);
-  requireInVolume(kernel, dx, dx_box, "input-gradient box");
-  requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
-  if (dx_box.empty()) return;
-  GatherConv<T, MemorySpace> p;
-  p.src = dy.view();
-  p.src_shift = localShift(dy);
-  p.w = w;
-  p.swap_channels = true;
-  p.dst = dx.view();
-  p.dst_shift = localShift(dx);
-  p.dst_box = dx_box;
-  for (int d = 0; d < 3; ++d)
-    p.axes[d] = backwardDataAxis(g, d, dy_box);
+void runGather(const ExecSpace& exec, GatherConv<T, MemorySpace> p,
+               const HaloTensor<T, MemorySpace>& src, const HaloTensor<T, MemorySpace>& dst,
+               const Box& dst_box, KernelPath path) {
+  if (dst_box.empty()) return;
+  p.src = src.view();
+  p.src_shift = localShift(src);
+  p.dst = dst.view();
+  p.dst_shift = localShift(dst);
+  p.dst_box = dst_box;
   if constexpr (kRunsOnHost<ExecSpace>) {
     if (path == KernelPath::Fastest) return gatherConvHost(exec, p);
   }
@@ -84,22 +43,15 @@ void convTranspose3dBackwardFilter(
     const typename ConvTranspose3dViews<T, MemorySpace>::weights_grad_type& dw,
     const typename ConvTranspose3dViews<T, MemorySpace>::bias_grad_type& db, const Box& out_box,
     bool accumulate, KernelPath path, const TeamTuning& tuning) {
-  constexpr const char* kernel = "convTranspose3dBackwardFilter";
-  requireTransposedShapes(kernel, g, x, dy);
-  requireTransposedWeights(kernel, "weight gradient", dw, x.block().channels(),
-                           dy.block().channels(), g);
-  requireBiasShape(kernel, "bias gradient", db, dy.block().channels());
-  requireOwned(kernel, dy, out_box);
-  requireClippedWindow(kernel, g, x, out_box);
+  requireTransposedWindow("convTranspose3dBackwardFilter", g, x, dy, "weight gradient", dw,
+                          "bias gradient", db, out_box);
   FilterGrad<T, MemorySpace> p;
   p.x = x.view();
   p.x_shift = localShift(x);
   p.dy = dy.view();
   p.dy_shift = localShift(dy);
   p.box = out_box;
-  const Extents3 e = x.block().globalExtents();
-  for (int d = 0; d < 3; ++d)
-    p.axes[d] = forwardAxis(g, d, e[d]);
+  p.axes = forwardAxes(g, x.block().globalExtents());
   p.dw = dw;
   p.db = db;
   p.accumulate = accumulate;
@@ -120,7 +72,13 @@ void convTranspose3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpa
                             const typename ConvTranspose3dViews<T, MemorySpace>::bias_type& b,
                             const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& y,
                             const Box& out_box, KernelPath path) {
-  impl::convTranspose3dForward(exec, x, w, b, g, y, out_box, path);
+  impl::requireTransposedWindow("convTranspose3dForward", g, x, y, "weights", w, "bias", b,
+                                out_box);
+  impl::GatherConv<T, MemorySpace> p;
+  p.w = w;
+  p.bias = b;
+  p.axes = impl::forwardAxes(g, x.block().globalExtents());
+  impl::runGather(exec, p, x, y, out_box, path);
 }
 
 template <class ExecSpace, class T, class MemorySpace>
@@ -129,7 +87,12 @@ void convTranspose3dBackwardData(
     const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
     const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
     const Box& dy_box, KernelPath path) {
-  impl::convTranspose3dBackwardData(exec, dy, w, g, dx, dx_box, dy_box, path);
+  impl::requireTransposedBackwardData("convTranspose3dBackwardData", g, dx, dy, w, dx_box, dy_box);
+  impl::GatherConv<T, MemorySpace> p;
+  p.w = w;
+  p.swap_channels = true;
+  p.axes = impl::backwardDataAxes(g, dy_box);
+  impl::runGather(exec, p, dy, dx, dx_box, path);
 }
 
 template <class ExecSpace, class T, class MemorySpace>

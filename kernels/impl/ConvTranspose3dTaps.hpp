@@ -58,6 +58,30 @@ inline TapAxis backwardDataAxis(const ConvTranspose3dGeometry& g, int dim, const
                  dy_box.min(dim), dy_box.max(dim),          w.kernel[dim]};
 }
 
+// Item e of the row-major range (samples, [d0, d0 + nd), [h0, h0 + nh), [w0, w0 + nw)): its sample
+// n and its cell (d, h, w).
+KOKKOS_INLINE_FUNCTION void unflattenCell(index_t e, index_t d0, index_t nd, index_t h0, index_t nh,
+                                          index_t w0, index_t nw, index_t& n, index_t& d,
+                                          index_t& h, index_t& w) {
+  w = w0 + e % nw;
+  e /= nw;
+  h = h0 + e % nh;
+  e /= nh;
+  d = d0 + e % nd;
+  n = e / nd;
+}
+
+// The three axes of a pass: forward's for an input of global extents `e`, backward-data's for dy's
+// cells `dy_box`.
+inline Kokkos::Array<TapAxis, 3> forwardAxes(const ConvTranspose3dGeometry& g, const Extents3& e) {
+  return {forwardAxis(g, 0, e[0]), forwardAxis(g, 1, e[1]), forwardAxis(g, 2, e[2])};
+}
+inline Kokkos::Array<TapAxis, 3> backwardDataAxes(const ConvTranspose3dGeometry& g,
+                                                  const Box& dy_box) {
+  return {backwardDataAxis(g, 0, dy_box), backwardDataAxis(g, 1, dy_box),
+          backwardDataAxis(g, 2, dy_box)};
+}
+
 // Vectorises the loop that follows over its contiguous run of channels. Without it GCC unrolls the
 // small register tiles of the host kernels completely and interleaves them with permutes, 25x
 // slower (3 instead of 80 GFLOP/s on one core). A no-op where OpenMP is off.

@@ -12,9 +12,12 @@
 #include <Kokkos_Core.hpp>
 
 #include <string>
+#include <utility>
 
 #include "halo3d/core/IndexSpace.hpp"
 #include "halo3d/core/KernelPath.hpp"
+#include "halo3d/kernels/KernelTypes.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
 
 namespace halo3d::kernels::impl {
 
@@ -92,6 +95,33 @@ void forEachRow(const ExecSpace& exec, const std::string& label, index_t samples
         const index_t w = w0 + i % width;
         f(n, c, d, h, w, w + 1);
       });
+}
+
+// The cell (n, c, d, h, w) is unused when there are no inputs.
+template <class F, class Y, class Cells, std::size_t... K>
+KOKKOS_INLINE_FUNCTION void callOnRows(const F& f, index_t width, Y* y, const Cells& in,
+                                       [[maybe_unused]] index_t n, [[maybe_unused]] index_t c,
+                                       [[maybe_unused]] index_t d, [[maybe_unused]] index_t h,
+                                       [[maybe_unused]] index_t w, std::index_sequence<K...>) {
+  f(width, y, in[K].row(n, c, d, h, w)...);
+}
+
+// The cell-wise kernels, y = f(inputs) on `box`: f(width, y_row, input_rows...) for every W row of
+// y, the inputs' rows at the same cells (all of y's element type), `width` cells long. f loops over
+// the row pointers, so that the loop vectorises (GlobalCells::row).
+template <class ExecSpace, class T, class F, class... In>
+void forEachCellRow(const ExecSpace& exec, const std::string& label, const Tensor<T, ExecSpace>& y,
+                    const Box& box, KernelPath path, const F& f, const In&... inputs) {
+  using Cells = GlobalCells<const T, typename ExecSpace::memory_space>;
+  const auto yc = writeCells(y);
+  const Kokkos::Array<Cells, sizeof...(In)> xc{readCells(inputs)...};
+  forEachRow(
+      exec, label, y.block().localSamples(), y.block().channels(), box,
+      KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
+        callOnRows(f, w1 - w0, yc.row(n, c, d, h, w0), xc, n, c, d, h, w0,
+                   std::make_index_sequence<sizeof...(In)>());
+      },
+      path);
 }
 
 }  // namespace halo3d::kernels::impl

@@ -12,6 +12,7 @@
 #include "halo3d/core/KernelPath.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 #include "halo3d/kernels/impl/ElementwiseLoops.hpp"
+#include "halo3d/kernels/impl/GlobalCells.hpp"
 #include "halo3d/kernels/impl/TeamTuning.hpp"
 
 namespace halo3d::kernels::impl {
@@ -99,9 +100,9 @@ using Scratch = Kokkos::View<double**, Kokkos::LayoutRight, typename ExecSpace::
 // a host space) has host_chunk(g, r0, r1, lanes) add rows [r0, r1) into `lanes`; the device code
 // has a team spread the chunk's cells over its threads, each adding cell(g, r, i).
 template <int K, class ExecSpace, class HostChunk, class DeviceCell>
-void reduceChunks(const ExecSpace& exec, const std::string& label, index_t groups,
-                  const ChunkPlan& plan, const HostChunk& host_chunk, const DeviceCell& cell,
-                  const Scratch<ExecSpace>& scratch, KernelPath path, const TeamTuning& tuning) {
+void chunkSums(const ExecSpace& exec, const std::string& label, index_t groups,
+               const ChunkPlan& plan, const HostChunk& host_chunk, const DeviceCell& cell,
+               const Scratch<ExecSpace>& scratch, KernelPath path, const TeamTuning& tuning) {
   if (groups * plan.chunks == 0) return;
   const index_t chunks = plan.chunks;
   if constexpr (kRunsOnHost<ExecSpace>) {
@@ -155,24 +156,48 @@ void sumChunks(const ExecSpace& exec, const std::string& label, index_t groups, 
       });
 }
 
+// The chunk sums of chunkSums, then their total per group into out as sumChunks: the reduction
+// behind reduceRows and reduceBox.
+template <int K, class ExecSpace, class HostChunk, class DeviceCell>
+void reduceChunks(const ExecSpace& exec, const std::string& label, index_t groups,
+                  const ChunkPlan& plan, const HostChunk& host_chunk, const DeviceCell& cell,
+                  const Vector<double, ExecSpace>& out, bool accumulate, KernelPath path,
+                  const TeamTuning& tuning) {
+  const Scratch<ExecSpace> scratch(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"),
+      groups * plan.chunks, K);
+  chunkSums<K>(exec, label, groups, plan, host_chunk, cell, scratch, path, tuning);
+  sumChunks<K>(exec, label, groups, plan.chunks, scratch, out, accumulate);
+}
+
 // out(k * groups + g) = [out(k * groups + g) if accumulate] + sum over r < rows, i < length of
 // f(g, r, i).v[k], where f returns a cell's Sums<K>. Requires out.extent(0) >= K * groups.
 template <int K, class ExecSpace, class F>
 void reduceRows(const ExecSpace& exec, const std::string& label, index_t groups, index_t rows,
                 index_t length, const F& f, const Vector<double, ExecSpace>& out, bool accumulate,
                 KernelPath path, const TeamTuning& tuning = {}) {
-  const ChunkPlan plan(rows, length);
-  const Scratch<ExecSpace> scratch(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"),
-      groups * plan.chunks, K);
   reduceChunks<K>(
-      exec, label, groups, plan,
+      exec, label, groups, ChunkPlan(rows, length),
       KOKKOS_LAMBDA(index_t g, index_t r0, index_t r1, Lanes<K> & lanes) {
         for (index_t r = r0; r < r1; ++r)
           lanes.addRow(length, [&](index_t i) { return f(g, r, i); });
       },
-      f, scratch, path, tuning);
-  sumChunks<K>(exec, label, groups, plan.chunks, scratch, out, accumulate);
+      f, out, accumulate, path, tuning);
+}
+
+// The same over a flat index k < n, f(k) giving element k's Sums<K>, for one group. Rows of a fixed
+// length make the reduction's chunks, whatever n; the last row's cells past n add zero.
+template <int K, class ExecSpace, class F>
+void reduceFlat(const ExecSpace& exec, const std::string& label, index_t n, const F& f,
+                const Vector<double, ExecSpace>& out, bool accumulate, KernelPath path) {
+  const index_t row = 1024;
+  reduceRows<K>(
+      exec, label, 1, (n + row - 1) / row, n < row ? n : row,
+      KOKKOS_LAMBDA(index_t, index_t r, index_t i) {
+        const index_t k = r * row + i;
+        return k < n ? f(k) : Sums<K>();
+      },
+      out, accumulate, path);
 }
 
 // The same over the cells of `box` for local samples [0, samples): f(g, n, d, h, w) with global
@@ -184,9 +209,6 @@ void reduceBox(const ExecSpace& exec, const std::string& label, index_t groups, 
   const RowIndexer rows(1, box);
   const index_t w0 = box.min(2);
   const ChunkPlan plan(rows.rows(samples), box.extent(2));
-  const Scratch<ExecSpace> scratch(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, label + " scratch"),
-      groups * plan.chunks, K);
   reduceChunks<K>(
       exec, label, groups, plan,
       KOKKOS_LAMBDA(index_t g, index_t r0, index_t r1, Lanes<K> & lanes) {
@@ -200,8 +222,25 @@ void reduceBox(const ExecSpace& exec, const std::string& label, index_t groups, 
         rows(r, n, c, d, h);
         return f(g, n, d, h, w0 + i);
       },
-      scratch, path, tuning);
-  sumChunks<K>(exec, label, groups, plan.chunks, scratch, out, accumulate);
+      out, accumulate, path, tuning);
+}
+
+// Dice's overlap sums, soft or hard: per class c, [sum p t, sum p, sum t] over all samples and the
+// cells of `box`, with t = (labels == c) and p = prob(c, n, d, h, w). Written as group c of
+// reduceBox into out(c), out(C + c), out(2 C + c).
+template <class ExecSpace, class L, class P>
+void classOverlapSums(const ExecSpace& exec, const std::string& label, index_t classes,
+                      const Tensor<L, ExecSpace>& labels, const Box& box, const P& prob,
+                      const Vector<double, ExecSpace>& out, bool accumulate, KernelPath path) {
+  const auto lc = readCells(labels);
+  reduceBox<3>(
+      exec, label, classes, labels.block().localSamples(), box,
+      KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
+        const double p = prob(c, n, d, h, w);
+        const double t = lc(n, 0, d, h, w) == L(c) ? 1.0 : 0.0;
+        return sums(p * t, p, t);
+      },
+      out, accumulate, path);
 }
 
 }  // namespace halo3d::kernels::impl

@@ -8,27 +8,16 @@ namespace halo3d::kernels::reference {
 template <class ExecSpace, class T>
 void leakyReluForward(const ExecSpace&, const Tensor<T, ExecSpace>& x, double slope,
                       const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto xc = impl::readCells(x);
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    const T v = xc(n, c, d, h, w);
-    yc(n, c, d, h, w) = v > T(0) ? v : T(slope) * v;
-  });
+  detail::mapCells(
+      y, box, [&](index_t, T v) { return v > T(0) ? v : T(slope) * v; }, x);
 }
 
 template <class ExecSpace, class T>
 void leakyReluBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy, double slope, const Tensor<T, ExecSpace>& dx,
                        const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto xc = impl::readCells(x);
-  const auto dyc = impl::readCells(dy);
-  const auto dxc = impl::writeCells(dx);
-  detail::forEachCell(dx, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    dxc(n, c, d, h, w) =
-        xc(n, c, d, h, w) > T(0) ? dyc(n, c, d, h, w) : T(slope) * dyc(n, c, d, h, w);
-  });
+  detail::mapCells(
+      dx, box, [&](index_t, T xv, T g) { return xv > T(0) ? g : T(slope) * g; }, x, dy);
 }
 
 template <class ExecSpace, class T>

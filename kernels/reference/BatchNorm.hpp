@@ -2,6 +2,7 @@
 // Naive references of the batch-norm kernels (BatchNorm.hpp): plain host loops, same signatures and
 // the same layout of partial sums, written from the formulas.
 
+#include <array>
 #include <cmath>
 
 #include "halo3d/kernels/BatchNorm.hpp"
@@ -13,18 +14,14 @@ template <class ExecSpace, class T>
 void batchNormStatistics(const ExecSpace&, const Tensor<T, ExecSpace>& x,
                          const Vector<double, ExecSpace>& stats, const Box& box,
                          bool accumulate = false) {
-  detail::requireHostMemory<ExecSpace>();
-  const index_t channels = x.block().channels();
-  if (!accumulate)
-    for (index_t k = 0; k < batchNormStatsSize(channels); ++k)
-      stats(k) = 0.0;
-  const auto xc = impl::readCells(x);
-  detail::forEachCell(x, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    const double v = xc(n, c, d, h, w);
-    stats(c) += v;
-    stats(channels + c) += v * v;
-  });
-  stats(2 * channels) += double(x.block().localSamples() * box.size());
+  detail::sumPerChannel(
+      stats, batchNormStatsSize(x.block().channels()), accumulate, box,
+      [](index_t, T xv) {
+        const double v = xv;
+        return std::array<double, 2>{v, v * v};
+      },
+      x);
+  stats(2 * x.block().channels()) += double(x.block().localSamples() * box.size());
 }
 
 template <class ExecSpace, class T>
@@ -47,14 +44,13 @@ void batchNormForward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
                       const NonDeduced<Vector<const T, ExecSpace>>& gamma,
                       const NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
                       const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto xc = impl::readCells(x);
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    const double xhat =
-        (double(xc(n, c, d, h, w)) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
-    yc(n, c, d, h, w) = T(double(gamma(c)) * xhat + double(beta(c)));
-  });
+  detail::mapCells(
+      y, box,
+      [&](index_t c, T xv) {
+        const double xhat = (double(xv) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
+        return T(double(gamma(c)) * xhat + double(beta(c)));
+      },
+      x);
 }
 
 template <class ExecSpace, class T>
@@ -78,19 +74,13 @@ void batchNormBackwardSums(const ExecSpace&, const Tensor<T, ExecSpace>& x,
                            const NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
                            const Vector<double, ExecSpace>& sums, const Box& box,
                            bool accumulate = false) {
-  detail::requireHostMemory<ExecSpace>();
-  const index_t channels = x.block().channels();
-  if (!accumulate)
-    for (index_t k = 0; k < batchNormBackwardSumsSize(channels); ++k)
-      sums(k) = 0.0;
-  const auto xc = impl::readCells(x);
-  const auto dyc = impl::readCells(dy);
-  detail::forEachCell(x, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    const double xhat =
-        (double(xc(n, c, d, h, w)) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
-    sums(c) += double(dyc(n, c, d, h, w));
-    sums(channels + c) += double(dyc(n, c, d, h, w)) * xhat;
-  });
+  detail::sumPerChannel(
+      sums, batchNormBackwardSumsSize(x.block().channels()), accumulate, box,
+      [&](index_t c, T xv, T g) {
+        const double xhat = (double(xv) - double(mean(c))) / std::sqrt(double(var(c)) + eps);
+        return std::array<double, 2>{double(g), double(g) * xhat};
+      },
+      x, dy);
 }
 
 template <class ExecSpace, class T>
@@ -101,18 +91,16 @@ void batchNormBackward(const ExecSpace&, const Tensor<T, ExecSpace>& x,
                        const NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
                        const NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
                        const Tensor<T, ExecSpace>& dx, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
   const index_t channels = dx.block().channels();
-  const auto xc = impl::readCells(x);
-  const auto dyc = impl::readCells(dy);
-  const auto dxc = impl::writeCells(dx);
-  detail::forEachCell(dx, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    const double invstd = 1.0 / std::sqrt(double(var(c)) + eps);
-    const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) * invstd;
-    dxc(n, c, d, h, w) =
-        T(double(gamma(c)) * invstd *
-          (double(dyc(n, c, d, h, w)) - sums(c) / count - xhat * sums(channels + c) / count));
-  });
+  detail::mapCells(
+      dx, box,
+      [&](index_t c, T xv, T g) {
+        const double invstd = 1.0 / std::sqrt(double(var(c)) + eps);
+        const double xhat = (double(xv) - double(mean(c))) * invstd;
+        return T(double(gamma(c)) * invstd *
+                 (double(g) - sums(c) / count - xhat * sums(channels + c) / count));
+      },
+      x, dy);
 }
 
 template <class ExecSpace, class T>

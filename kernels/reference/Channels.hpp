@@ -6,39 +6,41 @@
 
 namespace halo3d::kernels::reference {
 
+namespace detail {
+
+// dst(c + dst_c0) = src(c + src_c0) for channels c in [0, channels) on `box`.
+template <class MemorySpace, class T>
+void copyChannels(const HaloTensor<T, MemorySpace>& src, index_t src_c0,
+                  const HaloTensor<T, MemorySpace>& dst, index_t dst_c0, index_t channels,
+                  const Box& box) {
+  requireHostSpace<MemorySpace>();
+  const auto sc = impl::readCells(src);
+  const auto dc = impl::writeCells(dst);
+  forEachCell(src.block().localSamples(), channels, box,
+              [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
+                dc(n, dst_c0 + c, d, h, w) = sc(n, src_c0 + c, d, h, w);
+              });
+}
+
+}  // namespace detail
+
 template <class ExecSpace, class T>
 void concatChannels(const ExecSpace&, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSpace>& b,
                     const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const index_t ca = a.block().channels();
-  const auto ac = impl::readCells(a);
-  const auto bc = impl::readCells(b);
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    yc(n, c, d, h, w) = c < ca ? ac(n, c, d, h, w) : bc(n, c - ca, d, h, w);
-  });
+  detail::copyChannels(a, 0, y, 0, a.block().channels(), box);
+  detail::copyChannels(b, 0, y, a.block().channels(), b.block().channels(), box);
 }
 
 template <class ExecSpace, class T>
 void sliceChannels(const ExecSpace&, const Tensor<T, ExecSpace>& y, index_t c0,
                    const Tensor<T, ExecSpace>& x, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto yc = impl::readCells(y);
-  const auto xc = impl::writeCells(x);
-  detail::forEachCell(x, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    xc(n, c, d, h, w) = yc(n, c0 + c, d, h, w);
-  });
+  detail::copyChannels(y, c0, x, 0, x.block().channels(), box);
 }
 
 template <class ExecSpace, class T>
 void insertChannels(const ExecSpace&, const Tensor<T, ExecSpace>& x, index_t c0,
                     const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto xc = impl::readCells(x);
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(x, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    yc(n, c0 + c, d, h, w) = xc(n, c, d, h, w);
-  });
+  detail::copyChannels(x, 0, y, c0, x.block().channels(), box);
 }
 
 }  // namespace halo3d::kernels::reference

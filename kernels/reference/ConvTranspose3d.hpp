@@ -11,20 +11,11 @@
 #include "halo3d/kernels/ConvTranspose3d.hpp"
 #include "halo3d/kernels/impl/ConvTranspose3dChecks.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
+#include "halo3d/kernels/reference/CellLoops.hpp"
 
 namespace halo3d::kernels::reference {
 
 namespace detail {
-
-// Calls f(n_local, global cell) for every sample and every cell of `box`.
-template <class F>
-void forEachCell(index_t samples, const Box& box, const F& f) {
-  for (index_t n = 0; n < samples; ++n)
-    for (index_t d = box.min(0); d < box.max(0); ++d)
-      for (index_t h = box.min(1); h < box.max(1); ++h)
-        for (index_t w = box.min(2); w < box.max(2); ++w)
-          f(n, Extents3{d, h, w});
-}
 
 // The output cell that input cell i feeds through tap k.
 inline Extents3 fed(const ConvTranspose3dGeometry& g, const Extents3& i, int kd, int kh, int kw) {
@@ -41,10 +32,20 @@ auto& at(const Tensor& t, index_t n, index_t c, const Extents3& global) {
   return t.view()(n, c, l[0], l[1], l[2]);
 }
 
-template <class MemorySpace>
-void requireHost() {
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
-                "kernels::reference runs on the host: tensors must be host-accessible");
+// The scatter of forward and backward-filter: f(n, i, o, kd, kh, kw) for every input cell i of the
+// volume that x holds and every tap k whose output cell o lies in out_box.
+template <class Tensor, class F>
+void forEachFeed(const ConvTranspose3dGeometry& g, const Tensor& x, const Box& out_box,
+                 const F& f) {
+  const Box inputs = intersect(impl::allocatedBox(x), Box::fromExtents(x.block().globalExtents()));
+  forEachVoxel(x.block().localSamples(), inputs, [&](index_t n, const Extents3& i) {
+    for (int kd = 0; kd < g.window.kernel[0]; ++kd)
+      for (int kh = 0; kh < g.window.kernel[1]; ++kh)
+        for (int kw = 0; kw < g.window.kernel[2]; ++kw) {
+          const Extents3 o = fed(g, i, kd, kh, kw);
+          if (out_box.contains(o)) f(n, i, o, kd, kh, kw);
+        }
+  });
 }
 
 }  // namespace detail
@@ -55,33 +56,22 @@ void convTranspose3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpa
                             const typename ConvTranspose3dViews<T, MemorySpace>::bias_type& b,
                             const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& y,
                             const Box& out_box) {
-  detail::requireHost<MemorySpace>();
-  constexpr const char* kernel = "reference::convTranspose3dForward";
-  impl::requireTransposedShapes(kernel, g, x, y);
-  impl::requireTransposedWeights(kernel, "weights", w, x.block().channels(), y.block().channels(),
-                                 g);
-  impl::requireBiasShape(kernel, "bias", b, y.block().channels());
-  impl::requireOwned(kernel, y, out_box);
-  impl::requireClippedWindow(kernel, g, x, out_box);
+  detail::requireHostSpace<MemorySpace>();
+  impl::requireTransposedWindow("reference::convTranspose3dForward", g, x, y, "weights", w, "bias",
+                                b, out_box);
   exec.fence();
   const index_t I = x.block().channels(), O = y.block().channels();
-  detail::forEachCell(y.block().localSamples(), out_box, [&](index_t n, const Extents3& o) {
+  detail::forEachVoxel(y.block().localSamples(), out_box, [&](index_t n, const Extents3& o) {
     for (index_t co = 0; co < O; ++co)
       detail::at(y, n, co, o) = b.extent(0) ? b(co) : T(0);
   });
   // Every input cell of the volume that x holds scatters into the output cells of out_box.
-  const Box inputs = intersect(impl::allocatedBox(x), Box::fromExtents(x.block().globalExtents()));
-  detail::forEachCell(x.block().localSamples(), inputs, [&](index_t n, const Extents3& i) {
-    for (int kd = 0; kd < g.window.kernel[0]; ++kd)
-      for (int kh = 0; kh < g.window.kernel[1]; ++kh)
-        for (int kw = 0; kw < g.window.kernel[2]; ++kw) {
-          const Extents3 o = detail::fed(g, i, kd, kh, kw);
-          if (!out_box.contains(o)) continue;
-          for (index_t ci = 0; ci < I; ++ci)
-            for (index_t co = 0; co < O; ++co)
-              detail::at(y, n, co, o) += detail::at(x, n, ci, i) * w(ci, co, kd, kh, kw);
-        }
-  });
+  detail::forEachFeed(
+      g, x, out_box, [&](index_t n, const Extents3& i, const Extents3& o, int kd, int kh, int kw) {
+        for (index_t ci = 0; ci < I; ++ci)
+          for (index_t co = 0; co < O; ++co)
+            detail::at(y, n, co, o) += detail::at(x, n, ci, i) * w(ci, co, kd, kh, kw);
+      });
 }
 
 template <class ExecSpace, class T, class MemorySpace>
@@ -90,16 +80,12 @@ void convTranspose3dBackwardData(
     const typename ConvTranspose3dViews<T, MemorySpace>::weights_type& w,
     const ConvTranspose3dGeometry& g, const HaloTensor<T, MemorySpace>& dx, const Box& dx_box,
     const Box& dy_box) {
-  detail::requireHost<MemorySpace>();
-  constexpr const char* kernel = "reference::convTranspose3dBackwardData";
-  impl::requireTransposedShapes(kernel, g, dx, dy);
-  impl::requireTransposedWeights(kernel, "weights", w, dx.block().channels(), dy.block().channels(),
-                                 g);
-  impl::requireInVolume(kernel, dx, dx_box, "input-gradient box");
-  impl::requireInVolume(kernel, dy, dy_box, "output-gradient box dy_box");
+  detail::requireHostSpace<MemorySpace>();
+  impl::requireTransposedBackwardData("reference::convTranspose3dBackwardData", g, dx, dy, w,
+                                      dx_box, dy_box);
   exec.fence();
   const index_t I = dx.block().channels(), O = dy.block().channels();
-  detail::forEachCell(dx.block().localSamples(), dx_box, [&](index_t n, const Extents3& i) {
+  detail::forEachVoxel(dx.block().localSamples(), dx_box, [&](index_t n, const Extents3& i) {
     for (index_t ci = 0; ci < I; ++ci) {
       T sum = T(0);
       for (int kd = 0; kd < g.window.kernel[0]; ++kd)
@@ -122,34 +108,23 @@ void convTranspose3dBackwardFilter(
     const typename ConvTranspose3dViews<T, MemorySpace>::weights_grad_type& dw,
     const typename ConvTranspose3dViews<T, MemorySpace>::bias_grad_type& db, const Box& out_box,
     bool accumulate) {
-  detail::requireHost<MemorySpace>();
-  constexpr const char* kernel = "reference::convTranspose3dBackwardFilter";
-  impl::requireTransposedShapes(kernel, g, x, dy);
-  impl::requireTransposedWeights(kernel, "weight gradient", dw, x.block().channels(),
-                                 dy.block().channels(), g);
-  impl::requireBiasShape(kernel, "bias gradient", db, dy.block().channels());
-  impl::requireOwned(kernel, dy, out_box);
-  impl::requireClippedWindow(kernel, g, x, out_box);
+  detail::requireHostSpace<MemorySpace>();
+  impl::requireTransposedWindow("reference::convTranspose3dBackwardFilter", g, x, dy,
+                                "weight gradient", dw, "bias gradient", db, out_box);
   exec.fence();
   const index_t I = x.block().channels(), O = dy.block().channels();
   if (!accumulate) {
     Kokkos::deep_copy(dw, T(0));
     if (db.extent(0)) Kokkos::deep_copy(db, T(0));
   }
-  const Box inputs = intersect(impl::allocatedBox(x), Box::fromExtents(x.block().globalExtents()));
-  detail::forEachCell(x.block().localSamples(), inputs, [&](index_t n, const Extents3& i) {
-    for (int kd = 0; kd < g.window.kernel[0]; ++kd)
-      for (int kh = 0; kh < g.window.kernel[1]; ++kh)
-        for (int kw = 0; kw < g.window.kernel[2]; ++kw) {
-          const Extents3 o = detail::fed(g, i, kd, kh, kw);
-          if (!out_box.contains(o)) continue;
-          for (index_t ci = 0; ci < I; ++ci)
-            for (index_t co = 0; co < O; ++co)
-              dw(ci, co, kd, kh, kw) += detail::at(x, n, ci, i) * detail::at(dy, n, co, o);
-        }
-  });
+  detail::forEachFeed(
+      g, x, out_box, [&](index_t n, const Extents3& i, const Extents3& o, int kd, int kh, int kw) {
+        for (index_t ci = 0; ci < I; ++ci)
+          for (index_t co = 0; co < O; ++co)
+            dw(ci, co, kd, kh, kw) += detail::at(x, n, ci, i) * detail::at(dy, n, co, o);
+      });
   if (db.extent(0))
-    detail::forEachCell(dy.block().localSamples(), out_box, [&](index_t n, const Extents3& o) {
+    detail::forEachVoxel(dy.block().localSamples(), out_box, [&](index_t n, const Extents3& o) {
       for (index_t co = 0; co < O; ++co)
         db(co) += detail::at(dy, n, co, o);
     });

@@ -1,96 +1,46 @@
 #pragma once
 // Naive references of the element-wise kernels (Elementwise.hpp): plain host loops, same
-// signatures. Also the loop over a box that the other references share. Memory must be
-// host-accessible; callers fence before.
+// signatures. Memory must be host-accessible; callers fence before.
 
 #include <Kokkos_Core.hpp>
 
-#include "halo3d/core/IndexSpace.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
-#include "halo3d/kernels/impl/GlobalCells.hpp"
+#include "halo3d/kernels/reference/CellLoops.hpp"
 
 namespace halo3d::kernels::reference {
 
-namespace detail {
-
-template <class ExecSpace>
-constexpr void requireHostMemory() {
-  static_assert(
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible,
-      "reference kernels run plain host loops: use host-accessible tensors");
-}
-
-// f(n, c, d, h, w) for local samples [0, samples), channels [0, channels) and the global cells of
-// `box`.
-template <class F>
-void forEachCell(index_t samples, index_t channels, const Box& box, const F& f) {
-  for (index_t n = 0; n < samples; ++n)
-    for (index_t c = 0; c < channels; ++c)
-      for (index_t d = box.min(0); d < box.max(0); ++d)
-        for (index_t h = box.min(1); h < box.max(1); ++h)
-          for (index_t w = box.min(2); w < box.max(2); ++w)
-            f(n, c, d, h, w);
-}
-
-// Every cell of `box` in `t`, all samples and channels.
-template <class Tensor, class F>
-void forEachCell(const Tensor& t, const Box& box, const F& f) {
-  forEachCell(t.block().localSamples(), t.block().channels(), box, f);
-}
-
-}  // namespace detail
-
 template <class ExecSpace, class T>
 void fill(const ExecSpace&, NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    yc(n, c, d, h, w) = value;
-  });
+  detail::mapCells(y, box, [&](index_t) { return T(value); });
 }
 
 template <class ExecSpace, class T>
 void copy(const ExecSpace&, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
           const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto xc = impl::readCells(x);
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    yc(n, c, d, h, w) = xc(n, c, d, h, w);
-  });
+  detail::mapCells(
+      y, box, [](index_t, T v) { return v; }, x);
 }
 
 template <class ExecSpace, class T>
 void scale(const ExecSpace&, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    yc(n, c, d, h, w) *= alpha;
-  });
+  detail::mapCells(
+      y, box, [&](index_t, T v) { return v * alpha; }, y);
 }
 
 template <class ExecSpace, class T>
 void add(const ExecSpace&, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSpace>& b,
          const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto ac = impl::readCells(a);
-  const auto bc = impl::readCells(b);
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    yc(n, c, d, h, w) = ac(n, c, d, h, w) + bc(n, c, d, h, w);
-  });
+  detail::mapCells(
+      y, box, [](index_t, T av, T bv) { return av + bv; }, a, b);
 }
 
 template <class ExecSpace, class T>
 void axpby(const ExecSpace&, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x, NonDeduced<T> beta,
            const Tensor<T, ExecSpace>& y, const Box& box) {
-  detail::requireHostMemory<ExecSpace>();
-  const auto xc = impl::readCells(x);
-  const auto yc = impl::writeCells(y);
-  detail::forEachCell(y, box, [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
-    T& out = yc(n, c, d, h, w);
-    out = beta == T(0) ? alpha * xc(n, c, d, h, w) : alpha * xc(n, c, d, h, w) + beta * out;
-  });
+  detail::mapCells(
+      y, box,
+      [&](index_t, T xv, T out) { return beta == T(0) ? alpha * xv : alpha * xv + beta * out; }, x,
+      y);
 }
 
 template <class ExecSpace, class T>
