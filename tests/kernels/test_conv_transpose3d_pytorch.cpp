@@ -22,7 +22,7 @@ using testing::relativeError;
 using testing::toDevice;
 
 template <class T>
-HaloTensor<T, Memory> tensorOf(const std::string& label, const Array& a) {
+HaloTensor<T, Memory> deviceTensorOf(const std::string& label, const Array& a) {
   return toDevice(testing::tensorOf<T>(label, a));
 }
 
@@ -67,8 +67,8 @@ class ConvTranspose3dPytorch : public ::testing::TestWithParam<OpsCase> {
     const Array dya = f.read(g_name + "/dy");
     const ConvTranspose3dGeometry g = geometryOf(f, g_name, wa);
     const Kokkos::DefaultExecutionSpace exec;
-    const auto x = tensorOf<T>("x", xa);
-    const auto dy = tensorOf<T>("dy", dya);
+    const auto x = deviceTensorOf<T>("x", xa);
+    const auto dy = deviceTensorOf<T>("dy", dya);
     const auto w = weightsOf<T>("w", wa);
     const auto b = testing::makeVector<T>("b", f.read(g_name + "/b").data);
     ASSERT_EQ(g.outputExtents(x.block().globalExtents()), dy.block().globalExtents()) << g_name;

@@ -22,7 +22,7 @@ using testing::relativeError;
 using testing::toDevice;
 
 template <class T>
-HaloTensor<T, Memory> tensorOf(const std::string& label, const Array& a) {
+HaloTensor<T, Memory> deviceTensorOf(const std::string& label, const Array& a) {
   return toDevice(testing::tensorOf<T>(label, a));
 }
 
@@ -46,8 +46,8 @@ class Pool3dPytorch : public ::testing::TestWithParam<OpsCase> {
                               params.at("padding").get<int>());
     const Array ya = f.read(g_name + "/y");
     const Kokkos::DefaultExecutionSpace exec;
-    const auto x = tensorOf<T>("x", f.read(g_name + "/x"));
-    const auto dy = tensorOf<T>("dy", f.read(g_name + "/dy"));
+    const auto x = deviceTensorOf<T>("x", f.read(g_name + "/x"));
+    const auto dy = deviceTensorOf<T>("dy", f.read(g_name + "/dy"));
     HaloTensor<T, Memory> y("y", dy.block()), dx("dx", x.block());
     HaloTensor<index_t, Memory> argmax("argmax", dy.block());
     if (is_max) {
