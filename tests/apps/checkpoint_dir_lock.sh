@@ -20,13 +20,7 @@ echo "lock: $holder"
 out="$("${mpi[@]}" 2 "$cosmoflow" train "${common[@]}" --seed 8 --steps 6 2>&1)"
 status=$?
 printf '%s\n' "$out"
-ranks_of() {  # PID: the cosmoflow processes below PID (the MPI ranks)
-  local p
-  for p in $(pgrep -P "$1"); do
-    [[ "$(cat "/proc/$p/comm" 2> /dev/null)" == cosmoflow ]] && echo "$p"
-    ranks_of "$p"
-  done
-}
+source "$(dirname "$0")/ranks_of.sh"
 kill -KILL $(ranks_of "$a")
 wait "$a"
 [[ $status -ne 0 ]] || { echo "FAIL: the second run on a locked directory exited 0"; exit 1; }

@@ -15,13 +15,7 @@ run() {  # NAME EXTRA...: trains 10 steps into ck_NAME with metrics NAME.jsonl
     --checkpoint-every 100 --checkpoint-dir "$work/ck_$name" --metrics "$work/$name.jsonl" "$@" >> "$work/$name.log" 2>&1
 }
 fail() { cat "$work/$1.log"; echo "FAIL: $2"; exit 1; }
-ranks_of() {  # PID: the cosmoflow processes below PID (the MPI ranks)
-  local p
-  for p in $(pgrep -P "$1"); do
-    [[ "$(cat "/proc/$p/comm" 2> /dev/null)" == cosmoflow ]] && echo "$p"
-    ranks_of "$p"
-  done
-}
+source "$(dirname "$0")/ranks_of.sh"
 run full || fail full "the uninterrupted run"
 
 HALO3D_TEST_FAULT=signal:rank=2:step=3:signal=USR1 run one

@@ -11,30 +11,20 @@ namespace {
 template <class T>
 void checkCases(double tolerance) {
   const H5File file(referencePath("ops.h5"));
-  const std::vector<std::string> cases = file.children("leaky_relu");
-  ASSERT_FALSE(cases.empty());
-  for (const std::string& name : cases) {
-    const std::string g = "leaky_relu/" + name;
+  forEachCase(file, "leaky_relu", [&](const std::string& g) {
     const double slope = paramsOf(file, g).at("negative_slope").get<double>();
     const auto x = tensorOf<T>("x", file.read(g + "/x"));
     const auto dy = tensorOf<T>("dy", file.read(g + "/dy"));
-    const auto y_ref = tensorOf<double>("y_ref", file.read(g + "/y"));
-    const auto dx_ref = tensorOf<double>("dx_ref", file.read(g + "/dx"));
     const TensorBlock& block = x.block();
     DeviceTensor<T> y("y", block), dx("dx", block);
     kernels::leakyReluForward(Exec(), toDevice(x), slope, y, block.owned());
     kernels::leakyReluBackward(Exec(), toDevice(x), toDevice(dy), slope, dx, block.owned());
-    EXPECT_LE(maxRelError(toHost(y), y_ref, block.owned()), tolerance) << g << " y";
-    EXPECT_LE(maxRelError(toHost(dx), dx_ref, block.owned()), tolerance) << g << " dx";
-  }
+    expectMatches(toHost(y), file, g, "y", block.owned(), tolerance);
+    expectMatches(toHost(dx), file, g, "dx", block.owned(), tolerance);
+  });
 }
 
-TEST(LeakyReluPytorch, Float32) {
-  checkCases<float>(1e-4);
-}
-TEST(LeakyReluPytorch, Float64) {
-  checkCases<double>(1e-12);
-}
+HALO3D_PYTORCH_FLOAT_TESTS(LeakyReluPytorch, checkCases, 1e-4, 1e-12)
 
 }  // namespace
 }  // namespace halo3d::testing

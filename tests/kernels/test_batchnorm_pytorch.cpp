@@ -12,10 +12,7 @@ namespace {
 template <class T>
 void checkCases(double tolerance) {
   const H5File file(referencePath("ops.h5"));
-  const std::vector<std::string> cases = file.children("batchnorm3d");
-  ASSERT_FALSE(cases.empty());
-  for (const std::string& name : cases) {
-    const std::string g = "batchnorm3d/" + name;
+  forEachCase(file, "batchnorm3d", [&](const std::string& g) {
     const nlohmann::json params = paramsOf(file, g);
     const double eps = params.at("eps").get<double>(),
                  momentum = params.at("momentum").get<double>();
@@ -47,26 +44,16 @@ void checkCases(double tolerance) {
     DeviceVector<T> dgamma("dgamma", c), dbeta("dbeta", c);
     kernels::batchNormParameterGradients(Exec(), sums, dgamma, dbeta);
 
-    EXPECT_LE(maxRelError(toHost(y), tensorOf<double>("y_ref", file.read(g + "/y")), box),
-              tolerance)
-        << g;
-    EXPECT_LE(maxRelError(toHost(dx), tensorOf<double>("dx_ref", file.read(g + "/dx")), box),
-              tolerance)
-        << g;
-    EXPECT_LE(maxRelError(values(dgamma), file.read(g + "/dgamma").data), tolerance) << g;
-    EXPECT_LE(maxRelError(values(dbeta), file.read(g + "/dbeta").data), tolerance) << g;
-    EXPECT_LE(maxRelError(values(running_mean), file.read(g + "/running_mean").data), tolerance)
-        << g;
-    EXPECT_LE(maxRelError(values(running_var), file.read(g + "/running_var").data), tolerance) << g;
-  }
+    expectMatches(toHost(y), file, g, "y", box, tolerance);
+    expectMatches(toHost(dx), file, g, "dx", box, tolerance);
+    expectMatches(values(dgamma), file, g, "dgamma", tolerance);
+    expectMatches(values(dbeta), file, g, "dbeta", tolerance);
+    expectMatches(values(running_mean), file, g, "running_mean", tolerance);
+    expectMatches(values(running_var), file, g, "running_var", tolerance);
+  });
 }
 
-TEST(BatchNormPytorch, Float32) {
-  checkCases<float>(1e-4);
-}
-TEST(BatchNormPytorch, Float64) {
-  checkCases<double>(1e-10);
-}
+HALO3D_PYTORCH_FLOAT_TESTS(BatchNormPytorch, checkCases, 1e-4, 1e-10)
 
 }  // namespace
 }  // namespace halo3d::testing

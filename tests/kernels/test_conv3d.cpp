@@ -32,22 +32,17 @@ std::vector<ConvCase> gradientCases() {
 
 // The loss L = sum(y * r) and its gradients by the kernels: dx = backward-data(r), dw, db =
 // backward-filter(r).
-struct Problem {
+struct Problem : ConvParams<double> {
   ConvCase c;
   HostTensor<double> x, y, r, dx;
-  HostWeights<double> w, dw;
-  HostBias<double> b, db;
 
   explicit Problem(const ConvCase& cc)
-      : c(cc),
+      : ConvParams<double>(cc),
+        c(cc),
         x("x", TensorBlock::whole(c.inShape(), c.inHalo())),
         y("y", TensorBlock::whole(c.outShape())),
         r("r", TensorBlock::whole(c.outShape())),
-        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())),
-        w("w", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]),
-        dw("dw", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]),
-        b("b", c.bias ? c.out_ch : 0),
-        db("db", c.bias ? c.out_ch : 0) {
+        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())) {
     fillOwned(x, 1);
     fillOwned(r, 2);
     fillUniform(w, 3);
@@ -59,12 +54,10 @@ struct Problem {
     HostExec().fence();
     double l = 0;
     const auto yo = y.owned(), ro = r.owned();
-    for (std::size_t k0 = 0; k0 < yo.extent(0); ++k0)
-      for (std::size_t k1 = 0; k1 < yo.extent(1); ++k1)
-        for (std::size_t k2 = 0; k2 < yo.extent(2); ++k2)
-          for (std::size_t k3 = 0; k3 < yo.extent(3); ++k3)
-            for (std::size_t k4 = 0; k4 < yo.extent(4); ++k4)
-              l += yo(k0, k1, k2, k3, k4) * ro(k0, k1, k2, k3, k4);
+    forEachIndex5(
+        yo, [&](std::size_t k0, std::size_t k1, std::size_t k2, std::size_t k3, std::size_t k4) {
+          l += yo(k0, k1, k2, k3, k4) * ro(k0, k1, k2, k3, k4);
+        });
     return l;
   }
 
@@ -173,7 +166,7 @@ void checkSubBoxes(const ConvCase& c, KernelPath path) {
   fillAll(y_whole, T(-7));
   fillAll(y_parts, T(-7));
   kernels::conv3dForward(exec, x, w, b, c.g, y_whole, c.outBox(), path);
-  for (const Box& piece : interiorAndSlabs(c.outBox(), 2))
+  for (const Box& piece : interiorAndSlabs(c.outBox(), 2, true))
     kernels::conv3dForward(exec, x, w, b, c.g, y_parts, piece, path);
   kernels::reference::conv3dForward(exec, x, w, b, c.g, y_ref, c.outBox());
   exec.fence();
@@ -188,7 +181,7 @@ void checkSubBoxes(const ConvCase& c, KernelPath path) {
   fillAll(dx_parts, T(-7));
   fillAll(dx_ref, T(-7));
   kernels::conv3dBackwardData(exec, dy, w, c.g, dx_whole, c.inBox(), dy.block().owned(), path);
-  for (const Box& piece : interiorAndSlabs(c.inBox(), 3))
+  for (const Box& piece : interiorAndSlabs(c.inBox(), 3, true))
     kernels::conv3dBackwardData(exec, dy, w, c.g, dx_parts, piece, dy.block().owned(), path);
   kernels::reference::conv3dBackwardData(exec, dy, w, c.g, dx_ref, c.inBox());
   exec.fence();
@@ -204,7 +197,7 @@ void checkSubBoxes(const ConvCase& c, KernelPath path) {
   fillUniform(db_parts, 16);
   kernels::conv3dBackwardFilter(exec, x, dy, c.g, dw_whole, db_whole, c.outBox(), false, path);
   bool accumulate = false;
-  for (const Box& piece : interiorAndSlabs(c.outBox(), 2)) {
+  for (const Box& piece : interiorAndSlabs(c.outBox(), 2, true)) {
     kernels::conv3dBackwardFilter(exec, x, dy, c.g, dw_parts, db_parts, piece, accumulate, path);
     accumulate = true;
   }

@@ -20,16 +20,8 @@ namespace {
 enum class Path { HostSimd, Team1, Team2, Generic };
 
 std::string pathName(Path p) {
-  switch (p) {
-    case Path::HostSimd:
-      return "HostSimd";
-    case Path::Team1:
-      return "Team1";
-    case Path::Team2:
-      return "Team2";
-    default:
-      return "Generic";
-  }
+  static const char* const kNames[] = {"HostSimd", "Team1", "Team2", "Generic"};
+  return kNames[int(p)];
 }
 
 std::vector<ConvCase> sweep() {
@@ -67,23 +59,18 @@ double tolerance() {
 }
 
 template <class T>
-struct Tensors {
+struct Tensors : ConvParams<T> {
   ConvCase c;
   HostTensor<T> x, y, dy, dx;
-  HostWeights<T> w, dw;
-  HostBias<T> b, db;
 
   explicit Tensors(const ConvCase& cc)
-      : c(cc),
+      : ConvParams<T>(cc),
+        c(cc),
         x("x", TensorBlock::whole(c.inShape(), c.inHalo())),
         y("y", TensorBlock::whole(c.outShape())),
         // dy carries a ghost layer so that dy boxes reaching past its owned cells are allowed.
         dy("dy", TensorBlock::whole(c.outShape(), HaloWidths::uniform(1))),
-        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())),
-        w("w", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]),
-        dw("dw", c.out_ch, c.in_ch, c.g.kernel[0], c.g.kernel[1], c.g.kernel[2]),
-        b("b", c.bias ? c.out_ch : 0),
-        db("db", c.bias ? c.out_ch : 0) {}
+        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())) {}
 };
 
 template <class T>

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "KernelTestSupport.hpp"
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/kernels/ConvTranspose3d.hpp"
 #include "halo3d/kernels/impl/ConvTranspose3dImpl.hpp"
@@ -32,81 +33,23 @@ constexpr double tolerance() {
   return std::is_same<T, float>::value ? 2e-6 : 1e-13;
 }
 
-// A deterministic value in [-1, 1) for every global element, so that blocks of one tensor agree.
-double valueAt(unsigned seed, index_t n, index_t c, index_t d, index_t h, index_t w) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull +
-                    std::uint64_t((((n * 131 + c) * 1031 + d) * 1031 + h) * 1031 + w);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return double(z >> 11) / double(1ull << 52) - 1.0;
-}
+using testing::addOnto;
+using testing::errorMessage;
+using testing::expectContains;
+using testing::fillView;
+using testing::flatDot;
+using testing::hostCopy;
+using testing::identicalOn;
+using testing::inputWindowOf;
+using testing::interiorAndSlabs;
+using testing::maxRelError;
+using testing::randomValues;
 
-// Fills the whole allocation of t: global values inside the volume, and `past` past it (zero is
-// what a halo exchange leaves there; the sweep puts a huge value there to catch reads past the
-// volume).
+// Global values inside the volume and `past` past it (zero is what a halo exchange leaves there;
+// the sweep puts a huge value there to catch reads past the volume).
 template <class T, class M>
 void fill(const HaloTensor<T, M>& t, unsigned seed, T past = T(0)) {
-  auto host = Kokkos::create_mirror_view(t.view());
-  const TensorBlock& b = t.block();
-  const Box volume = Box::fromExtents(b.globalExtents());
-  for (index_t n = 0; n < b.localSamples(); ++n)
-    for (index_t c = 0; c < b.channels(); ++c)
-      for (index_t d = 0; d < index_t(host.extent(2)); ++d)
-        for (index_t h = 0; h < index_t(host.extent(3)); ++h)
-          for (index_t w = 0; w < index_t(host.extent(4)); ++w) {
-            const Extents3 g = b.toGlobal({d, h, w});
-            host(n, c, d, h, w) = volume.contains(g)
-                                      ? T(valueAt(seed, b.sampleBegin() + n, c, g[0], g[1], g[2]))
-                                      : past;
-          }
-  Kokkos::deep_copy(t.view(), host);
-}
-
-template <class View>
-void fillView(const View& v, unsigned seed) {
-  auto host = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < host.size(); ++i)
-    host.data()[i] = typename View::value_type(valueAt(seed, 0, 0, 0, 0, index_t(i)));
-  Kokkos::deep_copy(v, host);
-}
-
-template <class T, class M>
-HaloTensor<T, Kokkos::HostSpace> toHost(const HaloTensor<T, M>& t) {
-  HaloTensor<T, Kokkos::HostSpace> h(t.label() + "_host", t.block());
-  Kokkos::deep_copy(h.view(), t.view());
-  return h;
-}
-
-// max |a - b| over `box` of two host tensors, relative to max |b| there.
-template <class T>
-double boxError(const HaloTensor<T, Kokkos::HostSpace>& a,
-                const HaloTensor<T, Kokkos::HostSpace>& b, const Box& box) {
-  double diff = 0, scale = 0;
-  for (index_t n = 0; n < a.block().localSamples(); ++n)
-    for (index_t c = 0; c < a.block().channels(); ++c)
-      for (index_t d = box.min(0); d < box.max(0); ++d)
-        for (index_t h = box.min(1); h < box.max(1); ++h)
-          for (index_t w = box.min(2); w < box.max(2); ++w) {
-            const Extents3 la = a.toLocal({d, h, w}), lb = b.toLocal({d, h, w});
-            const double va = double(a.view()(n, c, la[0], la[1], la[2]));
-            const double vb = double(b.view()(n, c, lb[0], lb[1], lb[2]));
-            diff = std::max(diff, std::abs(va - vb));
-            scale = std::max(scale, std::abs(vb));
-          }
-  return scale > 0 ? diff / scale : diff;
-}
-
-template <class View>
-double viewError(const View& a, const View& b) {
-  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < ha.size(); ++i) {
-    diff = std::max(diff, std::abs(double(ha.data()[i]) - double(hb.data()[i])));
-    scale = std::max(scale, std::abs(double(hb.data()[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
+  testing::fillGlobal(t, randomValues(seed), past);
 }
 
 struct Geometry {
@@ -187,7 +130,7 @@ void checkAgainstReference(const Geometry& s, KernelPath path) {
   const Exec exec;
   Problem<T> p(s, kHaloX, kHaloY, T(1e6));
   const Host host;
-  auto hx = toHost(p.x), hdy = toHost(p.dy);
+  auto hx = hostCopy(p.x), hdy = hostCopy(p.dy);
   auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.w);
   auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.b);
 
@@ -227,25 +170,19 @@ void checkAgainstReference(const Geometry& s, KernelPath path) {
                                         p.dy.block().owned(), false, path,
                                         impl::TeamTuning{std::min(2, exec.concurrency())});
     exec.fence();
-    EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dw_team), dw_ref),
-              tolerance<T>())
+    EXPECT_LE(maxRelError(dw_team, dw_ref), tolerance<T>())
         << s.name << " dw, two threads per team";
-    EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), db_team), db_ref),
-              tolerance<T>())
+    EXPECT_LE(maxRelError(db_team, db_ref), tolerance<T>())
         << s.name << " db, two threads per team";
   }
   exec.fence();
 
-  EXPECT_LE(boxError(toHost(y), y_ref, y.block().owned()), tolerance<T>()) << s.name << " y";
-  EXPECT_LE(boxError(toHost(dx), dx_ref, dx_box), tolerance<T>()) << s.name << " dx";
-  EXPECT_LE(boxError(toHost(dx_part), dx_part_ref, dx_box), tolerance<T>())
+  EXPECT_LE(maxRelError(hostCopy(y), y_ref, y.block().owned()), tolerance<T>()) << s.name << " y";
+  EXPECT_LE(maxRelError(hostCopy(dx), dx_ref, dx_box), tolerance<T>()) << s.name << " dx";
+  EXPECT_LE(maxRelError(hostCopy(dx_part), dx_part_ref, dx_box), tolerance<T>())
       << s.name << " dx from part of dy";
-  EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dw), dw_ref),
-            tolerance<T>())
-      << s.name << " dw";
-  EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), db), db_ref),
-            tolerance<T>())
-      << s.name << " db";
+  EXPECT_LE(maxRelError(dw, dw_ref), tolerance<T>()) << s.name << " dw";
+  EXPECT_LE(maxRelError(db, db_ref), tolerance<T>()) << s.name << " db";
 }
 
 class ConvTranspose3dSweep : public ::testing::TestWithParam<Geometry> {};
@@ -261,37 +198,6 @@ TEST_P(ConvTranspose3dSweep, DevicePathMatchesReferenceFloat) {
 }
 TEST_P(ConvTranspose3dSweep, DevicePathMatchesReferenceDouble) {
   checkAgainstReference<double>(GetParam(), KernelPath::Device);
-}
-
-// Interior plus boundary slabs of `box` (shrunk by `margin` per side): a partition of the box.
-std::vector<Box> interiorAndSlabs(const Box& box, index_t margin) {
-  std::vector<Box> parts;
-  Box rest = box;
-  for (int d = 0; d < 3; ++d) {
-    const index_t lo = std::min(rest.max(d), rest.min(d) + margin);
-    const index_t hi = std::max(lo, rest.max(d) - margin);
-    parts.push_back(rest.withRange(d, rest.min(d), lo));
-    parts.push_back(rest.withRange(d, hi, rest.max(d)));
-    rest = rest.withRange(d, lo, hi);
-  }
-  parts.push_back(rest);
-  return parts;
-}
-
-// Bitwise equality of two host tensors over `box`.
-template <class T>
-bool identicalOn(const HaloTensor<T, Kokkos::HostSpace>& a,
-                 const HaloTensor<T, Kokkos::HostSpace>& b, const Box& box) {
-  for (index_t n = 0; n < a.block().localSamples(); ++n)
-    for (index_t c = 0; c < a.block().channels(); ++c)
-      for (index_t d = box.min(0); d < box.max(0); ++d)
-        for (index_t h = box.min(1); h < box.max(1); ++h)
-          for (index_t w = box.min(2); w < box.max(2); ++w) {
-            const Extents3 la = a.toLocal({d, h, w}), lb = b.toLocal({d, h, w});
-            if (a.view()(n, c, la[0], la[1], la[2]) != b.view()(n, c, lb[0], lb[1], lb[2]))
-              return false;
-          }
-  return true;
 }
 
 // The whole box against the interior and slabs computed separately, and against the reference (so
@@ -319,13 +225,13 @@ void checkSubBoxes(const Geometry& s, KernelPath path) {
     convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw_parts, db_parts, part, true, path);
   exec.fence();
 
-  EXPECT_TRUE(identicalOn(toHost(y_whole), toHost(y_parts), out)) << s.name;
-  EXPECT_TRUE(identicalOn(toHost(dx_whole), toHost(dx_parts), in)) << s.name;
-  EXPECT_LE(viewError(dw_parts, dw_whole), 1e-12) << s.name;
-  EXPECT_LE(viewError(db_parts, db_whole), 1e-12) << s.name;
+  EXPECT_TRUE(identicalOn(hostCopy(y_whole), hostCopy(y_parts), out)) << s.name;
+  EXPECT_TRUE(identicalOn(hostCopy(dx_whole), hostCopy(dx_parts), in)) << s.name;
+  EXPECT_LE(maxRelError(dw_parts, dw_whole), 1e-12) << s.name;
+  EXPECT_LE(maxRelError(db_parts, db_whole), 1e-12) << s.name;
 
   const Host host;
-  const auto hx = toHost(p.x), hdy = toHost(p.dy);
+  const auto hx = hostCopy(p.x), hdy = hostCopy(p.dy);
   const auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.w);
   const auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.b);
   HaloTensor<T, Kokkos::HostSpace> y_ref("y_ref", p.dy.block()), dx_ref("dx_ref", p.x.block());
@@ -334,11 +240,9 @@ void checkSubBoxes(const Geometry& s, KernelPath path) {
   auto dw_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), dw_whole);
   auto db_ref = Kokkos::create_mirror_view(Kokkos::HostSpace(), db_whole);
   reference::convTranspose3dBackwardFilter(host, hx, hdy, s.g, dw_ref, db_ref, out, false);
-  EXPECT_LE(boxError(toHost(y_whole), y_ref, out), tolerance<T>()) << s.name;
-  EXPECT_LE(boxError(toHost(dx_whole), dx_ref, in), tolerance<T>()) << s.name;
-  EXPECT_LE(viewError(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dw_whole), dw_ref),
-            tolerance<T>())
-      << s.name;
+  EXPECT_LE(maxRelError(hostCopy(y_whole), y_ref, out), tolerance<T>()) << s.name;
+  EXPECT_LE(maxRelError(hostCopy(dx_whole), dx_ref, in), tolerance<T>()) << s.name;
+  EXPECT_LE(maxRelError(dw_whole, dw_ref), tolerance<T>()) << s.name;
 }
 
 TEST_P(ConvTranspose3dSweep, SubBoxesEqualWholeBoxFastest) {
@@ -370,16 +274,13 @@ TEST_P(ConvTranspose3dGradient, MatchesFiniteDifferences) {
 
   // The loss is evaluated through the reference forward on host copies (checked against the kernels
   // by the sweep), so that the hundreds of evaluations launch no kernel: fast on a busy machine.
-  auto hx = toHost(p.x), hdy = toHost(p.dy);
+  auto hx = hostCopy(p.x), hdy = hostCopy(p.dy);
   auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.w);
   auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.b);
   HaloTensor<double, Kokkos::HostSpace> hy("hy", p.dy.block());
   auto loss = [&]() {
     reference::convTranspose3dForward(Host(), hx, hw, hb, s.g, hy, hy.block().owned());
-    double sum = 0;
-    for (std::size_t i = 0; i < hy.view().size(); ++i)
-      sum += hy.view().data()[i] * hdy.view().data()[i];
-    return sum;
+    return flatDot(hy, hdy);
   };
   // L is linear in each parameter, so central differences are exact up to rounding; step 1e-3 keeps
   // that small.
@@ -388,14 +289,7 @@ TEST_P(ConvTranspose3dGradient, MatchesFiniteDifferences) {
     auto host_grad = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), grad);
     const std::size_t size = host_param.size(), stride = std::max<std::size_t>(1, size / 40);
     for (std::size_t i = 0; i < size; i += stride) {
-      double& cell = host_param.data()[i];
-      const double saved = cell;
-      cell = saved + step;
-      const double up = loss();
-      cell = saved - step;
-      const double down = loss();
-      cell = saved;
-      const double fd = (up - down) / (2 * step);
+      const double fd = testing::centralDifference(host_param.data()[i], step, loss);
       EXPECT_NEAR(host_grad.data()[i], fd, 1e-8 * std::max(1.0, std::abs(fd)))
           << s.name << " " << what << "[" << i << "]";
     }
@@ -434,7 +328,7 @@ TEST(ConvTranspose3dBlocks, TwoByTwoByTwoSplitEqualsOneBlock) {
     convTranspose3dBackwardFilter(exec, whole.x, whole.dy, s.g, dw_whole, db_whole,
                                   whole.dy.block().owned(), false);
     HaloTensor<double, Kokkos::HostSpace> dx_sum("dx_sum", whole.x.block());
-    auto hy_whole = toHost(y_whole);
+    auto hy_whole = hostCopy(y_whole);
 
     for (int r = 0; r < grid.size(); ++r) {
       const GridCoords c = grid.coordsOf(r);
@@ -445,30 +339,18 @@ TEST(ConvTranspose3dBlocks, TwoByTwoByTwoSplitEqualsOneBlock) {
       fill(dy, 2);
       HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
       convTranspose3dForward(exec, x, whole.w, whole.b, s.g, y, y.block().owned());
-      Box dx_box = dy.block().owned();
-      for (int d = 0; d < 3; ++d) {
-        const auto win = s.g.inputWindow(d, dx_box.min(d), dx_box.max(d));
-        dx_box = dx_box.withRange(d, std::max<index_t>(0, win[0]),
-                                  std::max<index_t>(0, std::min(win[1], in_extents[d])));
-      }
+      const Box dx_box = inputWindowOf(s.g, dy.block().owned(), in_extents);
       convTranspose3dBackwardData(exec, dy, whole.w, s.g, dx, dx_box);
       convTranspose3dBackwardFilter(exec, x, dy, s.g, dw_sum, db_sum, dy.block().owned(), true);
       exec.fence();
-      EXPECT_TRUE(identicalOn(toHost(y), hy_whole, y.block().owned())) << s.name << " block " << r;
-      auto hdx = toHost(dx);
-      for (index_t n = 0; n < x.block().localSamples(); ++n)
-        for (index_t ch = 0; ch < x.block().channels(); ++ch)
-          for (index_t d = dx_box.min(0); d < dx_box.max(0); ++d)
-            for (index_t h = dx_box.min(1); h < dx_box.max(1); ++h)
-              for (index_t w = dx_box.min(2); w < dx_box.max(2); ++w) {
-                const Extents3 l = hdx.toLocal({d, h, w});
-                dx_sum.view()(n, ch, d, h, w) += hdx.view()(n, ch, l[0], l[1], l[2]);
-              }
+      EXPECT_TRUE(identicalOn(hostCopy(y), hy_whole, y.block().owned()))
+          << s.name << " block " << r;
+      addOnto(dx_sum, hostCopy(dx), dx_box);
     }
     exec.fence();
-    EXPECT_LE(boxError(dx_sum, toHost(dx_whole), dx_whole.block().owned()), 1e-13) << s.name;
-    EXPECT_LE(viewError(dw_sum, dw_whole), 1e-12) << s.name;
-    EXPECT_LE(viewError(db_sum, db_whole), 1e-12) << s.name;
+    EXPECT_LE(maxRelError(dx_sum, hostCopy(dx_whole), dx_whole.block().owned()), 1e-13) << s.name;
+    EXPECT_LE(maxRelError(dw_sum, dw_whole), 1e-12) << s.name;
+    EXPECT_LE(maxRelError(db_sum, db_whole), 1e-12) << s.name;
   }
 }
 
@@ -489,45 +371,31 @@ TEST(ConvTranspose3dGeometry, ExtentsWindowsAndHaloWidths) {
   EXPECT_EQ(h.hi, (std::array<int, 3>{1, 0, 0}));
 }
 
-// Runs f and returns the ShapeError message it throws ("" if none).
-std::string shapeErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(ConvTranspose3dErrors, BadShapesNameTheValues) {
   const Exec exec;
   const Geometry s{"k3s2p1op1", {1, 3, 4, 4, 4}, 5, ConvTranspose3dGeometry::cubic(3, 2, 1, 1)};
   Problem<float> p(s, HaloWidths{}, HaloWidths{});
   HaloTensor<float, Memory> y("y", p.dy.block());
-  auto contains = [](const std::string& m, const std::string& what) {
-    EXPECT_NE(m.find(what), std::string::npos) << "message '" << m << "' lacks '" << what << "'";
-  };
-
   HaloTensor<float, Memory> y_bad_channels("y_bad", TensorBlock::whole({1, 4, 8, 8, 8}));
-  std::string m = shapeErrorOf([&] {
+  std::string m = errorMessage<ShapeError>([&] {
     convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_bad_channels,
                            y_bad_channels.block().owned());
   });
-  contains(m, "(3, 4, 3, 3, 3)");
-  contains(m, "(3, 5, 3, 3, 3)");
+  expectContains(m, "(3, 4, 3, 3, 3)");
+  expectContains(m, "(3, 5, 3, 3, 3)");
 
   HaloTensor<float, Memory> y_bad_volume("y_vol", TensorBlock::whole({1, 5, 8, 8, 7}));
-  m = shapeErrorOf([&] {
+  m = errorMessage<ShapeError>([&] {
     convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y_bad_volume, y_bad_volume.block().owned());
   });
-  contains(m, "(8, 8, 7)");
-  contains(m, "(8, 8, 8)");
+  expectContains(m, "(8, 8, 7)");
+  expectContains(m, "(8, 8, 8)");
 
-  m = shapeErrorOf([&] {
+  m = errorMessage<ShapeError>([&] {
     convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y, Box({0, 0, 0}, {9, 8, 8}));
   });
-  contains(m, "[0:9, 0:8, 0:8)");
-  contains(m, "not inside the owned cells");
+  expectContains(m, "[0:9, 0:8, 0:8)");
+  expectContains(m, "not inside the owned cells");
 
   // Output block [0, 4)^3 of a split volume reads input cells [0, 3)^3: x owning [0, 2)^3 without
   // ghosts is too thin.
@@ -535,35 +403,35 @@ TEST(ConvTranspose3dErrors, BadShapesNameTheValues) {
       "x_thin", TensorBlock({1, 3, 4, 4, 4}, 0, 1, Box({0, 0, 0}, {2, 2, 2}), HaloWidths{}));
   HaloTensor<float, Memory> y_part(
       "y_part", TensorBlock({1, 5, 8, 8, 8}, 0, 1, Box({0, 0, 0}, {4, 4, 4}), HaloWidths{}));
-  m = shapeErrorOf(
+  m = errorMessage<ShapeError>(
       [&] { convTranspose3dForward(exec, x_thin, p.w, p.b, s.g, y_part, y_part.block().owned()); });
-  contains(m, "[0:3, 0:3, 0:3)");
-  contains(m, "'x_thin'");
-  contains(m, "ghost region is too thin");
-  m = shapeErrorOf([&] {
+  expectContains(m, "[0:3, 0:3, 0:3)");
+  expectContains(m, "'x_thin'");
+  expectContains(m, "ghost region is too thin");
+  m = errorMessage<ShapeError>([&] {
     convTranspose3dBackwardFilter(exec, x_thin, y_part, s.g, p.newWeights("dw"),
                                   Bias<float>("db", 5), y_part.block().owned(), false);
   });
-  contains(m, "ghost region is too thin");
+  expectContains(m, "ghost region is too thin");
 
   Bias<float> b_bad("b_bad", 4);
-  m = shapeErrorOf(
+  m = errorMessage<ShapeError>(
       [&] { convTranspose3dForward(exec, p.x, p.w, b_bad, s.g, y, y.block().owned()); });
-  contains(m, "'b_bad' has extent 4");
+  expectContains(m, "'b_bad' has extent 4");
 
   HaloTensor<float, Memory> dx("dx", p.x.block());
-  m = shapeErrorOf([&] {
+  m = errorMessage<ShapeError>([&] {
     convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, Box({0, 0, 0}, {4, 4, 5}));
   });
-  contains(m, "[0:4, 0:4, 0:5)");
-  m = shapeErrorOf([&] {
+  expectContains(m, "[0:4, 0:4, 0:5)");
+  m = errorMessage<ShapeError>([&] {
     convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, dx.block().owned(),
                                 Box({0, 0, 0}, {8, 9, 8}));
   });
-  contains(m, "dy_box [0:8, 0:9, 0:8)");
+  expectContains(m, "dy_box [0:8, 0:9, 0:8)");
 
-  m = shapeErrorOf([&] { ConvTranspose3dGeometry::cubic(3, 2, 1, 2).validate(); });
-  contains(m, "output_padding 2");
+  m = errorMessage<ShapeError>([&] { ConvTranspose3dGeometry::cubic(3, 2, 1, 2).validate(); });
+  expectContains(m, "output_padding 2");
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "halo3d/kernels/ConvTranspose3d.hpp"
-#include "support/ReferenceData.hpp"
+#include "test_elementwise_pytorch_support.hpp"
 
 namespace halo3d::kernels {
 namespace {
@@ -17,39 +17,18 @@ namespace {
 using Memory = Kokkos::DefaultExecutionSpace::memory_space;
 using testing::Array;
 using testing::H5File;
+using testing::OpsCase;
+using testing::relativeError;
+using testing::toDevice;
+
+template <class T>
+HaloTensor<T, Memory> deviceTensorOf(const std::string& label, const Array& a) {
+  return toDevice(testing::tensorOf<T>(label, a));
+}
 
 template <class T>
 constexpr double tolerance() {
   return std::is_same<T, float>::value ? 1e-4 : 1e-12;
-}
-
-Shape5 shape5(const Array& a) {
-  return {a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4)};
-}
-
-template <class T>
-HaloTensor<T, Memory> tensorOf(const std::string& label, const Array& a) {
-  HaloTensor<T, Memory> t(label, TensorBlock::whole(shape5(a)));
-  auto host = Kokkos::create_mirror_view(t.view());
-  std::size_t i = 0;
-  for (index_t n = 0; n < a.extent(0); ++n)
-    for (index_t c = 0; c < a.extent(1); ++c)
-      for (index_t d = 0; d < a.extent(2); ++d)
-        for (index_t h = 0; h < a.extent(3); ++h)
-          for (index_t w = 0; w < a.extent(4); ++w)
-            host(n, c, d, h, w) = T(a.data[i++]);
-  Kokkos::deep_copy(t.view(), host);
-  return t;
-}
-
-template <class View>
-View viewOf(const std::string& label, const Array& a) {
-  View v(label, a.size());
-  auto host = Kokkos::create_mirror_view(v);
-  for (std::size_t i = 0; i < a.size(); ++i)
-    host.data()[i] = typename View::value_type(a.data[i]);
-  Kokkos::deep_copy(v, host);
-  return v;
 }
 
 template <class T>
@@ -64,22 +43,8 @@ Kokkos::View<T*****, Kokkos::LayoutRight, Memory> weightsOf(const std::string& l
   return v;
 }
 
-// max|ours - ref| / max|ref| over a contiguous view (weights, bias) or a whole-block tensor without
-// ghosts.
-template <class View>
-double relativeError(const View& ours, const Array& ref) {
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
-  EXPECT_EQ(host.size(), ref.size());
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    diff = std::max(diff, std::abs(double(host.data()[i]) - ref.data[i]));
-    scale = std::max(scale, std::abs(ref.data[i]));
-  }
-  return diff / scale;
-}
-
 ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group, const Array& w) {
-  const auto params = f.jsonAttribute(group, "params");
+  const auto params = testing::paramsOf(f, group);
   ConvTranspose3dGeometry g;
   for (int d = 0; d < 3; ++d) {
     g.window.kernel[d] = int(w.extent(2 + d));
@@ -91,24 +56,7 @@ ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group, co
   return g;
 }
 
-struct Case {
-  std::string group;
-  KernelPath path;
-  friend void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.group << (c.path == KernelPath::Fastest ? " fastest path" : " device path");
-  }
-};
-
-std::vector<Case> cases() {
-  H5File f(testing::referencePath("ops.h5"));
-  std::vector<Case> all;
-  for (const auto& name : f.children("conv_transpose3d"))
-    for (auto path : {KernelPath::Fastest, KernelPath::Device})
-      all.push_back({"conv_transpose3d/" + name, path});
-  return all;
-}
-
-class ConvTranspose3dPytorch : public ::testing::TestWithParam<Case> {
+class ConvTranspose3dPytorch : public ::testing::TestWithParam<OpsCase> {
  protected:
   template <class T>
   void check() {
@@ -119,11 +67,10 @@ class ConvTranspose3dPytorch : public ::testing::TestWithParam<Case> {
     const Array dya = f.read(g_name + "/dy");
     const ConvTranspose3dGeometry g = geometryOf(f, g_name, wa);
     const Kokkos::DefaultExecutionSpace exec;
-    const auto x = tensorOf<T>("x", xa);
-    const auto dy = tensorOf<T>("dy", dya);
+    const auto x = deviceTensorOf<T>("x", xa);
+    const auto dy = deviceTensorOf<T>("dy", dya);
     const auto w = weightsOf<T>("w", wa);
-    const auto b =
-        viewOf<Kokkos::View<T*, Kokkos::LayoutRight, Memory>>("b", f.read(g_name + "/b"));
+    const auto b = testing::makeVector<T>("b", f.read(g_name + "/b").data);
     ASSERT_EQ(g.outputExtents(x.block().globalExtents()), dy.block().globalExtents()) << g_name;
 
     HaloTensor<T, Memory> y("y", dy.block());
@@ -136,15 +83,12 @@ class ConvTranspose3dPytorch : public ::testing::TestWithParam<Case> {
     convTranspose3dBackwardFilter(exec, x, dy, g, dw, db, dy.block().owned(), false, path);
     exec.fence();
 
-    const std::pair<const char*, double> errors[] = {
-        {"y", relativeError(y.view(), ya)},
-        {"dx", relativeError(dx.view(), f.read(g_name + "/dx"))},
-        {"dw", relativeError(dw, f.read(g_name + "/dw"))},
-        {"db", relativeError(db, f.read(g_name + "/db"))}};
-    for (const auto& [name, error] : errors) {
-      EXPECT_LE(error, tolerance<T>()) << g_name << " " << name;
-      RecordProperty(std::string("relative_error_") + name, concat(std::scientific, error));
-    }
+    testing::expectErrorsBelow(g_name,
+                               {{"y", relativeError(y.view(), ya)},
+                                {"dx", relativeError(dx.view(), f.read(g_name + "/dx"))},
+                                {"dw", relativeError(dw, f.read(g_name + "/dw"))},
+                                {"db", relativeError(db, f.read(g_name + "/db"))}},
+                               tolerance<T>());
   }
 };
 
@@ -155,13 +99,9 @@ TEST_P(ConvTranspose3dPytorch, MatchesDouble) {
   check<double>();
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, ConvTranspose3dPytorch, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name =
-                               info.param.group.substr(info.param.group.rfind('/') + 1);
-                           return "case" + name +
-                                  (info.param.path == KernelPath::Fastest ? "_fastest" : "_device");
-                         });
+INSTANTIATE_TEST_SUITE_P(Ops, ConvTranspose3dPytorch,
+                         ::testing::ValuesIn(testing::opsCases("conv_transpose3d")),
+                         testing::opsCaseName);
 
 TEST(ConvTranspose3dPytorch, EveryCaseIsCovered) {
   const H5File f(testing::referencePath("ops.h5"));

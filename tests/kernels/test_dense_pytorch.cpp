@@ -11,10 +11,7 @@ namespace {
 template <class T>
 void checkCases(double tolerance) {
   const H5File file(referencePath("ops.h5"));
-  const std::vector<std::string> cases = file.children("linear");
-  ASSERT_FALSE(cases.empty());
-  for (const std::string& name : cases) {
-    const std::string g = "linear/" + name;
+  forEachCase(file, "linear", [&](const std::string& g) {
     const Array xa = file.read(g + "/x"), wa = file.read(g + "/w");
     const auto x = matrixOf<T>("x", xa), w = matrixOf<T>("w", wa),
                dy = matrixOf<T>("dy", file.read(g + "/dy"));
@@ -27,19 +24,14 @@ void checkCases(double tolerance) {
     kernels::denseBackwardData(Exec(), dy, w, dx);
     kernels::denseBackwardWeights(Exec(), x, dy, dw);
     kernels::denseBackwardBias(Exec(), dy, db);
-    EXPECT_LE(maxRelError(values(y), file.read(g + "/y").data), tolerance) << g;
-    EXPECT_LE(maxRelError(values(dx), file.read(g + "/dx").data), tolerance) << g;
-    EXPECT_LE(maxRelError(values(dw), file.read(g + "/dw").data), tolerance) << g;
-    EXPECT_LE(maxRelError(values(db), file.read(g + "/db").data), tolerance) << g;
-  }
+    expectMatches(values(y), file, g, "y", tolerance);
+    expectMatches(values(dx), file, g, "dx", tolerance);
+    expectMatches(values(dw), file, g, "dw", tolerance);
+    expectMatches(values(db), file, g, "db", tolerance);
+  });
 }
 
-TEST(DensePytorch, Float32) {
-  checkCases<float>(1e-4);
-}
-TEST(DensePytorch, Float64) {
-  checkCases<double>(1e-10);
-}
+HALO3D_PYTORCH_FLOAT_TESTS(DensePytorch, checkCases, 1e-4, 1e-10)
 
 }  // namespace
 }  // namespace halo3d::testing

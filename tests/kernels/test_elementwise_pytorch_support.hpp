@@ -1,10 +1,12 @@
 #pragma once
 // Reading PyTorch reference arrays (tests/support/ReferenceData.hpp) into the tensors and Views of
-// the element-wise, batch-norm, loss and dense tests.
+// the kernel tests against PyTorch, walking the case groups of ops.h5 and comparing with them.
 
-#include <hdf5.h>
-
+#include <initializer_list>
+#include <ios>
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "halo3d/core/Error.hpp"
@@ -13,27 +15,19 @@
 
 namespace halo3d::testing {
 
-// The `params` JSON attribute of a case group. H5File::attribute converts to an ASCII string type,
-// which HDF5 refuses for the file's UTF-8 strings (it yields ""), so this reads with the
-// attribute's own character set.
+// The `params` JSON attribute of a case group.
 inline nlohmann::json paramsOf(const H5File& file, const std::string& group) {
-  const hid_t f = H5Fopen(file.path().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  const hid_t attr =
-      f >= 0 ? H5Aopen_by_name(f, group.c_str(), "params", H5P_DEFAULT, H5P_DEFAULT) : -1;
-  const hid_t type = attr >= 0 ? H5Aget_type(attr) : -1;
-  const hid_t mem = H5Tcopy(H5T_C_S1);
-  H5Tset_size(mem, H5T_VARIABLE);
-  if (type >= 0) H5Tset_cset(mem, H5Tget_cset(type));
-  char* text = nullptr;
-  const bool ok = type >= 0 && H5Aread(attr, mem, &text) >= 0 && text;
-  const std::string value = ok ? text : "";
-  if (text) H5free_memory(text);
-  H5Tclose(mem);
-  if (type >= 0) H5Tclose(type);
-  if (attr >= 0) H5Aclose(attr);
-  if (f >= 0) H5Fclose(f);
-  require(ok, file.path(), ": cannot read attribute 'params' of '", group, "'");
-  return nlohmann::json::parse(value);
+  return file.jsonAttribute(group, "params");
+}
+
+// Copies a (N, C, D, H, W) array into the owned cells of `t` (same shape) as T.
+template <class T>
+void loadOwned(const Array& a, const HostTensor<T>& t) {
+  const auto o = t.owned();
+  std::size_t k = 0;
+  forEachIndex5(o, [&](std::size_t n, std::size_t c, std::size_t d, std::size_t h, std::size_t w) {
+    o(n, c, d, h, w) = T(a.data[k++]);
+  });
 }
 
 // A whole-volume host tensor holding a (N, C, D, H, W) array.
@@ -42,14 +36,7 @@ HostTensor<T> tensorOf(const std::string& label, const Array& a) {
   EXPECT_EQ(a.shape.size(), 5u) << label;
   HostTensor<T> t(
       label, TensorBlock::whole({a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4)}));
-  const auto o = t.owned();
-  std::size_t k = 0;
-  for (std::size_t n = 0; n < o.extent(0); ++n)
-    for (std::size_t c = 0; c < o.extent(1); ++c)
-      for (std::size_t d = 0; d < o.extent(2); ++d)
-        for (std::size_t h = 0; h < o.extent(3); ++h)
-          for (std::size_t w = 0; w < o.extent(4); ++w)
-            o(n, c, d, h, w) = T(a.data[k++]);
+  loadOwned(a, t);
   return t;
 }
 
@@ -65,4 +52,82 @@ kernels::Matrix<T, Exec> matrixOf(const std::string& label, const Array& a) {
   return m;
 }
 
+// f(group) for every case group op/<name> of `file` (there must be some).
+template <class F>
+void forEachCase(const H5File& file, const std::string& op, const F& f) {
+  const std::vector<std::string> cases = file.children(op);
+  ASSERT_FALSE(cases.empty()) << op;
+  for (const std::string& name : cases)
+    f(op + "/" + name);
+}
+
+// Our values of a tensor against the reference array <group>/<name>: max |ours - ref| / max |ref|.
+inline void expectMatches(const std::vector<double>& ours, const H5File& file,
+                          const std::string& group, const std::string& name, double tolerance) {
+  EXPECT_LE(maxRelError(ours, file.read(group + "/" + name).data), tolerance)
+      << group << " " << name;
+}
+
+// The same for the global cells `box` of a tensor.
+template <class T>
+void expectMatches(const HostTensor<T>& ours, const H5File& file, const std::string& group,
+                   const std::string& name, const Box& box, double tolerance) {
+  EXPECT_LE(maxRelError(ours, tensorOf<double>(name + "_ref", file.read(group + "/" + name)), box),
+            tolerance)
+      << group << " " << name;
+}
+
+// max |ours - ref| / max |ref| over a contiguous View (parameters) or a whole-block tensor without
+// ghosts, in any memory space.
+template <class View>
+double relativeError(const View& ours, const Array& ref) {
+  const std::vector<double> v = values(ours);
+  EXPECT_EQ(v.size(), ref.size());
+  return maxRelError(v, ref.data);
+}
+
+// Each tensor's error, at most `tolerance`, and recorded as the property relative_error_<name>.
+inline void expectErrorsBelow(const std::string& group,
+                              std::initializer_list<std::pair<const char*, double>> errors,
+                              double tolerance) {
+  for (const auto& [name, error] : errors) {
+    EXPECT_LE(error, tolerance) << group << " " << name;
+    ::testing::Test::RecordProperty(std::string("relative_error_") + name,
+                                    concat(std::scientific, error));
+  }
+}
+
+// One case group of ops.h5 on one kernel path: the parameter of the tests that run both paths.
+struct OpsCase {
+  std::string group;
+  KernelPath path;
+  friend void PrintTo(const OpsCase& c, std::ostream* os) {
+    *os << c.group << (c.path == KernelPath::Fastest ? " fastest path" : " device path");
+  }
+};
+
+inline std::vector<OpsCase> opsCases(const std::string& op) {
+  H5File f(referencePath("ops.h5"));
+  std::vector<OpsCase> all;
+  for (const auto& name : f.children(op))
+    for (auto path : {KernelPath::Fastest, KernelPath::Device})
+      all.push_back({op + "/" + name, path});
+  return all;
+}
+
+// case<name>_fastest or case<name>_device.
+inline std::string opsCaseName(const ::testing::TestParamInfo<OpsCase>& info) {
+  const std::string name = info.param.group.substr(info.param.group.rfind('/') + 1);
+  return "case" + name + (info.param.path == KernelPath::Fastest ? "_fastest" : "_device");
+}
+
 }  // namespace halo3d::testing
+
+// The fp32 and fp64 tests Suite.Float32 and Suite.Float64 of a comparison check<T>(tolerance).
+#define HALO3D_PYTORCH_FLOAT_TESTS(Suite, check, float_tolerance, double_tolerance) \
+  TEST(Suite, Float32) {                                                            \
+    check<float>(float_tolerance);                                                  \
+  }                                                                                 \
+  TEST(Suite, Float64) {                                                            \
+    check<double>(double_tolerance);                                                \
+  }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "KernelTestSupport.hpp"
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/TensorBlock.hpp"
@@ -22,12 +23,8 @@
 
 namespace halo3d::testing {
 
-using Exec = Kokkos::DefaultExecutionSpace;
-using HostExec = Kokkos::DefaultHostExecutionSpace;
 template <class T>
 using DeviceTensor = kernels::Tensor<T, Exec>;
-template <class T>
-using HostTensor = kernels::Tensor<T, HostExec>;
 template <class T>
 using DeviceVector = kernels::Vector<T, Exec>;
 template <class T>
@@ -146,25 +143,6 @@ inline std::vector<double> hashValues(std::size_t n, std::uint64_t seed, double 
   return v;
 }
 
-// max |a - b| / max |b| over the cells of `box` (all samples and channels): the relative error of
-// the tests.
-template <class T, class U>
-double maxRelError(const HostTensor<T>& a, const HostTensor<U>& b, const Box& box) {
-  double diff = 0.0, ref = 0.0;
-  for (index_t n = 0; n < b.block().localSamples(); ++n)
-    for (index_t c = 0; c < b.block().channels(); ++c)
-      for (index_t d = box.min(0); d < box.max(0); ++d)
-        for (index_t h = box.min(1); h < box.max(1); ++h)
-          for (index_t w = box.min(2); w < box.max(2); ++w) {
-            const Extents3 la = a.toLocal({d, h, w}), lb = b.toLocal({d, h, w});
-            const double va = double(a.view()(n, c, la[0], la[1], la[2]));
-            const double vb = double(b.view()(n, c, lb[0], lb[1], lb[2]));
-            diff = std::max(diff, std::fabs(va - vb));
-            ref = std::max(ref, std::fabs(vb));
-          }
-  return ref > 0.0 ? diff / ref : diff;
-}
-
 inline double maxRelError(const std::vector<double>& a, const std::vector<double>& b) {
   double diff = 0.0, ref = 0.0;
   for (std::size_t i = 0; i < b.size(); ++i) {
@@ -172,34 +150,6 @@ inline double maxRelError(const std::vector<double>& a, const std::vector<double
     ref = std::max(ref, std::fabs(b[i]));
   }
   return ref > 0.0 ? diff / ref : diff;
-}
-
-// Bitwise equality of two allocations of the same block.
-template <class T>
-::testing::AssertionResult identical(const HostTensor<T>& a, const HostTensor<T>& b) {
-  if (!(a.block() == b.block())) return ::testing::AssertionFailure() << "different blocks";
-  for (std::size_t k = 0; k < a.view().span(); ++k)
-    if (!(a.view().data()[k] == b.view().data()[k]))
-      return ::testing::AssertionFailure() << "first difference at linear index " << k << ": "
-                                           << a.view().data()[k] << " vs " << b.view().data()[k];
-  return ::testing::AssertionSuccess();
-}
-
-// The interior of `box` (shrunk by `margin` on every side, clipped) and the six slabs around it:
-// disjoint boxes whose union is `box`, as a layer computes them around a halo exchange. Some may be
-// empty.
-inline std::vector<Box> interiorAndSlabs(const Box& box, index_t margin) {
-  std::vector<Box> pieces;
-  Box rest = box;
-  for (int d = 0; d < 3; ++d) {
-    const index_t lo = std::min(rest.max(d), rest.min(d) + margin);
-    const index_t hi = std::max(lo, rest.max(d) - margin);
-    pieces.push_back(rest.withRange(d, rest.min(d), lo));
-    pieces.push_back(rest.withRange(d, hi, rest.max(d)));
-    rest = rest.withRange(d, lo, hi);
-  }
-  pieces.push_back(rest);
-  return pieces;
 }
 
 // The blocks of every rank of `grid` for a tensor of global shape `shape`.
@@ -216,12 +166,9 @@ template <class T>
 std::vector<double> ownedValues(const HostTensor<T>& t) {
   const auto o = t.owned();
   std::vector<double> out;
-  for (std::size_t n = 0; n < o.extent(0); ++n)
-    for (std::size_t c = 0; c < o.extent(1); ++c)
-      for (std::size_t d = 0; d < o.extent(2); ++d)
-        for (std::size_t h = 0; h < o.extent(3); ++h)
-          for (std::size_t w = 0; w < o.extent(4); ++w)
-            out.push_back(double(o(n, c, d, h, w)));
+  forEachIndex5(o, [&](std::size_t n, std::size_t c, std::size_t d, std::size_t h, std::size_t w) {
+    out.push_back(double(o(n, c, d, h, w)));
+  });
   return out;
 }
 
@@ -231,20 +178,9 @@ template <class T, class Loss>
 std::vector<double> numericGradient(const HostTensor<T>& x, const Loss& loss, double h = 1e-5) {
   const auto o = x.owned();
   std::vector<double> grad;
-  for (std::size_t n = 0; n < o.extent(0); ++n)
-    for (std::size_t c = 0; c < o.extent(1); ++c)
-      for (std::size_t d = 0; d < o.extent(2); ++d)
-        for (std::size_t hh = 0; hh < o.extent(3); ++hh)
-          for (std::size_t w = 0; w < o.extent(4); ++w) {
-            T& v = o(n, c, d, hh, w);
-            const T saved = v;
-            v = T(saved + h);
-            const double up = loss();
-            v = T(saved - h);
-            const double down = loss();
-            v = saved;
-            grad.push_back((up - down) / (2.0 * h));
-          }
+  forEachIndex5(o, [&](std::size_t n, std::size_t c, std::size_t d, std::size_t hh, std::size_t w) {
+    grad.push_back(centralDifference(o(n, c, d, hh, w), h, loss));
+  });
   return grad;
 }
 
@@ -252,16 +188,8 @@ std::vector<double> numericGradient(const HostTensor<T>& x, const Loss& loss, do
 template <class View, class Loss>
 std::vector<double> numericGradientOf(const View& v, const Loss& loss, double h = 1e-5) {
   std::vector<double> grad;
-  for (std::size_t i = 0; i < v.span(); ++i) {
-    auto& e = v.data()[i];
-    const auto saved = e;
-    e = saved + h;
-    const double up = loss();
-    e = saved - h;
-    const double down = loss();
-    e = saved;
-    grad.push_back((up - down) / (2.0 * h));
-  }
+  for (std::size_t i = 0; i < v.span(); ++i)
+    grad.push_back(centralDifference(v.data()[i], h, loss));
   return grad;
 }
 
@@ -273,18 +201,6 @@ double dot(const HostTensor<T>& a, const HostTensor<T>& b) {
   for (std::size_t i = 0; i < va.size(); ++i)
     s += va[i] * vb[i];
   return s;
-}
-
-// The message of the ShapeError/InputError `f` throws (fails the test if it throws nothing).
-template <class Error, class F>
-std::string errorMessage(const F& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an exception";
-  return {};
 }
 
 // Shape of the shape-sweep tables: (N, C, D, H, W) and a halo (ghosts must not change results).

@@ -22,10 +22,7 @@ HostTensor<L> labelsOf(const Array& a) {
 template <class T, class L>
 void checkCrossEntropy(double tolerance) {
   const H5File file(referencePath("ops.h5"));
-  const std::vector<std::string> cases = file.children("softmax_cross_entropy");
-  ASSERT_FALSE(cases.empty());
-  for (const std::string& name : cases) {
-    const std::string g = "softmax_cross_entropy/" + name;
+  forEachCase(file, "softmax_cross_entropy", [&](const std::string& g) {
     const auto logits = tensorOf<T>("logits", file.read(g + "/logits"));
     const auto labels = labelsOf<L>(file.read(g + "/labels"));
     const Box box = logits.block().owned();
@@ -37,11 +34,9 @@ void checkCrossEntropy(double tolerance) {
                                          dlogits, box);
     const std::vector<double> s = values(sums);
     EXPECT_EQ(s[1], 0.0) << g << ": bad labels";
-    EXPECT_LE(maxRelError({s[0] / voxels}, file.read(g + "/loss").data), tolerance) << g;
-    EXPECT_LE(maxRelError(toHost(dlogits), tensorOf<double>("ref", file.read(g + "/dlogits")), box),
-              tolerance)
-        << g;
-  }
+    expectMatches({s[0] / voxels}, file, g, "loss", tolerance);
+    expectMatches(toHost(dlogits), file, g, "dlogits", box, tolerance);
+  });
 }
 
 TEST(CrossEntropyPytorch, Float32Int64Labels) {
@@ -57,10 +52,7 @@ TEST(CrossEntropyPytorch, Float64) {
 template <class T>
 void checkMse(double tolerance) {
   const H5File file(referencePath("ops.h5"));
-  const std::vector<std::string> cases = file.children("mse");
-  ASSERT_FALSE(cases.empty());
-  for (const std::string& name : cases) {
-    const std::string g = "mse/" + name;
+  forEachCase(file, "mse", [&](const std::string& g) {
     const Array pred = file.read(g + "/pred");
     const auto p = makeVector<T>("pred", pred.data);
     const auto t = makeVector<T>("target", file.read(g + "/target").data);
@@ -69,18 +61,12 @@ void checkMse(double tolerance) {
     kernels::mseLossSums(Exec(), p, t, sums);
     DeviceVector<T> dpred("dpred", pred.size());
     kernels::mseLossBackward(Exec(), p, t, elements, dpred);
-    EXPECT_LE(maxRelError({values(sums)[0] / elements}, file.read(g + "/loss").data), tolerance)
-        << g;
-    EXPECT_LE(maxRelError(values(dpred), file.read(g + "/dpred").data), tolerance) << g;
-  }
+    expectMatches({values(sums)[0] / elements}, file, g, "loss", tolerance);
+    expectMatches(values(dpred), file, g, "dpred", tolerance);
+  });
 }
 
-TEST(MsePytorch, Float32) {
-  checkMse<float>(1e-4);
-}
-TEST(MsePytorch, Float64) {
-  checkMse<double>(1e-10);
-}
+HALO3D_PYTORCH_FLOAT_TESTS(MsePytorch, checkMse, 1e-4, 1e-10)
 
 }  // namespace
 }  // namespace halo3d::testing

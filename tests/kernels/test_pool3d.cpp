@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "KernelTestSupport.hpp"
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
@@ -30,41 +31,17 @@ constexpr double tolerance() {
   return std::is_same<T, float>::value ? 1e-6 : 1e-14;
 }
 
-// A deterministic value in [-1, 1) for every global element, so that blocks of one tensor agree.
-double valueAt(unsigned seed, index_t n, index_t c, index_t d, index_t h, index_t w) {
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull +
-                    std::uint64_t((((n * 131 + c) * 1031 + d) * 1031 + h) * 1031 + w);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return double(z >> 11) / double(1ull << 52) - 1.0;
-}
-
-// Fills the allocation of t with value(n, c, global cell) inside the volume and `past` past it
-// (zero is what a halo exchange leaves there; the sweep puts a huge value there to catch reads past
-// the volume).
-template <class T, class M>
-void fill(const HaloTensor<T, M>& t,
-          const std::function<double(index_t, index_t, const Extents3&)>& value, T past = T(0)) {
-  auto host = Kokkos::create_mirror_view(t.view());
-  const TensorBlock& b = t.block();
-  const Box volume = Box::fromExtents(b.globalExtents());
-  for (index_t n = 0; n < b.localSamples(); ++n)
-    for (index_t c = 0; c < b.channels(); ++c)
-      for (index_t d = 0; d < index_t(host.extent(2)); ++d)
-        for (index_t h = 0; h < index_t(host.extent(3)); ++h)
-          for (index_t w = 0; w < index_t(host.extent(4)); ++w) {
-            const Extents3 g = b.toGlobal({d, h, w});
-            host(n, c, d, h, w) = volume.contains(g) ? T(value(b.sampleBegin() + n, c, g)) : past;
-          }
-  Kokkos::deep_copy(t.view(), host);
-}
-
-auto randomValues(unsigned seed, double offset = 0) {
-  return [=](index_t n, index_t c, const Extents3& g) {
-    return valueAt(seed, n, c, g[0], g[1], g[2]) + offset;
-  };
-}
+using testing::addOnto;
+using testing::errorMessage;
+using testing::expectContains;
+using testing::fillGlobal;
+using testing::flatDot;
+using testing::hostCopy;
+using testing::inputWindowOf;
+using testing::interiorAndSlabs;
+using testing::maxRelError;
+using testing::randomValues;
+using testing::valueAt;
 
 // Distinct values (a permutation of a regular grid in [-1, 1)), so that max pooling has no ties and
 // its gradient is locally linear.
@@ -82,32 +59,6 @@ auto distinctValues(const Shape5& shape, unsigned seed) {
     return values[std::size_t(
         (((n * shape[1] + c) * shape[2] + g[0]) * shape[3] + g[1]) * shape[4] + g[2])];
   };
-}
-
-template <class T, class M>
-HaloTensor<T, Kokkos::HostSpace> toHost(const HaloTensor<T, M>& t) {
-  HaloTensor<T, Kokkos::HostSpace> h(t.label() + "_host", t.block());
-  Kokkos::deep_copy(h.view(), t.view());
-  return h;
-}
-
-// max |a - b| over `box` relative to max |b| there; 0 for exact equality.
-template <class T>
-double boxError(const HaloTensor<T, Kokkos::HostSpace>& a,
-                const HaloTensor<T, Kokkos::HostSpace>& b, const Box& box) {
-  double diff = 0, scale = 0;
-  for (index_t n = 0; n < a.block().localSamples(); ++n)
-    for (index_t c = 0; c < a.block().channels(); ++c)
-      for (index_t d = box.min(0); d < box.max(0); ++d)
-        for (index_t h = box.min(1); h < box.max(1); ++h)
-          for (index_t w = box.min(2); w < box.max(2); ++w) {
-            const Extents3 la = a.toLocal({d, h, w}), lb = b.toLocal({d, h, w});
-            const double va = double(a.view()(n, c, la[0], la[1], la[2]));
-            const double vb = double(b.view()(n, c, lb[0], lb[1], lb[2]));
-            diff = std::max(diff, std::abs(va - vb));
-            scale = std::max(scale, std::abs(vb));
-          }
-  return scale > 0 ? diff / scale : diff;
 }
 
 struct Window {
@@ -199,13 +150,13 @@ void checkAgainstReference(const SweepCase& sc, KernelPath path) {
   HaloTensor<T, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
   // Negative data, and a huge value past the volume: reading there, or padding a max with zeros,
   // shows.
-  fill(x, randomValues(1, -1.5), T(1e6));
-  fill(dy, randomValues(2), T(1e6));
+  fillGlobal(x, randomValues(1, -1.5), T(1e6));
+  fillGlobal(dy, randomValues(2), T(1e6));
   HaloTensor<T, Memory> y("y", dy.block()), dx("dx", x.block());
   Argmax argmax("argmax", TensorBlock::whole(outputShape(s), kHaloX));
   runPool(sc.is_max, s.g, x, y, argmax, y.block().owned(), path);
 
-  auto hx = toHost(x), hdy = toHost(dy);
+  auto hx = hostCopy(x), hdy = hostCopy(dy);
   HaloTensor<T, Kokkos::HostSpace> y_ref("y_ref", dy.block()), dx_ref("dx_ref", x.block());
   HaloTensor<index_t, Kokkos::HostSpace> argmax_ref("argmax_ref", argmax.block());
   if (sc.is_max)
@@ -227,13 +178,13 @@ void checkAgainstReference(const SweepCase& sc, KernelPath path) {
     else
       reference::avgPool3dBackward(host, hdy, s.g, dx_ref, dx_box, dy_box);
     exec.fence();
-    EXPECT_LE(boxError(toHost(dx), dx_ref, dx_box), tolerance<T>())
+    EXPECT_LE(maxRelError(hostCopy(dx), dx_ref, dx_box), tolerance<T>())
         << s.name << " dx from " << dy_box;
   }
   exec.fence();
-  EXPECT_LE(boxError(toHost(y), y_ref, owned), tolerance<T>()) << s.name << " y";
+  EXPECT_LE(maxRelError(hostCopy(y), y_ref, owned), tolerance<T>()) << s.name << " y";
   if (sc.is_max) {
-    EXPECT_EQ(boxError(toHost(argmax), argmax_ref, owned), 0.0) << s.name << " argmax";
+    EXPECT_EQ(maxRelError(hostCopy(argmax), argmax_ref, owned), 0.0) << s.name << " argmax";
   }
 }
 
@@ -252,21 +203,6 @@ TEST_P(Pool3dSweep, DevicePathMatchesReferenceDouble) {
   checkAgainstReference<double>(GetParam(), KernelPath::Device);
 }
 
-// Interior plus boundary slabs of `box` (shrunk by `margin` per side): a partition of the box.
-std::vector<Box> interiorAndSlabs(const Box& box, index_t margin) {
-  std::vector<Box> parts;
-  Box rest = box;
-  for (int d = 0; d < 3; ++d) {
-    const index_t lo = std::min(rest.max(d), rest.min(d) + margin);
-    const index_t hi = std::max(lo, rest.max(d) - margin);
-    parts.push_back(rest.withRange(d, rest.min(d), lo));
-    parts.push_back(rest.withRange(d, hi, rest.max(d)));
-    rest = rest.withRange(d, lo, hi);
-  }
-  parts.push_back(rest);
-  return parts;
-}
-
 // The whole box against the interior and slabs computed separately, bit for bit, and against the
 // reference (so that a kernel that wrote nothing fails).
 TEST_P(Pool3dSweep, SubBoxesEqualWholeBox) {
@@ -276,8 +212,8 @@ TEST_P(Pool3dSweep, SubBoxesEqualWholeBox) {
     SCOPED_TRACE(kernelPathName(path));
     HaloTensor<double, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
     HaloTensor<double, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
-    fill(x, randomValues(1, -1.5));
-    fill(dy, randomValues(2));
+    fillGlobal(x, randomValues(1, -1.5));
+    fillGlobal(dy, randomValues(2));
     const Box out = dy.block().owned(), in = x.block().owned();
     HaloTensor<double, Memory> y_whole("y_whole", dy.block()), y_parts("y_parts", dy.block());
     Argmax a_whole("a_whole", dy.block()), a_parts("a_parts", dy.block());
@@ -289,25 +225,25 @@ TEST_P(Pool3dSweep, SubBoxesEqualWholeBox) {
     for (const Box& part : interiorAndSlabs(in, 1))
       runPoolBackward(sc.is_max, s.g, dy, a_whole, dx_parts, part, out, path);
     Exec().fence();
-    EXPECT_EQ(boxError(toHost(y_parts), toHost(y_whole), out), 0.0) << s.name;
-    EXPECT_EQ(boxError(toHost(a_parts), toHost(a_whole), out), 0.0) << s.name;
-    EXPECT_EQ(boxError(toHost(dx_parts), toHost(dx_whole), in), 0.0) << s.name;
+    EXPECT_EQ(maxRelError(hostCopy(y_parts), hostCopy(y_whole), out), 0.0) << s.name;
+    EXPECT_EQ(maxRelError(hostCopy(a_parts), hostCopy(a_whole), out), 0.0) << s.name;
+    EXPECT_EQ(maxRelError(hostCopy(dx_parts), hostCopy(dx_whole), in), 0.0) << s.name;
 
     const Host host;
-    const auto hx = toHost(x), hdy = toHost(dy);
-    const auto ha = toHost(a_whole);
+    const auto hx = hostCopy(x), hdy = hostCopy(dy);
+    const auto ha = hostCopy(a_whole);
     HaloTensor<double, Kokkos::HostSpace> y_ref("y_ref", dy.block()), dx_ref("dx_ref", x.block());
     HaloTensor<index_t, Kokkos::HostSpace> a_ref("a_ref", dy.block());
     if (sc.is_max) {
       reference::maxPool3dForward(host, hx, s.g, y_ref, a_ref, out);
       reference::maxPool3dBackward(host, hdy, ha, s.g, dx_ref, in, out);
-      EXPECT_EQ(boxError(ha, a_ref, out), 0.0) << s.name;
+      EXPECT_EQ(maxRelError(ha, a_ref, out), 0.0) << s.name;
     } else {
       reference::avgPool3dForward(host, hx, s.g, y_ref, out);
       reference::avgPool3dBackward(host, hdy, s.g, dx_ref, in, out);
     }
-    EXPECT_LE(boxError(toHost(y_whole), y_ref, out), tolerance<double>()) << s.name;
-    EXPECT_LE(boxError(toHost(dx_whole), dx_ref, in), tolerance<double>()) << s.name;
+    EXPECT_LE(maxRelError(hostCopy(y_whole), y_ref, out), tolerance<double>()) << s.name;
+    EXPECT_LE(maxRelError(hostCopy(dx_whole), dx_ref, in), tolerance<double>()) << s.name;
   }
 }
 
@@ -320,8 +256,8 @@ TEST_P(Pool3dSweep, GradientMatchesFiniteDifferences) {
   const Exec exec;
   HaloTensor<double, Memory> x("x", TensorBlock::whole(s.x_shape));
   HaloTensor<double, Memory> dy("dy", TensorBlock::whole(outputShape(s)));
-  fill(x, distinctValues(s.x_shape, 5));
-  fill(dy, randomValues(6));
+  fillGlobal(x, distinctValues(s.x_shape, 5));
+  fillGlobal(dy, randomValues(6));
   HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
   Argmax argmax("argmax", dy.block());
   runPool(sc.is_max, s.g, x, y, argmax, y.block().owned(), KernelPath::Fastest);
@@ -330,8 +266,8 @@ TEST_P(Pool3dSweep, GradientMatchesFiniteDifferences) {
   exec.fence();
   // The loss is evaluated through the reference forward on a host copy (checked against the kernels
   // by the sweep), so that the evaluations launch no kernel: fast on a busy machine.
-  const auto hdy = toHost(dy), hdx = toHost(dx);
-  auto hx = toHost(x);
+  const auto hdy = hostCopy(dy), hdx = hostCopy(dx);
+  auto hx = hostCopy(x);
   HaloTensor<double, Kokkos::HostSpace> hy("hy", dy.block());
   HaloTensor<index_t, Kokkos::HostSpace> ha("ha", dy.block());
   auto loss = [&]() {
@@ -339,22 +275,12 @@ TEST_P(Pool3dSweep, GradientMatchesFiniteDifferences) {
       reference::maxPool3dForward(Host(), hx, s.g, hy, ha, hy.block().owned());
     else
       reference::avgPool3dForward(Host(), hx, s.g, hy, hy.block().owned());
-    double sum = 0;
-    for (std::size_t i = 0; i < hy.view().size(); ++i)
-      sum += hy.view().data()[i] * hdy.view().data()[i];
-    return sum;
+    return flatDot(hy, hdy);
   };
   const index_t size = index_t(hx.view().size());
   const double step = 0.25 / double(size);  // the inputs are 2 / size apart
   for (index_t i = 0; i < size; i += std::max<index_t>(1, size / 60)) {
-    double& cell = hx.view().data()[i];
-    const double saved = cell;
-    cell = saved + step;
-    const double up = loss();
-    cell = saved - step;
-    const double down = loss();
-    cell = saved;
-    const double fd = (up - down) / (2 * step);
+    const double fd = testing::centralDifference(hx.view().data()[i], step, loss);
     EXPECT_NEAR(hdx.view().data()[i], fd, 1e-7 * std::max(1.0, std::abs(fd)))
         << s.name << " dx[" << i << "]";
   }
@@ -380,8 +306,8 @@ TEST(Pool3dBlocks, TwoByTwoByTwoSplitOfNegativeDataEqualsOneBlock) {
       const auto negative = randomValues(1, -2.0);
       HaloTensor<double, Memory> x_whole("x_whole", TensorBlock::whole(s.x_shape));
       HaloTensor<double, Memory> dy_whole("dy_whole", TensorBlock::whole(outputShape(s)));
-      fill(x_whole, negative);
-      fill(dy_whole, randomValues(2));
+      fillGlobal(x_whole, negative);
+      fillGlobal(dy_whole, randomValues(2));
       HaloTensor<double, Memory> y_whole("y_whole", dy_whole.block()),
           dx_whole("dx_whole", x_whole.block());
       Argmax a_whole("a_whole", dy_whole.block());
@@ -389,42 +315,29 @@ TEST(Pool3dBlocks, TwoByTwoByTwoSplitOfNegativeDataEqualsOneBlock) {
       runPoolBackward(is_max, s.g, dy_whole, a_whole, dx_whole, dx_whole.block().owned(),
                       dy_whole.block().owned(), KernelPath::Fastest);
       exec.fence();
-      const auto hy_whole = toHost(y_whole);
-      const auto ha_whole = toHost(a_whole);
+      const auto hy_whole = hostCopy(y_whole);
+      const auto ha_whole = hostCopy(a_whole);
       HaloTensor<double, Kokkos::HostSpace> dx_sum("dx_sum", x_whole.block());
       for (int r = 0; r < grid.size(); ++r) {
         const GridCoords c = grid.coordsOf(r);
         HaloTensor<double, Memory> x("x", TensorBlock::forGrid(s.x_shape, grid, c, halo));
         HaloTensor<double, Memory> dy("dy",
                                       TensorBlock::forGrid(outputShape(s), grid, c, HaloWidths{}));
-        fill(x, negative);
-        fill(dy, randomValues(2));
+        fillGlobal(x, negative);
+        fillGlobal(dy, randomValues(2));
         HaloTensor<double, Memory> y("y", dy.block()), dx("dx", x.block());
         Argmax a("a", dy.block());
         runPool(is_max, s.g, x, y, a, y.block().owned(), KernelPath::Fastest);
-        Box dx_box = dy.block().owned();
-        for (int d = 0; d < 3; ++d) {
-          const auto win = s.g.inputWindow(d, dx_box.min(d), dx_box.max(d));
-          dx_box =
-              dx_box.withRange(d, std::max<index_t>(0, win[0]), std::min(win[1], in_extents[d]));
-        }
+        const Box dx_box = inputWindowOf(s.g, dy.block().owned(), in_extents);
         runPoolBackward(is_max, s.g, dy, a, dx, dx_box, dy.block().owned(), KernelPath::Fastest);
         exec.fence();
-        EXPECT_EQ(boxError(toHost(y), hy_whole, y.block().owned()), 0.0)
+        EXPECT_EQ(maxRelError(hostCopy(y), hy_whole, y.block().owned()), 0.0)
             << s.name << " block " << r;
-        EXPECT_EQ(boxError(toHost(a), ha_whole, y.block().owned()), 0.0)
+        EXPECT_EQ(maxRelError(hostCopy(a), ha_whole, y.block().owned()), 0.0)
             << s.name << " block " << r;
-        const auto hdx = toHost(dx);
-        for (index_t n = 0; n < x.block().localSamples(); ++n)
-          for (index_t ch = 0; ch < x.block().channels(); ++ch)
-            for (index_t d = dx_box.min(0); d < dx_box.max(0); ++d)
-              for (index_t h = dx_box.min(1); h < dx_box.max(1); ++h)
-                for (index_t w = dx_box.min(2); w < dx_box.max(2); ++w) {
-                  const Extents3 l = hdx.toLocal({d, h, w});
-                  dx_sum.view()(n, ch, d, h, w) += hdx.view()(n, ch, l[0], l[1], l[2]);
-                }
+        addOnto(dx_sum, hostCopy(dx), dx_box);
       }
-      EXPECT_LE(boxError(dx_sum, toHost(dx_whole), dx_whole.block().owned()), 1e-14)
+      EXPECT_LE(maxRelError(dx_sum, hostCopy(dx_whole), dx_whole.block().owned()), 1e-14)
           << (is_max ? "max " : "avg ") << s.name;
     }
   }
@@ -434,27 +347,20 @@ TEST(Pool3dBlocks, MaxOfNegativeWindowsIgnoresZeroGhostsPastTheVolume) {
   // Every input is -1 except one cell of -0.5: a window over the boundary must return -1 or -0.5,
   // never the zero of the ghost cells past the volume, and its argmax must be inside the volume.
   HaloTensor<double, Memory> x("x", TensorBlock::whole({1, 1, 3, 3, 3}, HaloWidths::uniform(1)));
-  fill(x, [](index_t, index_t, const Extents3& g) { return g == Extents3{2, 2, 2} ? -0.5 : -1.0; });
+  fillGlobal(x, [](index_t, index_t, const Extents3& g) {
+    return g == Extents3{2, 2, 2} ? -0.5 : -1.0;
+  });
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   HaloTensor<double, Memory> y("y", TensorBlock::whole({1, 1, 2, 2, 2}));
   Argmax a("a", y.block());
   maxPool3dForward(x, g, y, a, y.block().owned());
   Exec().fence();
-  const auto hy = toHost(y);
-  const auto ha = toHost(a);
+  const auto hy = hostCopy(y);
+  const auto ha = hostCopy(a);
   EXPECT_EQ(hy.view()(0, 0, 0, 0, 0), -1.0);
   EXPECT_EQ(ha.view()(0, 0, 0, 0, 0), 0);  // the first cell of the window inside the volume
   EXPECT_EQ(hy.view()(0, 0, 1, 1, 1), -0.5);
   EXPECT_EQ(ha.view()(0, 0, 1, 1, 1), 26);
-}
-
-std::string shapeErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ShapeError& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Pool3dErrors, BadShapesNameTheValues) {
@@ -462,27 +368,23 @@ TEST(Pool3dErrors, BadShapesNameTheValues) {
   HaloTensor<float, Memory> x("x", TensorBlock::whole({1, 3, 8, 8, 8}));
   HaloTensor<float, Memory> y("y", TensorBlock::whole({1, 3, 4, 4, 4}));
   Argmax a("a", y.block());
-  auto contains = [](const std::string& m, const std::string& what) {
-    EXPECT_NE(m.find(what), std::string::npos) << "message '" << m << "' lacks '" << what << "'";
-  };
-
   HaloTensor<float, Memory> y_channels("y_channels", TensorBlock::whole({1, 2, 4, 4, 4}));
-  std::string m =
-      shapeErrorOf([&] { avgPool3dForward(x, g, y_channels, y_channels.block().owned()); });
-  contains(m, "'y_channels'");
-  contains(m, "has 2 channels but 'x' has 3");
+  std::string m = errorMessage<ShapeError>(
+      [&] { avgPool3dForward(x, g, y_channels, y_channels.block().owned()); });
+  expectContains(m, "'y_channels'");
+  expectContains(m, "has 2 channels but 'x' has 3");
 
   HaloTensor<float, Memory> y_volume("y_volume", TensorBlock::whole({1, 3, 4, 4, 5}));
-  m = shapeErrorOf([&] { avgPool3dForward(x, g, y_volume, y_volume.block().owned()); });
-  contains(m, "(4, 4, 5)");
-  contains(m, "gives (4, 4, 4)");
+  m = errorMessage<ShapeError>([&] { avgPool3dForward(x, g, y_volume, y_volume.block().owned()); });
+  expectContains(m, "(4, 4, 5)");
+  expectContains(m, "gives (4, 4, 4)");
 
-  m = shapeErrorOf([&] { maxPool3dForward(x, g, y, a, Box({0, 0, 0}, {4, 5, 4})); });
-  contains(m, "[0:4, 0:5, 0:4) is not inside the owned cells");
+  m = errorMessage<ShapeError>([&] { maxPool3dForward(x, g, y, a, Box({0, 0, 0}, {4, 5, 4})); });
+  expectContains(m, "[0:4, 0:5, 0:4) is not inside the owned cells");
 
   Argmax a_small("a_small", TensorBlock::whole({1, 3, 4, 4, 3}));
-  m = shapeErrorOf([&] { maxPool3dForward(x, g, y, a_small, y.block().owned()); });
-  contains(m, "'a_small'");
+  m = errorMessage<ShapeError>([&] { maxPool3dForward(x, g, y, a_small, y.block().owned()); });
+  expectContains(m, "'a_small'");
 
   // Output cells [0, 2) along D read input cells [-1, 4): x owning [0, 3) without ghosts is one
   // cell short.
@@ -490,20 +392,21 @@ TEST(Pool3dErrors, BadShapesNameTheValues) {
       "x_thin", TensorBlock({1, 3, 8, 8, 8}, 0, 1, Box({0, 0, 0}, {3, 8, 8}), HaloWidths{}));
   HaloTensor<float, Memory> y_part(
       "y_part", TensorBlock({1, 3, 4, 4, 4}, 0, 1, Box({0, 0, 0}, {2, 4, 4}), HaloWidths{}));
-  m = shapeErrorOf([&] { avgPool3dForward(x_thin, g, y_part, y_part.block().owned()); });
-  contains(m, "[0:4, 0:8, 0:8)");
-  contains(m, "ghost region is too thin");
+  m = errorMessage<ShapeError>(
+      [&] { avgPool3dForward(x_thin, g, y_part, y_part.block().owned()); });
+  expectContains(m, "[0:4, 0:8, 0:8)");
+  expectContains(m, "ghost region is too thin");
 
   HaloTensor<float, Memory> dx("dx", x.block());
-  m = shapeErrorOf([&] { avgPool3dBackward(y, g, dx, Box({0, 0, 0}, {8, 9, 8})); });
-  contains(m, "[0:8, 0:9, 0:8)");
-  m = shapeErrorOf([&] {
+  m = errorMessage<ShapeError>([&] { avgPool3dBackward(y, g, dx, Box({0, 0, 0}, {8, 9, 8})); });
+  expectContains(m, "[0:8, 0:9, 0:8)");
+  m = errorMessage<ShapeError>([&] {
     maxPool3dBackward(Exec(), y, a, g, dx, dx.block().owned(), Box({0, 0, 0}, {5, 4, 4}));
   });
-  contains(m, "dy_box [0:5, 0:4, 0:4)");
+  expectContains(m, "dy_box [0:5, 0:4, 0:4)");
 
-  m = shapeErrorOf([&] { validatePool3d(WindowGeometry::cubic(2, 2, 2)); });
-  contains(m, "padding 2");
+  m = errorMessage<ShapeError>([&] { validatePool3d(WindowGeometry::cubic(2, 2, 2)); });
+  expectContains(m, "padding 2");
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "halo3d/kernels/Pool3d.hpp"
-#include "support/ReferenceData.hpp"
+#include "test_elementwise_pytorch_support.hpp"
 
 namespace halo3d::kernels {
 namespace {
@@ -17,63 +17,21 @@ namespace {
 using Memory = Kokkos::DefaultExecutionSpace::memory_space;
 using testing::Array;
 using testing::H5File;
+using testing::OpsCase;
+using testing::relativeError;
+using testing::toDevice;
+
+template <class T>
+HaloTensor<T, Memory> deviceTensorOf(const std::string& label, const Array& a) {
+  return toDevice(testing::tensorOf<T>(label, a));
+}
 
 template <class T>
 constexpr double tolerance() {
   return std::is_same<T, float>::value ? 1e-4 : 1e-12;
 }
 
-Shape5 shape5(const Array& a) {
-  return {a.extent(0), a.extent(1), a.extent(2), a.extent(3), a.extent(4)};
-}
-
-template <class T>
-HaloTensor<T, Memory> tensorOf(const std::string& label, const Array& a) {
-  HaloTensor<T, Memory> t(label, TensorBlock::whole(shape5(a)));
-  auto host = Kokkos::create_mirror_view(t.view());
-  std::size_t i = 0;
-  for (index_t n = 0; n < a.extent(0); ++n)
-    for (index_t c = 0; c < a.extent(1); ++c)
-      for (index_t d = 0; d < a.extent(2); ++d)
-        for (index_t h = 0; h < a.extent(3); ++h)
-          for (index_t w = 0; w < a.extent(4); ++w)
-            host(n, c, d, h, w) = T(a.data[i++]);
-  Kokkos::deep_copy(t.view(), host);
-  return t;
-}
-
-// max|ours - ref| / max|ref| over a contiguous view (weights, bias) or a whole-block tensor without
-// ghosts.
-template <class View>
-double relativeError(const View& ours, const Array& ref) {
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ours);
-  EXPECT_EQ(host.size(), ref.size());
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    diff = std::max(diff, std::abs(double(host.data()[i]) - ref.data[i]));
-    scale = std::max(scale, std::abs(ref.data[i]));
-  }
-  return diff / scale;
-}
-
-struct Case {
-  std::string group;
-  KernelPath path;
-  friend void PrintTo(const Case& c, std::ostream* os) {
-    *os << c.group << (c.path == KernelPath::Fastest ? " fastest path" : " device path");
-  }
-};
-
-std::vector<Case> cases() {
-  H5File f(testing::referencePath("ops.h5"));
-  std::vector<Case> all;
-  for (const auto& name : f.children("pool3d"))
-    for (auto path : {KernelPath::Fastest, KernelPath::Device})
-      all.push_back({"pool3d/" + name, path});
-  return all;
-}
-
-class Pool3dPytorch : public ::testing::TestWithParam<Case> {
+class Pool3dPytorch : public ::testing::TestWithParam<OpsCase> {
  protected:
   template <class T>
   void check() {
@@ -88,8 +46,8 @@ class Pool3dPytorch : public ::testing::TestWithParam<Case> {
                               params.at("padding").get<int>());
     const Array ya = f.read(g_name + "/y");
     const Kokkos::DefaultExecutionSpace exec;
-    const auto x = tensorOf<T>("x", f.read(g_name + "/x"));
-    const auto dy = tensorOf<T>("dy", f.read(g_name + "/dy"));
+    const auto x = deviceTensorOf<T>("x", f.read(g_name + "/x"));
+    const auto dy = deviceTensorOf<T>("dy", f.read(g_name + "/dy"));
     HaloTensor<T, Memory> y("y", dy.block()), dx("dx", x.block());
     HaloTensor<index_t, Memory> argmax("argmax", dy.block());
     if (is_max) {
@@ -100,13 +58,10 @@ class Pool3dPytorch : public ::testing::TestWithParam<Case> {
       avgPool3dBackward(exec, dy, g, dx, dx.block().owned(), dy.block().owned(), path);
     }
     exec.fence();
-    const std::pair<const char*, double> errors[] = {
-        {"y", relativeError(y.view(), ya)},
-        {"dx", relativeError(dx.view(), f.read(g_name + "/dx"))}};
-    for (const auto& [name, error] : errors) {
-      EXPECT_LE(error, tolerance<T>()) << g_name << " " << name;
-      RecordProperty(std::string("relative_error_") + name, concat(std::scientific, error));
-    }
+    testing::expectErrorsBelow(g_name,
+                               {{"y", relativeError(y.view(), ya)},
+                                {"dx", relativeError(dx.view(), f.read(g_name + "/dx"))}},
+                               tolerance<T>());
   }
 };
 
@@ -117,13 +72,8 @@ TEST_P(Pool3dPytorch, MatchesDouble) {
   check<double>();
 }
 
-INSTANTIATE_TEST_SUITE_P(Ops, Pool3dPytorch, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name =
-                               info.param.group.substr(info.param.group.rfind('/') + 1);
-                           return "case" + name +
-                                  (info.param.path == KernelPath::Fastest ? "_fastest" : "_device");
-                         });
+INSTANTIATE_TEST_SUITE_P(Ops, Pool3dPytorch, ::testing::ValuesIn(testing::opsCases("pool3d")),
+                         testing::opsCaseName);
 
 TEST(Pool3dPytorch, EveryCaseIsCovered) {
   const H5File f(testing::referencePath("ops.h5"));

@@ -10,12 +10,13 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
-#include <cfenv>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
+
+#include "support/TestMain.hpp"
 
 namespace {
 
@@ -93,23 +94,17 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
     std::abort();
   });
-  int status = 0;
-  {
-    ::testing::InitGoogleTest(&argc, argv);
-    // Kokkos warns (on stdout) unless OMP_PROC_BIND is set.
-    setenv("OMP_PROC_BIND", "false", 0);
-    Kokkos::ScopeGuard kokkos(argc, argv);
-#if defined(__GLIBC__) && !defined(__CUDACC__)
-    feenableexcept(FE_INVALID);
-#endif
+  const int status = halo3d::testing::runWithKokkos(argc, argv, [rank] {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     if (rank != 0) delete listeners.Release(listeners.default_result_printer());
     auto* gatherer = new RankFailureGatherer(rank);
     listeners.Append(gatherer);
     const int local = RUN_ALL_TESTS();
     const int mine = (local != 0 || gatherer->anyLocalFailure()) ? 1 : 0;
-    MPI_Allreduce(&mine, &status, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  }
+    int any = 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
+  });
   MPI_Finalize();
   return status;
 }
