@@ -1,31 +1,20 @@
 #include "halo3d/io/ElementType.hpp"
 
+#include "halo3d/core/EnumNames.hpp"
+
 namespace halo3d {
 
+namespace {
+constexpr EnumName<ElementType> kElementTypeNames[] = {
+    {ElementType::Int8, "int8"},       {ElementType::UInt8, "uint8"},
+    {ElementType::Int16, "int16"},     {ElementType::UInt16, "uint16"},
+    {ElementType::Int32, "int32"},     {ElementType::UInt32, "uint32"},
+    {ElementType::Int64, "int64"},     {ElementType::UInt64, "uint64"},
+    {ElementType::Float32, "float32"}, {ElementType::Float64, "float64"}};
+}  // namespace
+
 const char* elementTypeName(ElementType t) {
-  switch (t) {
-    case ElementType::Int8:
-      return "int8";
-    case ElementType::UInt8:
-      return "uint8";
-    case ElementType::Int16:
-      return "int16";
-    case ElementType::UInt16:
-      return "uint16";
-    case ElementType::Int32:
-      return "int32";
-    case ElementType::UInt32:
-      return "uint32";
-    case ElementType::Int64:
-      return "int64";
-    case ElementType::UInt64:
-      return "uint64";
-    case ElementType::Float32:
-      return "float32";
-    case ElementType::Float64:
-      return "float64";
-  }
-  return "?";
+  return nameOf(kElementTypeNames, t);
 }
 
 std::size_t elementSize(ElementType t) {
