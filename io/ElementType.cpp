@@ -17,65 +17,54 @@ const char* elementTypeName(ElementType t) {
   return nameOf(kElementTypeNames, t);
 }
 
-std::size_t elementSize(ElementType t) {
-  switch (t) {
-    case ElementType::Int8:
-    case ElementType::UInt8:
-      return 1;
-    case ElementType::Int16:
-    case ElementType::UInt16:
-      return 2;
-    case ElementType::Int32:
-    case ElementType::UInt32:
-    case ElementType::Float32:
-      return 4;
-    case ElementType::Int64:
-    case ElementType::UInt64:
-    case ElementType::Float64:
-      return 8;
-  }
-  return 0;
-}
-
 bool isInteger(ElementType t) {
   return t != ElementType::Float32 && t != ElementType::Float64;
 }
 
 namespace {
 
-template <class From, class T>
-void convertRun(const void* in, T* out, std::size_t count) {
-  const From* src = static_cast<const From*>(in);
-  for (std::size_t i = 0; i < count; ++i)
-    out[i] = static_cast<T>(src[i]);
+// f(From{}) for the C++ type From of `t`.
+template <class F>
+auto withType(ElementType t, F&& f) {
+  switch (t) {
+    case ElementType::Int8:
+      return f(std::int8_t{});
+    case ElementType::UInt8:
+      return f(std::uint8_t{});
+    case ElementType::Int16:
+      return f(std::int16_t{});
+    case ElementType::UInt16:
+      return f(std::uint16_t{});
+    case ElementType::Int32:
+      return f(std::int32_t{});
+    case ElementType::UInt32:
+      return f(std::uint32_t{});
+    case ElementType::Int64:
+      return f(std::int64_t{});
+    case ElementType::UInt64:
+      return f(std::uint64_t{});
+    case ElementType::Float32:
+      return f(float{});
+    case ElementType::Float64:
+      break;
+  }
+  return f(double{});
 }
 
 }  // namespace
 
+std::size_t elementSize(ElementType t) {
+  return withType(t, [](auto v) { return sizeof(v); });
+}
+
 template <class T>
 void convertElements(ElementType from, const void* in, T* out, std::size_t count) {
-  switch (from) {
-    case ElementType::Int8:
-      return convertRun<std::int8_t>(in, out, count);
-    case ElementType::UInt8:
-      return convertRun<std::uint8_t>(in, out, count);
-    case ElementType::Int16:
-      return convertRun<std::int16_t>(in, out, count);
-    case ElementType::UInt16:
-      return convertRun<std::uint16_t>(in, out, count);
-    case ElementType::Int32:
-      return convertRun<std::int32_t>(in, out, count);
-    case ElementType::UInt32:
-      return convertRun<std::uint32_t>(in, out, count);
-    case ElementType::Int64:
-      return convertRun<std::int64_t>(in, out, count);
-    case ElementType::UInt64:
-      return convertRun<std::uint64_t>(in, out, count);
-    case ElementType::Float32:
-      return convertRun<float>(in, out, count);
-    case ElementType::Float64:
-      return convertRun<double>(in, out, count);
-  }
+  withType(from, [&](auto v) {
+    using From = decltype(v);
+    const From* src = static_cast<const From*>(in);
+    for (std::size_t i = 0; i < count; ++i)
+      out[i] = static_cast<T>(src[i]);
+  });
 }
 
 template void convertElements<float>(ElementType, const void*, float*, std::size_t);
