@@ -168,6 +168,11 @@ class HaloExchange {
   void buildSchedule(HaloDirection dir);
   Route makeRoute(int peer, int tag, const Box& exact, const Box& stretched,
                   bool may_go_direct) const;
+  // Appends a request per message of `routes` to _requests, posted by `post` (MPI_Irecv's or
+  // MPI_Isend's arguments): a direct route's runs in the tensor's `data`, a packed route's part of
+  // the buffer at `base`.
+  template <class Post>
+  void postRoutes(const std::vector<Route>& routes, T* data, T* base, Post post);
 
   MPI_Comm _comm = MPI_COMM_NULL;
   HaloExchangeOptions _options;
@@ -293,22 +298,9 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   const bool staged = this->staged();
   T* recv_base = staged ? s.recv_host.data() : s.recv_buf.data();
   T* send_base = staged ? s.send_host.data() : s.send_buf.data();
-  const MPI_Datatype type = mpiType<T>();
 
   _requests.clear();
-  for (const Route& r : s.recvs) {
-    if (r.direct) {
-      for (std::size_t start : r.runs.starts) {
-        _requests.emplace_back();
-        MPI_Irecv(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm,
-                  &_requests.back());
-      }
-    } else {
-      _requests.emplace_back();
-      MPI_Irecv(recv_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm,
-                &_requests.back());
-    }
-  }
+  postRoutes(s.recvs, v.data(), recv_base, [](auto&&... args) { return MPI_Irecv(args...); });
   _recv_count = _requests.size();
 
   for (const Route& r : s.sends)
@@ -317,17 +309,22 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   // Packed buffers, and tensor cells sent direct, must be complete before MPI reads them.
   fence(exec, "halo data ready before send");
 
-  for (const Route& r : s.sends) {
+  postRoutes(s.sends, v.data(), send_base, [](auto&&... args) { return MPI_Isend(args...); });
+}
+
+template <class T, class M>
+template <class Post>
+void HaloExchange<T, M>::postRoutes(const std::vector<Route>& routes, T* data, T* base, Post post) {
+  const MPI_Datatype type = mpiType<T>();
+  for (const Route& r : routes) {
     if (r.direct) {
       for (std::size_t start : r.runs.starts) {
         _requests.emplace_back();
-        MPI_Isend(v.data() + start, int(r.runs.length), type, r.peer, r.tag, _comm,
-                  &_requests.back());
+        post(data + start, int(r.runs.length), type, r.peer, r.tag, _comm, &_requests.back());
       }
     } else {
       _requests.emplace_back();
-      MPI_Isend(send_base + r.offset, int(r.elements), type, r.peer, r.tag, _comm,
-                &_requests.back());
+      post(base + r.offset, int(r.elements), type, r.peer, r.tag, _comm, &_requests.back());
     }
   }
 }

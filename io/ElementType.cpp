@@ -1,51 +1,20 @@
 #include "halo3d/io/ElementType.hpp"
 
+#include "halo3d/core/EnumNames.hpp"
+
 namespace halo3d {
 
-const char* elementTypeName(ElementType t) {
-  switch (t) {
-    case ElementType::Int8:
-      return "int8";
-    case ElementType::UInt8:
-      return "uint8";
-    case ElementType::Int16:
-      return "int16";
-    case ElementType::UInt16:
-      return "uint16";
-    case ElementType::Int32:
-      return "int32";
-    case ElementType::UInt32:
-      return "uint32";
-    case ElementType::Int64:
-      return "int64";
-    case ElementType::UInt64:
-      return "uint64";
-    case ElementType::Float32:
-      return "float32";
-    case ElementType::Float64:
-      return "float64";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumName<ElementType> kElementTypeNames[] = {
+    {ElementType::Int8, "int8"},       {ElementType::UInt8, "uint8"},
+    {ElementType::Int16, "int16"},     {ElementType::UInt16, "uint16"},
+    {ElementType::Int32, "int32"},     {ElementType::UInt32, "uint32"},
+    {ElementType::Int64, "int64"},     {ElementType::UInt64, "uint64"},
+    {ElementType::Float32, "float32"}, {ElementType::Float64, "float64"}};
+}  // namespace
 
-std::size_t elementSize(ElementType t) {
-  switch (t) {
-    case ElementType::Int8:
-    case ElementType::UInt8:
-      return 1;
-    case ElementType::Int16:
-    case ElementType::UInt16:
-      return 2;
-    case ElementType::Int32:
-    case ElementType::UInt32:
-    case ElementType::Float32:
-      return 4;
-    case ElementType::Int64:
-    case ElementType::UInt64:
-    case ElementType::Float64:
-      return 8;
-  }
-  return 0;
+const char* elementTypeName(ElementType t) {
+  return nameOf(kElementTypeNames, t);
 }
 
 bool isInteger(ElementType t) {
@@ -54,39 +23,48 @@ bool isInteger(ElementType t) {
 
 namespace {
 
-template <class From, class T>
-void convertRun(const void* in, T* out, std::size_t count) {
-  const From* src = static_cast<const From*>(in);
-  for (std::size_t i = 0; i < count; ++i)
-    out[i] = static_cast<T>(src[i]);
+// f(From{}) for the C++ type From of `t`.
+template <class F>
+auto withType(ElementType t, F&& f) {
+  switch (t) {
+    case ElementType::Int8:
+      return f(std::int8_t{});
+    case ElementType::UInt8:
+      return f(std::uint8_t{});
+    case ElementType::Int16:
+      return f(std::int16_t{});
+    case ElementType::UInt16:
+      return f(std::uint16_t{});
+    case ElementType::Int32:
+      return f(std::int32_t{});
+    case ElementType::UInt32:
+      return f(std::uint32_t{});
+    case ElementType::Int64:
+      return f(std::int64_t{});
+    case ElementType::UInt64:
+      return f(std::uint64_t{});
+    case ElementType::Float32:
+      return f(float{});
+    case ElementType::Float64:
+      break;
+  }
+  return f(double{});
 }
 
 }  // namespace
 
+std::size_t elementSize(ElementType t) {
+  return withType(t, [](auto v) { return sizeof(v); });
+}
+
 template <class T>
 void convertElements(ElementType from, const void* in, T* out, std::size_t count) {
-  switch (from) {
-    case ElementType::Int8:
-      return convertRun<std::int8_t>(in, out, count);
-    case ElementType::UInt8:
-      return convertRun<std::uint8_t>(in, out, count);
-    case ElementType::Int16:
-      return convertRun<std::int16_t>(in, out, count);
-    case ElementType::UInt16:
-      return convertRun<std::uint16_t>(in, out, count);
-    case ElementType::Int32:
-      return convertRun<std::int32_t>(in, out, count);
-    case ElementType::UInt32:
-      return convertRun<std::uint32_t>(in, out, count);
-    case ElementType::Int64:
-      return convertRun<std::int64_t>(in, out, count);
-    case ElementType::UInt64:
-      return convertRun<std::uint64_t>(in, out, count);
-    case ElementType::Float32:
-      return convertRun<float>(in, out, count);
-    case ElementType::Float64:
-      return convertRun<double>(in, out, count);
-  }
+  withType(from, [&](auto v) {
+    using From = decltype(v);
+    const From* src = static_cast<const From*>(in);
+    for (std::size_t i = 0; i < count; ++i)
+      out[i] = static_cast<T>(src[i]);
+  });
 }
 
 template void convertElements<float>(ElementType, const void*, float*, std::size_t);

@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <system_error>
+#include <utility>
 
 namespace halo3d::h5 {
 
@@ -22,36 +25,29 @@ Id& Id::operator=(Id&& o) noexcept {
   return *this;
 }
 
+namespace {
+
+// The H5?close of each kind of identifier; any other kind is released with H5Idec_ref.
+constexpr struct {
+  H5I_type_t type;
+  herr_t (*close)(hid_t);
+} kClosers[] = {{H5I_FILE, H5Fclose},       {H5I_GROUP, H5Gclose},    {H5I_DATASET, H5Dclose},
+                {H5I_DATASPACE, H5Sclose},  {H5I_DATATYPE, H5Tclose}, {H5I_ATTR, H5Aclose},
+                {H5I_GENPROP_LST, H5Pclose}};
+
+}  // namespace
+
 bool Id::close() noexcept {
   if (_id < 0) return true;
   const auto guard = lock();
+  const H5I_type_t type = H5Iget_type(_id);
   herr_t status = 0;
-  switch (H5Iget_type(_id)) {
-    case H5I_FILE:
-      status = H5Fclose(_id);
-      break;
-    case H5I_GROUP:
-      status = H5Gclose(_id);
-      break;
-    case H5I_DATASET:
-      status = H5Dclose(_id);
-      break;
-    case H5I_DATASPACE:
-      status = H5Sclose(_id);
-      break;
-    case H5I_DATATYPE:
-      status = H5Tclose(_id);
-      break;
-    case H5I_ATTR:
-      status = H5Aclose(_id);
-      break;
-    case H5I_GENPROP_LST:
-      status = H5Pclose(_id);
-      break;
-    default:
-      status = H5Idec_ref(_id) < 0 ? -1 : 0;
-      break;
-  }
+  const auto closer = std::find_if(std::begin(kClosers), std::end(kClosers),
+                                   [&](const auto& c) { return c.type == type; });
+  if (closer != std::end(kClosers))
+    status = closer->close(_id);
+  else
+    status = H5Idec_ref(_id) < 0 ? -1 : 0;
   _id = H5I_INVALID_HID;
   return status >= 0;
 }
@@ -174,28 +170,15 @@ ElementType elementTypeOf(hid_t dataset, const std::string& path, const std::str
 }
 
 hid_t nativeType(ElementType t) {
-  switch (t) {
-    case ElementType::Int8:
-      return H5T_NATIVE_INT8;
-    case ElementType::UInt8:
-      return H5T_NATIVE_UINT8;
-    case ElementType::Int16:
-      return H5T_NATIVE_INT16;
-    case ElementType::UInt16:
-      return H5T_NATIVE_UINT16;
-    case ElementType::Int32:
-      return H5T_NATIVE_INT32;
-    case ElementType::UInt32:
-      return H5T_NATIVE_UINT32;
-    case ElementType::Int64:
-      return H5T_NATIVE_INT64;
-    case ElementType::UInt64:
-      return H5T_NATIVE_UINT64;
-    case ElementType::Float32:
-      return H5T_NATIVE_FLOAT;
-    case ElementType::Float64:
-      return H5T_NATIVE_DOUBLE;
-  }
+  // The H5T_NATIVE_* identifiers are set when HDF5 starts: no constant table can hold them.
+  const std::pair<ElementType, hid_t> types[] = {
+      {ElementType::Int8, H5T_NATIVE_INT8},     {ElementType::UInt8, H5T_NATIVE_UINT8},
+      {ElementType::Int16, H5T_NATIVE_INT16},   {ElementType::UInt16, H5T_NATIVE_UINT16},
+      {ElementType::Int32, H5T_NATIVE_INT32},   {ElementType::UInt32, H5T_NATIVE_UINT32},
+      {ElementType::Int64, H5T_NATIVE_INT64},   {ElementType::UInt64, H5T_NATIVE_UINT64},
+      {ElementType::Float32, H5T_NATIVE_FLOAT}, {ElementType::Float64, H5T_NATIVE_DOUBLE}};
+  for (const auto& [type, native] : types)
+    if (type == t) return native;
   return H5I_INVALID_HID;
 }
 

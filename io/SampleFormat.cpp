@@ -2,19 +2,22 @@
 
 #include <vector>
 
+#include "halo3d/core/EnumNames.hpp"
 #include "halo3d/io/Hdf5.hpp"
 
 namespace halo3d {
 
+namespace {
+constexpr EnumName<SampleKind> kSampleKindNames[] = {{SampleKind::CosmoFlow, "cosmoflow"},
+                                                     {SampleKind::UNet, "unet"}};
+}  // namespace
+
 SampleKind parseSampleKind(std::string_view text) {
-  if (text == "cosmoflow") return SampleKind::CosmoFlow;
-  if (text == "unet") return SampleKind::UNet;
-  throw InputError(
-      concat("unknown sample kind '", std::string(text), "' (expected cosmoflow or unet)"));
+  return parseName(kSampleKindNames, std::string(text), "sample kind");
 }
 
 const char* sampleKindName(SampleKind kind) {
-  return kind == SampleKind::CosmoFlow ? "cosmoflow" : "unet";
+  return nameOf(kSampleKindNames, kind);
 }
 
 SampleDatasets datasetsOf(SampleKind kind) {

@@ -99,6 +99,24 @@ class Layer {
   static bool contributesReplicatedGradient(const RunContext& ctx, const Activation& in) {
     return in.spec.dist == Distribution::Spatial || ctx.grid->spatialRank() == 0;
   }
+  // Assigns this rank's contribution to the gradients of `weight` and `bias` (null: none):
+  // `compute()` where the rank contributes, zeros where it does not.
+  template <class Compute>
+  static void assignParameterGradients(const RunContext& ctx, const Activation& in,
+                                       Parameter& weight, Parameter* bias, Compute&& compute) {
+    if (contributesReplicatedGradient(ctx, in)) {
+      compute();
+    } else {
+      Kokkos::deep_copy(weight.grad(), real(0));
+      if (bias) Kokkos::deep_copy(bias->grad(), real(0));
+    }
+  }
+  // Hands the (fenced) gradients of `weight` and `bias` (null: none) to the reducer, if any.
+  static void markGradientsReady(const RunContext& ctx, Parameter& weight, Parameter* bias) {
+    if (!ctx.reducer) return;
+    ctx.reducer->markReady(weight);
+    if (bias) ctx.reducer->markReady(*bias);
+  }
 
  private:
   std::string _name;

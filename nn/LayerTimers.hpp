@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "halo3d/core/Activity.hpp"
+#include "halo3d/core/EnumNames.hpp"
 
 namespace halo3d::nn {
 
@@ -62,20 +63,14 @@ class LayerTimers {
   std::map<std::string, HaloTraffic> _traffic;
 };
 
+inline constexpr EnumName<Phase> kPhaseNames[] = {{Phase::Compute, "compute"},
+                                                  {Phase::HaloWait, "halo wait"},
+                                                  {Phase::Allreduce, "allreduce"},
+                                                  {Phase::Io, "I/O"},
+                                                  {Phase::Redistribute, "redistribution"}};
+
 inline const char* phaseName(Phase phase) {
-  switch (phase) {
-    case Phase::Compute:
-      return "compute";
-    case Phase::HaloWait:
-      return "halo wait";
-    case Phase::Allreduce:
-      return "allreduce";
-    case Phase::Io:
-      return "I/O";
-    case Phase::Redistribute:
-      return "redistribution";
-  }
-  return "?";
+  return nameOf(kPhaseNames, phase);
 }
 
 // Adds the lifetime of the scope to `timers` (if any) under (layer, phase). The name is kept by

@@ -3,26 +3,22 @@
 #include <algorithm>
 #include <cmath>
 
+#include "halo3d/core/EnumNames.hpp"
 #include "halo3d/core/Error.hpp"
 
 namespace halo3d::nn {
 
+namespace {
+constexpr EnumName<LrDecay> kLrDecayNames[] = {
+    {LrDecay::None, "none"}, {LrDecay::Step, "step"}, {LrDecay::Poly, "poly"}};
+}  // namespace
+
 const char* lrDecayName(LrDecay decay) {
-  switch (decay) {
-    case LrDecay::None:
-      return "none";
-    case LrDecay::Step:
-      return "step";
-    case LrDecay::Poly:
-      return "poly";
-  }
-  return "?";
+  return nameOf(kLrDecayNames, decay);
 }
 
 LrDecay parseLrDecay(const std::string& name) {
-  for (LrDecay d : kLrDecays)
-    if (name == lrDecayName(d)) return d;
-  throw InputError(concat("unknown lr decay '", name, "' (expected none, step or poly)"));
+  return parseName(kLrDecayNames, name, "lr decay");
 }
 
 void LrSchedule::validate() const {

@@ -83,11 +83,15 @@ void Model::build(const ProcessGrid& grid, index_t batch, std::size_t memory_lim
   for (int id : _plan->order()) {
     Node& n = node(id);
     if (!n.layer) continue;
-    std::vector<const Activation*> in;
-    for (int i : _plan->node(id).inputs)
-      in.push_back(&node(i).act);
-    n.layer->setup(grid, in, n.act);
+    n.layer->setup(grid, inputsOf(id), n.act);
   }
+}
+
+std::vector<const Activation*> Model::inputsOf(int id) {
+  std::vector<const Activation*> in;
+  for (int i : _plan->node(id).inputs)
+    in.push_back(&node(i).act);
+  return in;
 }
 
 void Model::forward(RunContext& ctx) {
@@ -96,10 +100,7 @@ void Model::forward(RunContext& ctx) {
     Node& n = node(id);
     if (!n.layer) continue;
     const ScopedActivity activity(n.layer->name() + " forward");
-    std::vector<const Activation*> in;
-    for (int i : _plan->node(id).inputs)
-      in.push_back(&node(i).act);
-    n.layer->forward(ctx, in, n.act);
+    n.layer->forward(ctx, inputsOf(id), n.act);
   }
 }
 

@@ -83,6 +83,8 @@ class Model {
     std::vector<Activation> grad_parts;  // one per consumer when there are several
   };
   Node& node(int id) { return _nodes.at(std::size_t(id)); }
+  // The activations node `id` reads, in the order of its inputs.
+  std::vector<const Activation*> inputsOf(int id);
   int named(const std::string& name) const;
   std::vector<GraphNode> graph() const;
   void checkMemory(const ProcessGrid& grid, std::size_t memory_limit) const;

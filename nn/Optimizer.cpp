@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "halo3d/core/EnumNames.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 
@@ -19,20 +20,17 @@ std::vector<std::pair<std::string, FlatView>> Optimizer::perParameter(const std:
   return out;
 }
 
+namespace {
+constexpr EnumName<OptimizerKind> kOptimizerKindNames[] = {{OptimizerKind::Adam, "adam"},
+                                                           {OptimizerKind::Sgd, "sgd"}};
+}  // namespace
+
 const char* optimizerKindName(OptimizerKind kind) {
-  switch (kind) {
-    case OptimizerKind::Adam:
-      return "adam";
-    case OptimizerKind::Sgd:
-      return "sgd";
-  }
-  return "?";
+  return nameOf(kOptimizerKindNames, kind);
 }
 
 OptimizerKind parseOptimizerKind(const std::string& name) {
-  for (OptimizerKind k : kOptimizerKinds)
-    if (name == optimizerKindName(k)) return k;
-  throw InputError(concat("unknown optimizer '", name, "' (expected adam or sgd)"));
+  return parseName(kOptimizerKindNames, name, "optimizer");
 }
 
 void to_json(nlohmann::json& j, OptimizerKind kind) {

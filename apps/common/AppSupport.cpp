@@ -30,6 +30,17 @@ Session::~Session() {
   MPI_Finalize();
 }
 
+int parseAndRun(CLI::App& app, const Session& session, int argc, char** argv,
+                const std::string& program, const std::function<int()>& body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (session.rank() != 0) return e.get_exit_code();
+    return app.exit(e);
+  }
+  return runGuarded(program, body);
+}
+
 int runGuarded(const std::string& program, const std::function<int()>& body) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 namespace halo3d::apps {
@@ -33,6 +34,12 @@ class Session {
 // every rank together, so rank 0 prints the message once. If the ranks do not all fail within a few
 // seconds (an error seen by some ranks only), the job is aborted rather than left hanging.
 int runGuarded(const std::string& program, const std::function<int()>& body);
+
+// The end of an application's main: parses the command line into `app` (every rank parses the
+// same arguments; only rank 0 prints a parse error or the help, and every rank returns its exit
+// code), then runs `body` under runGuarded(program, ...).
+int parseAndRun(CLI::App& app, const Session& session, int argc, char** argv,
+                const std::string& program, const std::function<int()>& body);
 
 // Collective over `comm`: rank 0 runs `work` while the other ranks wait without spinning (an
 // MPI_Ibarrier polled every few milliseconds, sleeping in between, and marking the activity so that

@@ -14,13 +14,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "halo3d/apps/common/TrainingOptions.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/io/Checkpointer.hpp"
+#include "halo3d/io/HyperslabReader.hpp"
 #include "halo3d/io/SampleCatalog.hpp"
 #include "halo3d/nn/Init.hpp"
 #include "halo3d/nn/LayerTimers.hpp"
 #include "halo3d/nn/StateDict.hpp"
+#include "halo3d/nn/layers/BatchNorm3d.hpp"
 
 namespace halo3d::apps {
 
@@ -43,6 +46,28 @@ inline std::vector<std::string> sampleFiles(const std::string& path, const char*
   std::vector<std::string> files = listSampleFiles(path);
   require<InputError>(!files.empty(), flag, " '", path, "' holds no .h5/.hdf5 sample files");
   return files;
+}
+
+// How the data loaders read, as far as the shared flags say (--mpiio, --transform).
+inline ReadOptions sharedReadOptions(const TrainingOptions& o) {
+  ReadOptions r;
+  r.mode = o.mpiio == "collective" ? IoMode::Collective : IoMode::Independent;
+  r.transform = InputTransform::parse(o.transform);
+  return r;
+}
+
+// The optimisation's part of a checkpoint's run configuration (TrainingTask::configJson).
+inline void addOptimisationConfig(nlohmann::json& j, const TrainingOptions& o) {
+  j["batch"] = o.batch;
+  j["optimizer"] = o.optimizer;
+  j["lr"] = o.lr;
+  j["momentum"] = o.momentum;
+  j["seed"] = o.seed;
+}
+
+// --bn-stats: "global" or "spatial".
+inline nn::StatsGroup statsGroupOf(const std::string& bn_stats) {
+  return bn_stats == "global" ? nn::StatsGroup::Global : nn::StatsGroup::Spatial;
 }
 
 // Training start: PyTorch-named weights from `init_weights` (FILE.h5[:/group]), or the

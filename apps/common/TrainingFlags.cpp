@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "halo3d/core/EnumNames.hpp"
 #include "halo3d/core/Error.hpp"
 
 namespace halo3d::apps {
@@ -17,19 +18,20 @@ std::string number(double v) {
 }
 
 constexpr ResumeMode kResumeModes[] = {ResumeMode::Off, ResumeMode::Required, ResumeMode::IfAny};
+constexpr EnumName<ResumeMode> kResumeModeNames[] = {
+    {ResumeMode::Off, "off"}, {ResumeMode::Required, "required"}, {ResumeMode::IfAny, "if-any"}};
 
 }  // namespace
 
 const char* resumeModeName(ResumeMode mode) {
-  switch (mode) {
-    case ResumeMode::Off:
-      return "off";
-    case ResumeMode::Required:
-      return "required";
-    case ResumeMode::IfAny:
-      return "if-any";
-  }
-  return "?";
+  return nameOf(kResumeModeNames, mode);
+}
+
+void addBnStatsFlag(CLI::App* cmd, std::string& bn_stats) {
+  cmd->add_option("--bn-stats", bn_stats,
+                  "BatchNorm statistics over the spatial group or all ranks")
+      ->check(CLI::IsMember({"spatial", "global"}))
+      ->capture_default_str();
 }
 
 CLI::Validator atLeast(double lo) {

@@ -64,6 +64,9 @@ CLI::Option* addChoice(CLI::App* cmd, const std::string& flag, E& target, const 
       ->option_text(choiceNames(values, name) + " (" + name(target) + ")");
 }
 
+// --bn-stats: BatchNorm statistics over the spatial group or all ranks (statsGroupOf).
+void addBnStatsFlag(CLI::App* cmd, std::string& bn_stats);
+
 // Validators: "must be >= lo, got v" / "must be > lo, got v".
 CLI::Validator atLeast(double lo);
 CLI::Validator above(double lo);

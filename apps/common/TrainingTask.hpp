@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "halo3d/apps/common/RunSupport.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/io/DataLoader.hpp"
 #include "halo3d/io/SampleCatalog.hpp"
@@ -32,9 +33,12 @@ class TrainingTask {
   // The program, for messages and the watchdog ("cosmoflow").
   virtual const char* program() const = 0;
   // The catalog of a data flag (`flag` names it in errors): collective over the grid. Throws
-  // InputError if the data do not suit the model.
+  // InputError if the data do not suit the model. Default: the sample files of `path` in the
+  // layout of sampleKind().
   virtual SampleCatalog openData(const std::string& path, const char* flag,
-                                 const ProcessGrid& grid) const = 0;
+                                 const ProcessGrid& grid) const {
+    return SampleCatalog::open(sampleFiles(path, flag), sampleKind(), grid.comm());
+  }
   // Fixes the model to the samples of --data (input size, channels), checking them against the
   // flags; called once, before makeModel. Throws InputError naming the flag and the value.
   virtual void configure(const SampleCatalog& data) = 0;

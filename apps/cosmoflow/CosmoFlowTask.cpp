@@ -25,11 +25,6 @@ void CosmoFlowTask::setBaseline(const std::array<double, 4>& mean, std::string w
   _baseline_name = std::move(what);
 }
 
-SampleCatalog CosmoFlowTask::openData(const std::string& path, const char* flag,
-                                      const ProcessGrid& grid) const {
-  return SampleCatalog::open(sampleFiles(path, flag), SampleKind::CosmoFlow, grid.comm());
-}
-
 void CosmoFlowTask::configure(const SampleCatalog& catalog) {
   const Extents3 e = catalog.extents();
   require<InputError>(e[0] == e[1] && e[1] == e[2],
@@ -43,17 +38,14 @@ void CosmoFlowTask::configure(const SampleCatalog& catalog) {
   c.input_channels = catalog.channels();
   c.width = _o.width;
   c.batchnorm = _o.batchnorm;
-  c.bn_group = _o.bn_stats == "global" ? nn::StatsGroup::Global : nn::StatsGroup::Spatial;
+  c.bn_group = statsGroupOf(_o.bn_stats);
   c.dropout = _o.dropout;
   c.validate();
   _config = c;
 }
 
 ReadOptions CosmoFlowTask::readOptions() const {
-  ReadOptions r;
-  r.mode = _o.mpiio == "collective" ? IoMode::Collective : IoMode::Independent;
-  r.transform = InputTransform::parse(_o.transform);
-  return r;
+  return sharedReadOptions(_o);
 }
 
 std::unique_ptr<nn::Model> CosmoFlowTask::makeModel(
@@ -79,11 +71,7 @@ std::string CosmoFlowTask::configJson() const {
   j["batchnorm"] = _config.batchnorm;
   j["bn_stats"] = _o.bn_stats;
   j["dropout"] = _config.dropout;
-  j["batch"] = _o.batch;
-  j["optimizer"] = _o.optimizer;
-  j["lr"] = _o.lr;
-  j["momentum"] = _o.momentum;
-  j["seed"] = _o.seed;
+  addOptimisationConfig(j, _o);
   return j.dump();
 }
 

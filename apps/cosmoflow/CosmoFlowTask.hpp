@@ -21,8 +21,6 @@ class CosmoFlowTask : public TrainingTask {
   void setBaseline(const std::array<double, 4>& mean, std::string what);
 
   const char* program() const override { return "cosmoflow"; }
-  SampleCatalog openData(const std::string& path, const char* flag,
-                         const ProcessGrid& grid) const override;
   void configure(const SampleCatalog& data) override;
   SampleKind sampleKind() const override { return SampleKind::CosmoFlow; }
   ReadOptions readOptions() const override;

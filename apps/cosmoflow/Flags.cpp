@@ -10,10 +10,7 @@ void addCosmoFlowFlags(CLI::App* cmd, CosmoFlowOptions& o, bool training) {
       ->check(above(0))
       ->capture_default_str();
   cmd->add_flag("--batchnorm", o.batchnorm, "BatchNorm after every convolution");
-  cmd->add_option("--bn-stats", o.bn_stats,
-                  "BatchNorm statistics over the spatial group or all ranks")
-      ->check(CLI::IsMember({"spatial", "global"}))
-      ->capture_default_str();
+  addBnStatsFlag(cmd, o.bn_stats);
   if (training)
     cmd->add_option("--dropout", o.dropout, "dropout probability in the dense head")
         ->capture_default_str();

@@ -27,14 +27,7 @@ int main(int argc, char** argv) {
   halo3d::apps::addTrainingFlags(eval, options, halo3d::apps::FlagSet::Evaluate);
   halo3d::apps::addCosmoFlowFlags(eval, options, false);
   halo3d::apps::addConfigFile(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same arguments; only rank 0 speaks.
-    if (session.rank() != 0) return e.get_exit_code();
-    return app.exit(e);
-  }
-  return halo3d::apps::runGuarded("cosmoflow", [&] {
+  return halo3d::apps::parseAndRun(app, session, argc, argv, "cosmoflow", [&] {
     return train->parsed() ? halo3d::apps::trainCosmoFlow(options)
                            : halo3d::apps::evalCosmoFlow(options);
   });

@@ -183,11 +183,5 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({2, 4}))
       ->capture_default_str();
   app.add_option("--json", o.json, "also write one JSON object per rank count to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (session.rank() != 0) return e.get_exit_code();
-    return app.exit(e);
-  }
-  return halo3d::apps::runGuarded("halo3d-plan", [&] { return run(o); });
+  return halo3d::apps::parseAndRun(app, session, argc, argv, "halo3d-plan", [&] { return run(o); });
 }

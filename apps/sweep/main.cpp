@@ -35,12 +35,6 @@ int main(int argc, char** argv) {
   app.add_flag("--calibrate", options.calibrate,
                "first time the layers on the blocks of every valid grid (rank 0; the others wait) "
                "and record the timings in the machine file (--machine)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same arguments; only rank 0 speaks.
-    if (session.rank() != 0) return e.get_exit_code();
-    return app.exit(e);
-  }
-  return halo3d::apps::runGuarded("halo3d-sweep", [&] { return halo3d::apps::runSweep(options); });
+  return halo3d::apps::parseAndRun(app, session, argc, argv, "halo3d-sweep",
+                                   [&] { return halo3d::apps::runSweep(options); });
 }

@@ -11,10 +11,7 @@ void addUNetFlags(CLI::App* cmd, UNetOptions& o, FlagSet set) {
       ->capture_default_str();
   cmd->add_option("--classes", o.classes, "segmentation classes, background included")
       ->capture_default_str();
-  cmd->add_option("--bn-stats", o.bn_stats,
-                  "BatchNorm statistics over the spatial group or all ranks")
-      ->check(CLI::IsMember({"spatial", "global"}))
-      ->capture_default_str();
+  addBnStatsFlag(cmd, o.bn_stats);
   if (set == FlagSet::Predict) {
     cmd->add_option("--sample", o.sample, "sample id in --data (files in name order)")
         ->check(atLeast(0))

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "halo3d/apps/common/RunSupport.hpp"
+#include "halo3d/core/EnumNames.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/nn/Loss.hpp"
 
@@ -19,7 +21,7 @@ nn::UNetConfig modelConfig(const UNetOptions& o, const SampleCatalog& catalog, b
   c.base = o.base;
   c.depth = o.depth;
   c.classes = o.classes;
-  c.bn_group = o.bn_stats == "global" ? nn::StatsGroup::Global : nn::StatsGroup::Spatial;
+  c.bn_group = statsGroupOf(o.bn_stats);
   const Extents3 e = catalog.extents();
   if (whole_samples) {
     require<InputError>(e[0] == e[1] && e[1] == e[2],
@@ -56,9 +58,7 @@ void checkDeclaredClasses(const std::string& data_path, index_t classes) {
 }
 
 ReadOptions readOptions(const UNetOptions& o) {
-  ReadOptions r;
-  r.mode = o.mpiio == "collective" ? IoMode::Collective : IoMode::Independent;
-  r.transform = InputTransform::parse(o.transform);
+  ReadOptions r = sharedReadOptions(o);
   require<InputError>(o.classes >= 2 && o.classes <= 255, "--classes must be in [2, 255], got ",
                       o.classes);
   r.num_classes = int(o.classes);
@@ -75,11 +75,7 @@ std::string configJson(const UNetOptions& o, const nn::UNetConfig& c) {
   j["classes"] = c.classes;
   j["bn_stats"] = o.bn_stats;
   j["loss"] = segmentationLossName(o.loss);
-  j["batch"] = o.batch;
-  j["optimizer"] = o.optimizer;
-  j["lr"] = o.lr;
-  j["momentum"] = o.momentum;
-  j["seed"] = o.seed;
+  addOptimisationConfig(j, o);
   j["transform"] = o.transform;
   return j.dump();
 }
@@ -102,14 +98,13 @@ void requireSpatialOutput(const nn::Model& model, const GridShape& grid, const n
   requireSpatialOutput(model.builtPlan(), c);
 }
 
+namespace {
+constexpr EnumName<SegmentationLoss> kSegmentationLossNames[] = {
+    {SegmentationLoss::CrossEntropy, "ce"}, {SegmentationLoss::Dice, "dice"}};
+}  // namespace
+
 const char* segmentationLossName(SegmentationLoss loss) {
-  switch (loss) {
-    case SegmentationLoss::CrossEntropy:
-      return "ce";
-    case SegmentationLoss::Dice:
-      return "dice";
-  }
-  return "?";
+  return nameOf(kSegmentationLossNames, loss);
 }
 
 double segmentationLoss(SegmentationLoss kind, const ProcessGrid& grid,

@@ -11,7 +11,7 @@ namespace halo3d::apps {
 SampleCatalog UNetTask::openData(const std::string& path, const char* flag,
                                  const ProcessGrid& grid) const {
   checkDeclaredClasses(path, _o.classes);
-  return SampleCatalog::open(sampleFiles(path, flag), SampleKind::UNet, grid.comm());
+  return TrainingTask::openData(path, flag, grid);
 }
 
 void UNetTask::configure(const SampleCatalog& data) {

@@ -34,14 +34,7 @@ int main(int argc, char** argv) {
     halo3d::apps::addUNetFlags(cmd, options, set);
   }
   halo3d::apps::addConfigFile(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // Every rank parses the same arguments; only rank 0 speaks.
-    if (session.rank() != 0) return e.get_exit_code();
-    return app.exit(e);
-  }
-  return halo3d::apps::runGuarded("unet3d", [&] {
+  return halo3d::apps::parseAndRun(app, session, argc, argv, "unet3d", [&] {
     if (train->parsed()) return halo3d::apps::trainUNet(options);
     if (eval->parsed()) return halo3d::apps::evalUNet(options);
     return halo3d::apps::predictUNet(options);

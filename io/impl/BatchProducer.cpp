@@ -155,27 +155,22 @@ void BatchProducer::fillLocal(Pending& p) {
   // Store traffic first (non-blocking), so that it overlaps the file reads below.
   // Tags 3k, 3k + 1, 3k + 2 carry input, labels and targets of batch position k.
   std::vector<MPI_Request> requests;
-  auto send = [&](const StoredTile& t, int peer, index_t k) {
-    auto post = [&](const void* data, std::size_t count, MPI_Datatype type, index_t tag) {
+  // `start` takes MPI_Isend's or MPI_Irecv's arguments; `what` names it in errors.
+  auto transfer = [&](auto& t, int peer, index_t k, const char* what, auto start) {
+    auto post = [&](auto* data, std::size_t count, MPI_Datatype type, index_t tag) {
       if (count == 0) return;
       requests.emplace_back();
-      checkMpi(MPI_Isend(data, int(count), type, peer, int(tag), _data, &requests.back()),
-               "data store MPI_Isend");
+      checkMpi(start(data, int(count), type, peer, int(tag), _data, &requests.back()), what);
     };
     post(t.input.data(), t.input.size(), MPI_FLOAT, 3 * k);
     post(t.labels.data(), t.labels.size(), MPI_INT32_T, 3 * k + 1);
     post(t.targets.data(), t.targets.size(), MPI_FLOAT, 3 * k + 2);
   };
+  auto send = [&](const StoredTile& t, int peer, index_t k) {
+    transfer(t, peer, k, "data store MPI_Isend", [](auto&&... args) { return MPI_Isend(args...); });
+  };
   auto receive = [&](StoredTile& t, int peer, index_t k) {
-    auto post = [&](void* data, std::size_t count, MPI_Datatype type, index_t tag) {
-      if (count == 0) return;
-      requests.emplace_back();
-      checkMpi(MPI_Irecv(data, int(count), type, peer, int(tag), _data, &requests.back()),
-               "data store MPI_Irecv");
-    };
-    post(t.input.data(), t.input.size(), MPI_FLOAT, 3 * k);
-    post(t.labels.data(), t.labels.size(), MPI_INT32_T, 3 * k + 1);
-    post(t.targets.data(), t.targets.size(), MPI_FLOAT, 3 * k + 2);
+    transfer(t, peer, k, "data store MPI_Irecv", [](auto&&... args) { return MPI_Irecv(args...); });
   };
   for (std::size_t k = 0; k < p.ids.size(); ++k) {
     const StorePlan::Source& s = p.sources[k];

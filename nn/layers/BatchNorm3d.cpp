@@ -113,18 +113,12 @@ void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>
   kernels::batchNormBackwardSums<real>(x.tensor, dout.tensor, _mean, _var, _eps, _sums, x.owned(),
                                        false);
   // gamma/beta gradients from this rank's partial sums: the GradientReducer adds the ranks up.
-  if (contributesReplicatedGradient(ctx, x)) {
+  assignParameterGradients(ctx, x, *_weight, _bias, [&] {
     kernels::batchNormParameterGradients<real>(_sums, Vec(_weight->gradAs<1>()),
                                                Vec(_bias->gradAs<1>()), false);
-  } else {
-    Kokkos::deep_copy(_weight->grad(), real(0));
-    Kokkos::deep_copy(_bias->grad(), real(0));
-  }
+  });
   fence("batch norm parameter gradients final before the allreduce");
-  if (ctx.reducer) {
-    ctx.reducer->markReady(*_weight);
-    ctx.reducer->markReady(*_bias);
-  }
+  markGradientsReady(ctx, *_weight, _bias);
   if (!din[0]) return;
   if (MPI_Comm comm = reduceComm(ctx, x); comm != MPI_COMM_NULL) {
     ScopedTimer a(ctx.timers, name(), Phase::Allreduce);

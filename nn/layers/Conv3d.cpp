@@ -13,20 +13,11 @@ using Bias = kernels::Conv3dBias<real, Memory>;
 
 Conv3d::Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g,
                bool bias)
-    : WindowLayer(std::move(name)), _g(g), _in(in_channels), _out(out_channels), _has_bias(bias) {
-  _g.validate();
-  require<ShapeError>(in_channels > 0 && out_channels > 0, this->name(),
-                      ": channels must be positive, got ", in_channels, " -> ", out_channels);
-}
+    : ConvLayer(std::move(name), in_channels, out_channels, g, bias) {}
 
 std::string Conv3d::kind() const {
   return concat("Conv3d(", _in, "->", _out, ", k", _g.kernel, " s", _g.stride, " p", _g.padding,
                 _has_bias ? ", bias)" : ")");
-}
-
-void Conv3d::checkInputChannels(index_t channels) const {
-  require<ShapeError>(channels == _in, name(), ": expects ", _in, " input channels, got ",
-                      channels);
 }
 
 void Conv3d::addParameters(ParameterStore& store) {
@@ -45,33 +36,13 @@ void Conv3d::computeBackwardData(const Activation& dy, const Activation& dx, con
                               dy_box);
 }
 
-void Conv3d::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
-  forwardWithOverlap(ctx, *in[0], out);
-}
-
-void Conv3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
-                      const Activation& out, const Activation& dout,
-                      const std::vector<Activation*>& din) {
-  {
-    ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    if (contributesReplicatedGradient(ctx, *in[0])) {
-      const kernels::Conv3dBiasGrad<real, Memory> db =
-          _bias ? kernels::Conv3dBiasGrad<real, Memory>(_bias->gradAs<1>())
-                : kernels::Conv3dBiasGrad<real, Memory>();
-      kernels::conv3dBackwardFilter(in[0]->tensor, dout.tensor, _g,
-                                    kernels::Conv3dWeightsGrad<real, Memory>(_weight->gradAs<5>()),
-                                    db, out.owned(), false);
-    } else {
-      Kokkos::deep_copy(_weight->grad(), real(0));
-      if (_bias) Kokkos::deep_copy(_bias->grad(), real(0));
-    }
-    fence("convolution weight gradient final before the allreduce");
-  }
-  if (ctx.reducer) {
-    ctx.reducer->markReady(*_weight);
-    if (_bias) ctx.reducer->markReady(*_bias);
-  }
-  if (din[0]) backwardDataWithOverlap(ctx, dout, *din[0]);
+void Conv3d::computeBackwardFilter(const Activation& x, const Activation& dy, const Box& owned) {
+  const kernels::Conv3dBiasGrad<real, Memory> db =
+      _bias ? kernels::Conv3dBiasGrad<real, Memory>(_bias->gradAs<1>())
+            : kernels::Conv3dBiasGrad<real, Memory>();
+  kernels::conv3dBackwardFilter(x.tensor, dy.tensor, _g,
+                                kernels::Conv3dWeightsGrad<real, Memory>(_weight->gradAs<5>()), db,
+                                owned, false);
 }
 
 // 2 flops per weight tap and output cell; backward-filter does as many, backward-data too.

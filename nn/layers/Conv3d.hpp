@@ -1,13 +1,14 @@
 #pragma once
 // Conv3d over a distributed activation (PyTorch's nn.Conv3d: weight (O, I, kD, kH, kW), optional
-// bias), with the halo overlap of WindowLayer in forward and backward. The weight gradient is this
-// rank's partial sum over its owned outputs; the GradientReducer sums the partials of all ranks.
+// bias), with the halo overlap of WindowLayer in forward and backward (ConvLayer). The weight
+// gradient is this rank's partial sum over its owned outputs; the GradientReducer sums the partials
+// of all ranks.
 
-#include "halo3d/nn/layers/WindowLayer.hpp"
+#include "halo3d/nn/layers/ConvLayer.hpp"
 
 namespace halo3d::nn {
 
-class Conv3d : public WindowLayer {
+class Conv3d : public ConvLayer<WindowGeometry> {
  public:
   Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g,
          bool bias);
@@ -15,29 +16,12 @@ class Conv3d : public WindowLayer {
   void addParameters(ParameterStore& store) override;
   LayerWork work(const std::vector<Shape5>& inputs, const Shape5& output, std::size_t element_bytes,
                  bool input_gradient) const override;
-  void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
-  void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
-                const Activation& dout, const std::vector<Activation*>& din) override;
 
  protected:
-  index_t outputExtent(int dim, index_t input_extent) const override {
-    return _g.outputExtent(dim, input_extent);
-  }
-  std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const override {
-    return _g.inputWindow(dim, o0, o1);
-  }
-  index_t outputChannels(index_t) const override { return _out; }
-  void checkInputChannels(index_t channels) const override;
   void computeForward(const Activation& x, const Activation& y, const Box& out) override;
   void computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
                            const Box& dy_box) override;
-
- private:
-  WindowGeometry _g;
-  index_t _in, _out;
-  bool _has_bias;
-  Parameter* _weight = nullptr;
-  Parameter* _bias = nullptr;
+  void computeBackwardFilter(const Activation& x, const Activation& dy, const Box& owned) override;
 };
 
 }  // namespace halo3d::nn

@@ -12,20 +12,11 @@ using Exec = Kokkos::DefaultExecutionSpace;
 
 ConvTranspose3d::ConvTranspose3d(std::string name, index_t in_channels, index_t out_channels,
                                  const kernels::ConvTranspose3dGeometry& g, bool bias)
-    : WindowLayer(std::move(name)), _g(g), _in(in_channels), _out(out_channels), _has_bias(bias) {
-  _g.validate();
-  require<ShapeError>(in_channels > 0 && out_channels > 0, this->name(),
-                      ": channels must be positive, got ", in_channels, " -> ", out_channels);
-}
+    : ConvLayer(std::move(name), in_channels, out_channels, g, bias) {}
 
 std::string ConvTranspose3d::kind() const {
   return concat("ConvTranspose3d(", _in, "->", _out, ", k", _g.window.kernel, " s",
                 _g.window.stride, ")");
-}
-
-void ConvTranspose3d::checkInputChannels(index_t channels) const {
-  require<ShapeError>(channels == _in, name(), ": expects ", _in, " input channels, got ",
-                      channels);
 }
 
 void ConvTranspose3d::addParameters(ParameterStore& store) {
@@ -46,33 +37,13 @@ void ConvTranspose3d::computeBackwardData(const Activation& dy, const Activation
       Exec(), dy.tensor, Views::weights_type(_weight->valueAs<5>()), _g, dx.tensor, in_box, dy_box);
 }
 
-void ConvTranspose3d::forward(RunContext& ctx, const std::vector<const Activation*>& in,
-                              Activation& out) {
-  forwardWithOverlap(ctx, *in[0], out);
-}
-
-void ConvTranspose3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
-                               const Activation& out, const Activation& dout,
-                               const std::vector<Activation*>& din) {
-  {
-    ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    if (contributesReplicatedGradient(ctx, *in[0])) {
-      const Views::bias_grad_type db =
-          _bias ? Views::bias_grad_type(_bias->gradAs<1>()) : Views::bias_grad_type();
-      kernels::convTranspose3dBackwardFilter(Exec(), in[0]->tensor, dout.tensor, _g,
-                                             Views::weights_grad_type(_weight->gradAs<5>()), db,
-                                             out.owned(), false);
-    } else {
-      Kokkos::deep_copy(_weight->grad(), real(0));
-      if (_bias) Kokkos::deep_copy(_bias->grad(), real(0));
-    }
-    fence("transposed convolution weight gradient final before the allreduce");
-  }
-  if (ctx.reducer) {
-    ctx.reducer->markReady(*_weight);
-    if (_bias) ctx.reducer->markReady(*_bias);
-  }
-  if (din[0]) backwardDataWithOverlap(ctx, dout, *din[0]);
+void ConvTranspose3d::computeBackwardFilter(const Activation& x, const Activation& dy,
+                                            const Box& owned) {
+  const Views::bias_grad_type db =
+      _bias ? Views::bias_grad_type(_bias->gradAs<1>()) : Views::bias_grad_type();
+  kernels::convTranspose3dBackwardFilter(Exec(), x.tensor, dy.tensor, _g,
+                                         Views::weights_grad_type(_weight->gradAs<5>()), db, owned,
+                                         false);
 }
 
 // 2 flops per weight tap and input cell (each input cell scatters to every output of its taps).

@@ -60,20 +60,14 @@ void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, 
                      const Activation& dout, const std::vector<Activation*>& din) {
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    if (contributesReplicatedGradient(ctx, *in[0])) {
+    assignParameterGradients(ctx, *in[0], *_weight, _bias, [&] {
       kernels::denseBackwardWeights<real>(asMatrix(in[0]->tensor), asMatrix(dout.tensor),
                                           Matrix(_weight->gradAs<2>()), false);
       kernels::denseBackwardBias<real>(asMatrix(dout.tensor), Vec(_bias->gradAs<1>()), false);
-    } else {
-      Kokkos::deep_copy(_weight->grad(), real(0));
-      Kokkos::deep_copy(_bias->grad(), real(0));
-    }
+    });
     fence("dense parameter gradients final before the allreduce");
   }
-  if (ctx.reducer) {
-    ctx.reducer->markReady(*_weight);
-    ctx.reducer->markReady(*_bias);
-  }
+  markGradientsReady(ctx, *_weight, _bias);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   if (din[0])
     kernels::denseBackwardData<real>(asMatrix(dout.tensor), ConstMatrix(_weight->valueAs<2>()),

@@ -26,7 +26,7 @@ void LeakyRelu::backward(RunContext& ctx, const std::vector<const Activation*>& 
 }
 
 Dropout::Dropout(std::string name, double p, std::uint32_t layer_id)
-    : Layer(std::move(name)), _p(p), _layer_id(layer_id) {
+    : ElementwiseLayer(std::move(name)), _p(p), _layer_id(layer_id) {
   require<InputError>(p >= 0.0 && p < 1.0, this->name(),
                       ": dropout probability must be in [0, 1), got ", p);
 }

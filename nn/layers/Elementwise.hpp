@@ -6,14 +6,20 @@
 
 namespace halo3d::nn {
 
-class LeakyRelu : public Layer {
+// A layer whose output is laid out like its input.
+class ElementwiseLayer : public Layer {
  public:
-  // slope 0.01 is PyTorch's default; 0 gives ReLU.
-  LeakyRelu(std::string name, double slope) : Layer(std::move(name)), _slope(slope) {}
-  std::string kind() const override;
+  using Layer::Layer;
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override {
     return inputs.at(0);
   }
+};
+
+class LeakyRelu : public ElementwiseLayer {
+ public:
+  // slope 0.01 is PyTorch's default; 0 gives ReLU.
+  LeakyRelu(std::string name, double slope) : ElementwiseLayer(std::move(name)), _slope(slope) {}
+  std::string kind() const override;
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;
@@ -25,13 +31,10 @@ class LeakyRelu : public Layer {
 // Inverted dropout (scaled by 1/(1-p) in training, identity in evaluation). The mask comes from a
 // counter-based generator keyed by (seed, step, layer id, global cell index): it does not depend on
 // the grid.
-class Dropout : public Layer {
+class Dropout : public ElementwiseLayer {
  public:
   Dropout(std::string name, double p, std::uint32_t layer_id);
   std::string kind() const override;
-  TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override {
-    return inputs.at(0);
-  }
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;

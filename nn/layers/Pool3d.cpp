@@ -6,7 +6,7 @@
 namespace halo3d::nn {
 
 Pool3d::Pool3d(std::string name, PoolKind kind, const WindowGeometry& g)
-    : WindowLayer(std::move(name)), _kind(kind), _g(g) {
+    : GeometryWindowLayer(std::move(name), g), _kind(kind) {
   kernels::validatePool3d(_g);
 }
 

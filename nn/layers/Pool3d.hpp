@@ -10,7 +10,7 @@ namespace halo3d::nn {
 
 enum class PoolKind { Max, Average };
 
-class Pool3d : public WindowLayer {
+class Pool3d : public GeometryWindowLayer<WindowGeometry> {
  public:
   Pool3d(std::string name, PoolKind kind, const WindowGeometry& g);
   std::string kind() const override;
@@ -21,12 +21,6 @@ class Pool3d : public WindowLayer {
                 const Activation& dout, const std::vector<Activation*>& din) override;
 
  protected:
-  index_t outputExtent(int dim, index_t input_extent) const override {
-    return _g.outputExtent(dim, input_extent);
-  }
-  std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const override {
-    return _g.inputWindow(dim, o0, o1);
-  }
   index_t outputChannels(index_t c) const override { return c; }
   void computeForward(const Activation& x, const Activation& y, const Box& out) override;
   void computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
@@ -34,7 +28,6 @@ class Pool3d : public WindowLayer {
 
  private:
   PoolKind _kind;
-  WindowGeometry _g;
   HaloTensor<index_t> _argmax;  // max pooling: laid out like the output
 };
 

@@ -67,4 +67,23 @@ class WindowLayer : public Layer {
   std::unique_ptr<HaloExchange<real>> _exchange;
 };
 
+// A WindowLayer whose output extents and input windows are those of a geometry object `_g`
+// (WindowGeometry, kernels::ConvTranspose3dGeometry: outputExtent(dim, extent) and
+// inputWindow(dim, o0, o1)).
+template <class Geometry>
+class GeometryWindowLayer : public WindowLayer {
+ public:
+  GeometryWindowLayer(std::string name, const Geometry& g) : WindowLayer(std::move(name)), _g(g) {}
+
+ protected:
+  index_t outputExtent(int dim, index_t input_extent) const override {
+    return _g.outputExtent(dim, input_extent);
+  }
+  std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const override {
+    return _g.inputWindow(dim, o0, o1);
+  }
+
+  Geometry _g;
+};
+
 }  // namespace halo3d::nn
