@@ -1,6 +1,7 @@
 #include "halo3d/io/ElementType.hpp"
 
 #include "halo3d/core/EnumNames.hpp"
+#include "halo3d/core/Error.hpp"
 
 namespace halo3d {
 
@@ -46,9 +47,10 @@ auto withType(ElementType t, F&& f) {
     case ElementType::Float32:
       return f(float{});
     case ElementType::Float64:
-      break;
+      return f(double{});
   }
-  return f(double{});
+  // Only a value cast from an unchecked integer gets here; reading it as float64 would hide that.
+  throw Error(concat("invalid element type value ", int(t)));
 }
 
 }  // namespace
