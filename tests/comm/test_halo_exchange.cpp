@@ -6,6 +6,7 @@
 
 #include "halo3d/comm/HaloExchange.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
+#include "support/Cells.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
 
@@ -55,45 +56,39 @@ Kokkos::View<double*****, Kokkos::LayoutRight, Kokkos::HostSpace> hostCopy(const
 // the boundary with `boundary_ghost`.
 void fill(const Tensor& t, double interior_ghost, double boundary_ghost) {
   const TensorBlock& b = t.block();
-  const Shape5 s = b.globalShape(), a = b.allocationExtents();
+  const Shape5 s = b.globalShape();
   auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), t.view());
   const Box volume = Box::fromExtents(b.globalExtents());
-  for (index_t n = 0; n < a[0]; ++n)
-    for (index_t c = 0; c < a[1]; ++c)
-      for (index_t d = 0; d < a[2]; ++d)
-        for (index_t hh = 0; hh < a[3]; ++hh)
-          for (index_t w = 0; w < a[4]; ++w) {
-            const Extents3 g = b.toGlobal({d, hh, w});
-            double v;
-            if (b.owned().contains(g))
-              v = encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]);
-            else
-              v = volume.contains(g) ? interior_ghost : boundary_ghost;
-            h(n, c, d, hh, w) = v;
-          }
+  for (index_t n = 0; n < b.localSamples(); ++n)
+    testing::forEachAllocationCell(
+        b, [&](index_t c, index_t d, index_t hh, index_t w, const Extents3& g) {
+          double v;
+          if (b.owned().contains(g))
+            v = encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]);
+          else
+            v = volume.contains(g) ? interior_ghost : boundary_ghost;
+          h(n, c, d, hh, w) = v;
+        });
   Kokkos::deep_copy(t.view(), h);
 }
 
 // Checks every cell after a gather; returns the number of wrong cells (and reports the first few).
 int checkGathered(const Tensor& t) {
   const TensorBlock& b = t.block();
-  const Shape5 s = b.globalShape(), a = b.allocationExtents();
+  const Shape5 s = b.globalShape();
   const auto h = hostCopy(t);
   const Box volume = Box::fromExtents(b.globalExtents());
   int wrong = 0;
-  for (index_t n = 0; n < a[0]; ++n)
-    for (index_t c = 0; c < a[1]; ++c)
-      for (index_t d = 0; d < a[2]; ++d)
-        for (index_t hh = 0; hh < a[3]; ++hh)
-          for (index_t w = 0; w < a[4]; ++w) {
-            const Extents3 g = b.toGlobal({d, hh, w});
-            const double want =
-                volume.contains(g) ? encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]) : 0.0;
-            if (h(n, c, d, hh, w) != want && ++wrong <= 3)
-              ADD_FAILURE() << "cell local (" << n << ',' << c << ',' << d << ',' << hh << ',' << w
-                            << ") global (" << g[0] << ',' << g[1] << ',' << g[2] << ") holds "
-                            << h(n, c, d, hh, w) << ", want " << want << " in " << b;
-          }
+  for (index_t n = 0; n < b.localSamples(); ++n)
+    testing::forEachAllocationCell(
+        b, [&](index_t c, index_t d, index_t hh, index_t w, const Extents3& g) {
+          const double want =
+              volume.contains(g) ? encode(s, n + b.sampleBegin(), c, g[0], g[1], g[2]) : 0.0;
+          if (h(n, c, d, hh, w) != want && ++wrong <= 3)
+            ADD_FAILURE() << "cell local (" << n << ',' << c << ',' << d << ',' << hh << ',' << w
+                          << ") global (" << g[0] << ',' << g[1] << ',' << g[2] << ") holds "
+                          << h(n, c, d, hh, w) << ", want " << want << " in " << b;
+        });
   return wrong;
 }
 
@@ -128,23 +123,31 @@ double ownedSum(const Tensor& t) {
   return sum;
 }
 
-TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
-  const HaloExchangeOptions opts = optionsFor(GetParam());
+// f(grid, case, global shape) on every grid of the world size, for every case.
+template <class F>
+void forEachGridAndCase(const F& f) {
   for (const GridShape& shape : testing::allGrids(worldSize())) {
     ProcessGrid grid(MPI_COMM_WORLD, shape);
     for (const Case& cs : kCases) {
       SCOPED_TRACE(shape.str() + " " + cs.name);
-      const TensorBlock block = grid.blockOf(shapeFor(shape, cs.halo), cs.halo);
-      Tensor t("t", block);
-      fill(t, /*interior ghost*/ -7.0, /*boundary ghost*/ 0.0);
-      HaloExchange<double, Memory> exchange(grid, block, opts);
-      exchange.gather(t);
-      EXPECT_EQ(checkGathered(t), 0);
-      // Exchanging again is idempotent.
-      exchange.gather(t);
-      EXPECT_EQ(checkGathered(t), 0);
+      f(grid, cs, shapeFor(shape, cs.halo));
     }
   }
+}
+
+TEST_P(HaloExchangeAllGrids, GatherFillsFacesEdgesCornersAndKeepsBoundaryZero) {
+  const HaloExchangeOptions opts = optionsFor(GetParam());
+  forEachGridAndCase([&](const ProcessGrid& grid, const Case& cs, const Shape5& s) {
+    const TensorBlock block = grid.blockOf(s, cs.halo);
+    Tensor t("t", block);
+    fill(t, /*interior ghost*/ -7.0, /*boundary ghost*/ 0.0);
+    HaloExchange<double, Memory> exchange(grid, block, opts);
+    exchange.gather(t);
+    EXPECT_EQ(checkGathered(t), 0);
+    // Exchanging again is idempotent.
+    exchange.gather(t);
+    EXPECT_EQ(checkGathered(t), 0);
+  });
 }
 
 TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
@@ -172,49 +175,40 @@ TEST_P(HaloExchangeAllGrids, StartFinishOverlapsWithOwnedReads) {
 // zero; whatever sits in ghosts past the boundary is dropped, never added.
 TEST_P(HaloExchangeAllGrids, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts) {
   const HaloExchangeOptions opts = optionsFor(GetParam());
-  for (const GridShape& shape : testing::allGrids(worldSize())) {
-    ProcessGrid grid(MPI_COMM_WORLD, shape);
-    for (const Case& cs : kCases) {
-      SCOPED_TRACE(shape.str() + " " + cs.name);
-      const Shape5 s = shapeFor(shape, cs.halo);
-      const TensorBlock block = grid.blockOf(s, cs.halo);
-      Tensor t("t", block);
-      // Every in-volume cell of the allocation (owned or ghost) holds its code; boundary ghosts
-      // hold junk that must be dropped.
-      fill(t, 0.0, 12345.0);
-      HaloExchange<double, Memory> exchange(grid, block, opts);
-      exchange.gather(t);  // ghosts now hold their owners' codes; boundary junk untouched
-      exchange.scatter(t);
-      // Expected multiplicity of a global cell: how many blocks of the sample group hold it
-      // (owned+ghost).
-      std::vector<TensorBlock> blocks;
-      for (int r = 0; r < shape.spatialSize(); ++r)
-        blocks.push_back(TensorBlock::forGrid(s, shape, shape.coordsOf(r), cs.halo));
-      const auto h = hostCopy(t);
-      const Shape5 a = block.allocationExtents();
-      int wrong = 0;
-      for (index_t n = 0; n < a[0]; ++n)
-        for (index_t c = 0; c < a[1]; ++c)
-          for (index_t d = 0; d < a[2]; ++d)
-            for (index_t hh = 0; hh < a[3]; ++hh)
-              for (index_t w = 0; w < a[4]; ++w) {
-                const Extents3 g = block.toGlobal({d, hh, w});
-                double want = Box::fromExtents(block.globalExtents()).contains(g) ? 0.0 : 12345.0;
-                if (block.owned().contains(g)) {
-                  int copies = 0;
-                  for (const TensorBlock& other : blocks)
-                    copies += other.owned()
-                                  .grown(other.halo().loExtents(), other.halo().hiExtents())
-                                  .contains(g);
-                  want = copies * encode(s, n + block.sampleBegin(), c, g[0], g[1], g[2]);
-                }
-                if (h(n, c, d, hh, w) != want && ++wrong <= 3)
-                  ADD_FAILURE() << "global (" << g[0] << ',' << g[1] << ',' << g[2] << ") holds "
-                                << h(n, c, d, hh, w) << ", want " << want;
-              }
-      EXPECT_EQ(wrong, 0);
-    }
-  }
+  forEachGridAndCase([&](const ProcessGrid& grid, const Case& cs, const Shape5& s) {
+    const TensorBlock block = grid.blockOf(s, cs.halo);
+    Tensor t("t", block);
+    // Every in-volume cell of the allocation (owned or ghost) holds its code; boundary ghosts
+    // hold junk that must be dropped.
+    fill(t, 0.0, 12345.0);
+    HaloExchange<double, Memory> exchange(grid, block, opts);
+    exchange.gather(t);  // ghosts now hold their owners' codes; boundary junk untouched
+    exchange.scatter(t);
+    // Expected multiplicity of a global cell: how many blocks of the sample group hold it
+    // (owned+ghost).
+    const GridShape& shape = grid.shape();
+    std::vector<TensorBlock> blocks;
+    for (int r = 0; r < shape.spatialSize(); ++r)
+      blocks.push_back(TensorBlock::forGrid(s, shape, shape.coordsOf(r), cs.halo));
+    const auto h = hostCopy(t);
+    int wrong = 0;
+    for (index_t n = 0; n < block.localSamples(); ++n)
+      testing::forEachAllocationCell(block, [&](index_t c, index_t d, index_t hh, index_t w,
+                                                const Extents3& g) {
+        double want = Box::fromExtents(block.globalExtents()).contains(g) ? 0.0 : 12345.0;
+        if (block.owned().contains(g)) {
+          int copies = 0;
+          for (const TensorBlock& other : blocks)
+            copies +=
+                other.owned().grown(other.halo().loExtents(), other.halo().hiExtents()).contains(g);
+          want = copies * encode(s, n + block.sampleBegin(), c, g[0], g[1], g[2]);
+        }
+        if (h(n, c, d, hh, w) != want && ++wrong <= 3)
+          ADD_FAILURE() << "global (" << g[0] << ',' << g[1] << ',' << g[2] << ") holds "
+                        << h(n, c, d, hh, w) << ", want " << want;
+      });
+    EXPECT_EQ(wrong, 0);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Routes, HaloExchangeAllGrids,

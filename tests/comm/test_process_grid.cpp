@@ -4,6 +4,7 @@
 #include "halo3d/comm/Allreduce.hpp"
 #include "halo3d/comm/Distribute.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
+#include "support/Cells.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
 
@@ -101,21 +102,17 @@ TEST(Distribute, ScatterGatherRoundTripOverEveryGrid) {
     // Owned cells hold the matching global values; ghosts are untouched (zero).
     auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.view());
     const TensorBlock& b = t.block();
-    const Shape5 a = b.allocationExtents();
     int wrong = 0;
-    for (index_t n = 0; n < a[0]; ++n)
-      for (index_t d = 0; d < a[2]; ++d)
-        for (index_t hh = 0; hh < a[3]; ++hh)
-          for (index_t w = 0; w < a[4]; ++w) {
-            const Extents3 g = b.toGlobal({d, hh, w});
-            const index_t gn = n + b.sampleBegin();
-            const float want =
-                b.owned().contains(g)
-                    ? float((((gn * s[1] + 1) * s[2] + g[0]) * s[3] + g[1]) * s[4] + g[2]) * 0.5f +
-                          1.0f
-                    : 0.0f;
-            wrong += h(n, 1, d, hh, w) != want;
-          }
+    for (index_t n = 0; n < b.localSamples(); ++n)
+      testing::forEachAllocationCell(b, [&](index_t c, index_t d, index_t hh, index_t w,
+                                            const Extents3& g) {
+        const index_t gn = n + b.sampleBegin();
+        const float want =
+            b.owned().contains(g)
+                ? float((((gn * s[1] + c) * s[2] + g[0]) * s[3] + g[1]) * s[4] + g[2]) * 0.5f + 1.0f
+                : 0.0f;
+        wrong += h(n, c, d, hh, w) != want;
+      });
     EXPECT_EQ(wrong, 0);
     const GlobalHostTensor<float> back = gatherGlobal(t, grid);
     if (grid.isRoot()) {

@@ -1,5 +1,5 @@
 #pragma once
-// Shared helpers of the io/ tests: a temporary directory shared by all ranks, sample files whose
+// Shared helpers of the io/ tests (with support/SharedTempDir.hpp): sample files whose
 // every value encodes its global position, and raw HDF5 writes for malformed files.
 #include <hdf5.h>
 #include <mpi.h>
@@ -11,44 +11,12 @@
 #include <vector>
 
 #include "halo3d/io/Hdf5.hpp"
+#include "halo3d/io/SampleCatalog.hpp"
 #include "halo3d/io/SampleWriter.hpp"
 #include "support/MpiWorld.hpp"
+#include "support/SharedTempDir.hpp"
 
 namespace halo3d::testing {
-
-// A fresh directory under $TMPDIR (or /tmp), the same on every rank of `comm`; removed (by rank 0,
-// after a barrier) when the object dies. Collective over `comm` at construction and destruction.
-class SharedTempDir {
- public:
-  explicit SharedTempDir(MPI_Comm comm = MPI_COMM_WORLD) : _comm(comm) {
-    int rank = 0;
-    MPI_Comm_rank(comm, &rank);
-    char buf[4096] = {0};
-    if (rank == 0) {
-      const char* base = std::getenv("TMPDIR");
-      std::string templ = std::string(base && *base ? base : "/tmp") + "/halo3d_io_XXXXXX";
-      if (::mkdtemp(templ.data()) == nullptr) templ.clear();
-      templ.copy(buf, sizeof(buf) - 1);
-    }
-    MPI_Bcast(buf, sizeof(buf), MPI_CHAR, 0, comm);
-    _path = buf;
-  }
-  ~SharedTempDir() {
-    MPI_Barrier(_comm);
-    int rank = 0;
-    MPI_Comm_rank(_comm, &rank);
-    std::error_code ec;
-    if (rank == 0) std::filesystem::remove_all(_path, ec);
-  }
-  SharedTempDir(const SharedTempDir&) = delete;
-  SharedTempDir& operator=(const SharedTempDir&) = delete;
-  const std::string& path() const { return _path; }
-  std::string file(const std::string& name) const { return _path + "/" + name; }
-
- private:
-  MPI_Comm _comm;
-  std::string _path;
-};
 
 // A distinct value for every (sample, c, d, h, w); small enough for int16 (< 32768) in the int16
 // variant.
@@ -153,5 +121,17 @@ inline void writeRawDataset(const std::string& path, const std::string& name,
 inline Extents3 extentsFor(int ranks) {
   return ranks <= 5 ? Extents3{7, 6, 5} : Extents3{9, 11, 10};
 }
+
+// The standard files of `kind` (writeStandardFiles) on the volume extentsFor(world size), in a
+// fresh shared directory, and their catalog.
+struct StandardCatalog {
+  SharedTempDir dir;
+  Extents3 extents = extentsFor(worldSize());
+  SampleCatalog catalog;
+  StandardCatalog(SampleKind kind, index_t channels) {
+    catalog =
+        SampleCatalog::open(writeStandardFiles(dir, kind, channels, extents), kind, MPI_COMM_WORLD);
+  }
+};
 
 }  // namespace halo3d::testing

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "CheckpointTestState.hpp"
 #include "halo3d/io/CheckpointFile.hpp"
 
 namespace {
@@ -11,15 +12,10 @@ namespace {
 using namespace halo3d;
 
 CheckpointState sampleState() {
-  CheckpointState s;
-  std::vector<float> w(4 * 2 * 27);
-  for (std::size_t i = 0; i < w.size(); ++i)
-    w[i] = 0.125f * float(i) - 3.0f;
-  s.model["conv1.weight"] = HostArray({4, 2, 3, 3, 3}, w);
+  CheckpointState s = testing::stateWithConvWeight({4, 2, 3, 3, 3}, -3.0f, 0.125f);
   s.model["conv1.bias"] = HostArray({4}, std::vector<float>{1, -2, 3.5f, 0});
   s.model["bn1.running_mean"] = HostArray({2}, std::vector<double>{0.25, -0.75});
   s.model["bn1.num_batches_tracked"] = HostArray({}, std::vector<std::int64_t>{42});
-  s.optimizer["exp_avg.conv1.weight"] = HostArray({4, 2, 3, 3, 3}, w);
   s.counters = {{"epoch", 3}, {"step", 99}, {"rng.dropout", 123456789012LL}};
   s.scalars = {{"lr", 3e-4}};
   s.config = R"({"model":"cosmoflow","note":"é"})";

@@ -40,66 +40,72 @@ HostSample cosmo(index_t id, const Extents3& e = {6, 5, 4}) {
   return testing::encodedSample(SampleKind::CosmoFlow, id, 2, e, false);
 }
 
+// A dataset of zeros that a malformed file holds.
+struct RawDataset {
+  const char* name;
+  std::vector<index_t> shape;
+  hid_t type;
+};
+
 struct BadFile {
   const char* name;
   SampleKind kind;
-  std::function<void(const std::string&)> write;  // run on rank 0
+  std::vector<RawDataset> datasets;               // written on rank 0
+  std::function<void(const std::string&)> write;  // or this, run on rank 0
   std::vector<std::string> needles;               // besides the file's path
+
+  void writeTo(const std::string& path) const {
+    for (const RawDataset& d : datasets) {
+      index_t count = 1;
+      for (index_t e : d.shape)
+        count *= e;
+      testing::writeRawDataset(path, d.name, d.shape, d.type,
+                               std::vector<double>(std::size_t(count), 0.0));
+    }
+    if (write) write(path);
+  }
 };
 
 std::vector<BadFile> badFiles() {
-  using testing::writeRawDataset;
-  const std::vector<double> zeros(20 * 20 * 20 * 4, 0.0);
   return {
       {"missing_dataset",
        SampleKind::CosmoFlow,
-       [](const std::string& p) {
-         writeRawDataset(p, "full", {2, 4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(128));
-       },
+       {{"full", {2, 4, 4, 4}, H5T_NATIVE_FLOAT}},
+       nullptr,
        {"unitPar", "no dataset"}},
       {"wrong_rank",
        SampleKind::CosmoFlow,
-       [](const std::string& p) {
-         writeRawDataset(p, "full", {2, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(32));
-       },
+       {{"full", {2, 4, 4}, H5T_NATIVE_FLOAT}},
+       nullptr,
        {"'full'", "rank 3"}},
       {"wrong_dtype",
        SampleKind::CosmoFlow,
-       [](const std::string& p) {
-         writeRawDataset(p, "full", {2, 4, 4, 4}, H5T_NATIVE_DOUBLE, std::vector<double>(128));
-         writeRawDataset(p, "unitPar", {4}, H5T_NATIVE_FLOAT, std::vector<double>(4));
-       },
+       {{"full", {2, 4, 4, 4}, H5T_NATIVE_DOUBLE}, {"unitPar", {4}, H5T_NATIVE_FLOAT}},
+       nullptr,
        {"'full'", "float64"}},
       {"targets_shape",
        SampleKind::CosmoFlow,
-       [](const std::string& p) {
-         writeRawDataset(p, "full", {3, 2, 4, 4, 4}, H5T_NATIVE_INT16, std::vector<double>(384));
-         writeRawDataset(p, "unitPar", {2, 4}, H5T_NATIVE_FLOAT, std::vector<double>(8));
-       },
+       {{"full", {3, 2, 4, 4, 4}, H5T_NATIVE_INT16}, {"unitPar", {2, 4}, H5T_NATIVE_FLOAT}},
+       nullptr,
        {"'unitPar'", "(2, 4)", "3 samples"}},
       {"channels_last",
        SampleKind::CosmoFlow,
-       [zeros](const std::string& p) {
-         writeRawDataset(p, "full", {20, 20, 20, 4}, H5T_NATIVE_INT16, zeros);
-         writeRawDataset(p, "unitPar", {4}, H5T_NATIVE_FLOAT, std::vector<double>(4));
-       },
+       {{"full", {20, 20, 20, 4}, H5T_NATIVE_INT16}, {"unitPar", {4}, H5T_NATIVE_FLOAT}},
+       nullptr,
        {"'full'", "channels-last", "convert-cosmoflow"}},
       {"labels_float",
        SampleKind::UNet,
-       [](const std::string& p) {
-         writeRawDataset(p, "volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(64));
-         writeRawDataset(p, "segmentation", {4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(64));
-       },
+       {{"volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT}, {"segmentation", {4, 4, 4}, H5T_NATIVE_FLOAT}},
+       nullptr,
        {"'segmentation'", "integer"}},
       {"labels_shape",
        SampleKind::UNet,
-       [](const std::string& p) {
-         writeRawDataset(p, "volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT, std::vector<double>(64));
-         writeRawDataset(p, "segmentation", {4, 4, 3}, H5T_NATIVE_UINT8, std::vector<double>(48));
-       },
+       {{"volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT}, {"segmentation", {4, 4, 3}, H5T_NATIVE_UINT8}},
+       nullptr,
        {"'segmentation'", "(4, 4, 3)", "(4, 4, 4)"}},
       {"truncated",
        SampleKind::CosmoFlow,
+       {},
        [](const std::string& p) {
          writeSampleFile(p, SampleKind::CosmoFlow, {cosmo(0, {16, 16, 16})});
          std::filesystem::resize_file(p, std::filesystem::file_size(p) / 2);
@@ -107,6 +113,7 @@ std::vector<BadFile> badFiles() {
        {"truncated"}},
       {"corrupt",
        SampleKind::CosmoFlow,
+       {},
        [](const std::string& p) { std::ofstream(p) << std::string(3000, '\x5a'); },
        {"cannot open", "HDF5"}},
   };
@@ -123,7 +130,7 @@ TEST(BadInput, EveryMalformedFileThrowsOnEveryRank) {
   for (const BadFile& b : badFiles()) {
     SCOPED_TRACE(b.name);
     const std::string path = dir.file(std::string(b.name) + ".h5");
-    if (worldRank() == 0) b.write(path);
+    if (worldRank() == 0) b.writeTo(path);
     MPI_Barrier(MPI_COMM_WORLD);
     // The bad file comes second: on two or more ranks another rank than rank 0 inspects it.
     const std::vector<std::string> files{b.kind == SampleKind::CosmoFlow ? good : good_unet, path};

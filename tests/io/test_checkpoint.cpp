@@ -14,6 +14,7 @@
 #include <iterator>
 #include <thread>
 
+#include "CheckpointTestState.hpp"
 #include "halo3d/io/CheckpointFile.hpp"
 #include "halo3d/io/Checkpointer.hpp"
 #include "halo3d/io/Hdf5.hpp"
@@ -43,16 +44,11 @@ class TempDir {
 
 // A state whose every value depends on `step`; `scale` multiplies the size of the conv weight.
 CheckpointState stateFor(index_t step, index_t scale = 1) {
-  CheckpointState s;
   const index_t o = 4 * scale;
-  std::vector<float> w(std::size_t(o * 3 * 27));
-  for (std::size_t i = 0; i < w.size(); ++i)
-    w[i] = float(step) + 0.001f * float(i);
-  s.model["conv1.weight"] = HostArray({o, 3, 3, 3, 3}, w);
+  CheckpointState s = testing::stateWithConvWeight({o, 3, 3, 3, 3}, float(step), 0.001f);
   s.model["conv1.bias"] = HostArray({o}, std::vector<float>(std::size_t(o), 0.5f * float(step)));
   s.model["bn1.running_var"] = HostArray({2}, std::vector<double>{1.0 + double(step), 2.0});
   s.model["bn1.num_batches_tracked"] = HostArray({}, std::vector<std::int64_t>{step * 10});
-  s.optimizer["exp_avg.conv1.weight"] = HostArray({o, 3, 3, 3, 3}, w);
   s.optimizer["exp_avg_sq.conv1.bias"] = HostArray({o}, std::vector<float>(std::size_t(o), 1e-3f));
   s.counters = {
       {"epoch", step / 3}, {"step", step}, {"optimizer.steps", step}, {"rng.dropout", 7 * step}};

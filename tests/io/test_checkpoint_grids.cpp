@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "CheckpointTestState.hpp"
 #include "IoTestSupport.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/io/Checkpointer.hpp"
@@ -19,13 +20,8 @@ using testing::worldRank;
 using testing::worldSize;
 
 CheckpointState replicatedState() {
-  CheckpointState s;
-  std::vector<float> w(2 * 3 * 27);
-  for (std::size_t i = 0; i < w.size(); ++i)
-    w[i] = 0.01f * float(i) - 1.0f;
-  s.model["conv1.weight"] = HostArray({2, 3, 3, 3, 3}, w);
+  CheckpointState s = testing::stateWithConvWeight({2, 3, 3, 3, 3}, -1.0f, 0.01f);
   s.model["fc.bias"] = HostArray({4}, std::vector<float>{0.1f, 0.2f, 0.3f, 0.4f});
-  s.optimizer["exp_avg.conv1.weight"] = HostArray({2, 3, 3, 3, 3}, w);
   s.counters = {{"epoch", 2}, {"step", 17}};
   s.scalars = {{"lr", 5e-4}};
   s.config = R"({"model":"cosmoflow","batch_size":4})";

@@ -12,6 +12,7 @@
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/core/BlockDecomposition.hpp"
 #include "halo3d/io/DataLoader.hpp"
+#include "support/Cells.hpp"
 #include "support/GridFactorisations.hpp"
 
 namespace halo3d {
@@ -26,20 +27,16 @@ int checkBatch(const Batch<Memory>& b, SampleKind kind) {
   int wrong = 0;
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b.input.view());
   const TensorBlock& blk = b.input.block();
-  const Shape5 a = blk.allocationExtents();
-  EXPECT_EQ(a[0], index_t(b.sample_ids.size()));
-  for (index_t n = 0; n < a[0]; ++n) {
+  EXPECT_EQ(blk.localSamples(), index_t(b.sample_ids.size()));
+  for (index_t n = 0; n < blk.localSamples(); ++n) {
     const index_t id = b.sample_ids[std::size_t(n)];
     const bool int16 = testing::isInt16Sample(id);
-    for (index_t c = 0; c < a[1]; ++c)
-      for (index_t d = 0; d < a[2]; ++d)
-        for (index_t hh = 0; hh < a[3]; ++hh)
-          for (index_t w = 0; w < a[4]; ++w) {
-            const Extents3 g = blk.toGlobal({d, hh, w});
-            const float expected =
-                blk.owned().contains(g) ? testing::encode(id, c, g[0], g[1], g[2], int16) : 0.f;
-            wrong += h(n, c, d, hh, w) != expected;
-          }
+    testing::forEachAllocationCell(
+        blk, [&](index_t c, index_t d, index_t hh, index_t w, const Extents3& g) {
+          const float expected =
+              blk.owned().contains(g) ? testing::encode(id, c, g[0], g[1], g[2], int16) : 0.f;
+          wrong += h(n, c, d, hh, w) != expected;
+        });
     if (kind == SampleKind::CosmoFlow) {
       for (index_t t = 0; t < 4; ++t)
         wrong += b.targets.at(std::size_t(n * 4 + t)) != testing::targetOf(id, t);
@@ -100,16 +97,6 @@ std::map<index_t, std::vector<int>> paintedCoverage(const ReadStats& stats, cons
   return painted;
 }
 
-struct Fixture {
-  testing::SharedTempDir dir;
-  Extents3 extents = testing::extentsFor(worldSize());
-  SampleCatalog catalog;
-  Fixture(SampleKind kind, index_t channels) {
-    catalog = SampleCatalog::open(testing::writeStandardFiles(dir, kind, channels, extents), kind,
-                                  MPI_COMM_WORLD);
-  }
-};
-
 DataLoaderOptions optionsFor(const GridShape& g, SampleKind kind) {
   DataLoaderOptions o;
   o.kind = kind;
@@ -120,7 +107,7 @@ DataLoaderOptions optionsFor(const GridShape& g, SampleKind kind) {
 }
 
 TEST(DataLoader, EpochIsTheGlobalScheduleAndCoversEverySampleOnce) {
-  Fixture fx(SampleKind::CosmoFlow, 2);
+  testing::StandardCatalog fx(SampleKind::CosmoFlow, 2);
   const index_t S = fx.catalog.size();
   for (const GridShape& shape : allGrids(worldSize())) {
     SCOPED_TRACE("grid " + shape.str());
@@ -166,7 +153,7 @@ TEST(DataLoader, EpochIsTheGlobalScheduleAndCoversEverySampleOnce) {
 }
 
 TEST(DataLoader, DataStoreServesLaterEpochsAcrossGroups) {
-  Fixture fx(SampleKind::CosmoFlow, 2);
+  testing::StandardCatalog fx(SampleKind::CosmoFlow, 2);
   // Each grid runs two of the four (prefetch, budget) combinations, so that every combination meets
   // several grids while the 8-rank run stays short.
   const std::pair<bool, index_t> combos[] = {{false, 100}, {true, 2}, {true, 100}, {false, 2}};
@@ -230,7 +217,7 @@ TEST(DataLoader, DataStoreServesLaterEpochsAcrossGroups) {
 }
 
 TEST(DataLoader, UNetLabelsAndPrefetchMatchSynchronous) {
-  Fixture fx(SampleKind::UNet, 1);
+  testing::StandardCatalog fx(SampleKind::UNet, 1);
   for (const GridShape& shape : allGrids(worldSize())) {
     if (optionsFor(shape, SampleKind::UNet).batch_size > fx.catalog.size()) continue;
     SCOPED_TRACE("grid " + shape.str());
@@ -254,7 +241,7 @@ TEST(DataLoader, UNetLabelsAndPrefetchMatchSynchronous) {
 }
 
 TEST(DataLoader, ReusedBuffersNeverTouchHeldBatchesAndComeBackWithZeroGhosts) {
-  Fixture fx(SampleKind::CosmoFlow, 2);
+  testing::StandardCatalog fx(SampleKind::CosmoFlow, 2);
   const GridShape shape(1, 1, worldSize(), 1);
   ProcessGrid grid(MPI_COMM_WORLD, shape);
   DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
@@ -276,7 +263,7 @@ TEST(DataLoader, ReusedBuffersNeverTouchHeldBatchesAndComeBackWithZeroGhosts) {
 }
 
 TEST(DataLoader, SeekResumesWhereAFreshRunWouldBe) {
-  Fixture fx(SampleKind::CosmoFlow, 1);
+  testing::StandardCatalog fx(SampleKind::CosmoFlow, 1);
   const GridShape shape(1, 1, 1, worldSize());
   ProcessGrid grid(MPI_COMM_WORLD, shape);
   DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);

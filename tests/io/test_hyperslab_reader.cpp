@@ -7,6 +7,7 @@
 #include "IoTestSupport.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/io/SampleReader.hpp"
+#include "support/Cells.hpp"
 #include "support/GridFactorisations.hpp"
 
 namespace halo3d {
@@ -20,20 +21,15 @@ using Memory = Kokkos::DefaultExecutionSpace::memory_space;
 // Wrong cells of a sample's tile (owned cells against the encoding, ghosts against zero).
 int checkTile(const HaloTensor<float, Memory>& t, index_t slot, index_t id, bool int16) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.view());
-  const TensorBlock& b = t.block();
-  const Shape5 a = b.allocationExtents();
   int wrong = 0;
-  for (index_t c = 0; c < a[1]; ++c)
-    for (index_t d = 0; d < a[2]; ++d)
-      for (index_t hh = 0; hh < a[3]; ++hh)
-        for (index_t w = 0; w < a[4]; ++w) {
-          const Extents3 g = b.toGlobal({d, hh, w});
-          const float expected =
-              b.owned().contains(g) ? encode(id, c, g[0], g[1], g[2], int16) : 0.0f;
-          if (h(slot, c, d, hh, w) != expected && ++wrong <= 3)
-            ADD_FAILURE() << "sample " << id << " c " << c << " global (" << g[0] << "," << g[1]
-                          << "," << g[2] << "): " << h(slot, c, d, hh, w) << " != " << expected;
-        }
+  testing::forEachAllocationCell(
+      t.block(), [&](index_t c, index_t d, index_t hh, index_t w, const Extents3& g) {
+        const float expected =
+            t.block().owned().contains(g) ? encode(id, c, g[0], g[1], g[2], int16) : 0.0f;
+        if (h(slot, c, d, hh, w) != expected && ++wrong <= 3)
+          ADD_FAILURE() << "sample " << id << " c " << c << " global (" << g[0] << "," << g[1]
+                        << "," << g[2] << "): " << h(slot, c, d, hh, w) << " != " << expected;
+      });
   return wrong;
 }
 
@@ -53,11 +49,9 @@ const Case kCases[] = {
 
 TEST(HyperslabReader, CosmoFlowTilesOnEveryGrid) {
   const int P = worldSize();
-  const Extents3 e = testing::extentsFor(P);
   const index_t C = 3;
-  testing::SharedTempDir dir;
-  const auto files = testing::writeStandardFiles(dir, SampleKind::CosmoFlow, C, e);
-  const SampleCatalog catalog = SampleCatalog::open(files, SampleKind::CosmoFlow, MPI_COMM_WORLD);
+  const testing::StandardCatalog files(SampleKind::CosmoFlow, C);
+  const SampleCatalog& catalog = files.catalog;
   ASSERT_EQ(catalog.size(), 7);
   for (const Case& cs : kCases)
     for (const GridShape& shape : allGrids(P)) {
@@ -77,8 +71,8 @@ TEST(HyperslabReader, CosmoFlowTilesOnEveryGrid) {
           EXPECT_EQ(s.targets[std::size_t(t)], testing::targetOf(id, t));
       }
       // Each rank read its own block (or, for WholeSample, the whole volume) and nothing else.
-      const Box expected =
-          cs.method == ReadMethod::Hyperslab ? reader.block().owned() : Box::fromExtents(e);
+      const Box expected = cs.method == ReadMethod::Hyperslab ? reader.block().owned()
+                                                              : Box::fromExtents(files.extents);
       for (const HyperslabRecord& r : reader.stats().records)
         EXPECT_EQ(r.box, expected);
     }
@@ -86,11 +80,9 @@ TEST(HyperslabReader, CosmoFlowTilesOnEveryGrid) {
 
 TEST(HyperslabReader, UNetLabelsAndBytesOnEveryGrid) {
   const int P = worldSize();
-  const Extents3 e = testing::extentsFor(P);
   const index_t C = 2;
-  testing::SharedTempDir dir;
-  const auto files = testing::writeStandardFiles(dir, SampleKind::UNet, C, e);
-  const SampleCatalog catalog = SampleCatalog::open(files, SampleKind::UNet, MPI_COMM_WORLD);
+  const testing::StandardCatalog files(SampleKind::UNet, C);
+  const SampleCatalog& catalog = files.catalog;
   for (const GridShape& shape : allGrids(P)) {
     SCOPED_TRACE("grid " + shape.str());
     ProcessGrid grid(MPI_COMM_WORLD, shape);
@@ -122,10 +114,8 @@ TEST(HyperslabReader, UNetLabelsAndBytesOnEveryGrid) {
 
 TEST(HyperslabReader, InputTransformMatchesFormula) {
   const int P = worldSize();
-  const Extents3 e = testing::extentsFor(P);
-  testing::SharedTempDir dir;
-  const auto files = testing::writeStandardFiles(dir, SampleKind::CosmoFlow, 2, e);
-  const SampleCatalog catalog = SampleCatalog::open(files, SampleKind::CosmoFlow, MPI_COMM_WORLD);
+  const testing::StandardCatalog files(SampleKind::CosmoFlow, 2);
+  const SampleCatalog& catalog = files.catalog;
   ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, 1, 1, P));
   ReadOptions opt;
   opt.transform = InputTransform::parse("log1p+meanstd:1,2:0.5,4");

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -195,4 +196,42 @@ inline void expectContains(const std::string& message, const std::string& what) 
       << "message '" << message << "' lacks '" << what << "'";
 }
 
+inline void expectContainsAll(const std::string& message,
+                              std::initializer_list<const char*> whats) {
+  for (const char* what : whats)
+    expectContains(message, what);
+}
+
+// A one-sample block of a split volume: it owns the global cells [0, hi), without ghosts.
+inline TensorBlock cornerBlock(const Shape5& global_shape, const Extents3& hi) {
+  return TensorBlock(global_shape, 0, 1, Box({0, 0, 0}, hi), HaloWidths{});
+}
+
 }  // namespace halo3d::testing
+
+// Two tests: Suite.FloatTest runs check<float> float_args, Suite.DoubleTest check<double>
+// double_args (the args: parenthesised argument lists).
+#define HALO3D_FLOAT_DOUBLE_TESTS(Suite, FloatTest, DoubleTest, check, float_args, double_args) \
+  TEST(Suite, FloatTest) {                                                                      \
+    check<float> float_args;                                                                    \
+  }                                                                                             \
+  TEST(Suite, DoubleTest) {                                                                     \
+    check<double> double_args;                                                                  \
+  }
+
+// The four tests of a sweep fixture Suite, checkAgainstReference<T>(GetParam(), path) on both
+// kernel paths in both precisions: Suite.FastestPathMatchesReferenceFloat, ...Double, and
+// Suite.DevicePathMatchesReferenceFloat, ...Double.
+#define HALO3D_PATH_SWEEP_TESTS(Suite)                              \
+  TEST_P(Suite, FastestPathMatchesReferenceFloat) {                 \
+    checkAgainstReference<float>(GetParam(), KernelPath::Fastest);  \
+  }                                                                 \
+  TEST_P(Suite, FastestPathMatchesReferenceDouble) {                \
+    checkAgainstReference<double>(GetParam(), KernelPath::Fastest); \
+  }                                                                 \
+  TEST_P(Suite, DevicePathMatchesReferenceFloat) {                  \
+    checkAgainstReference<float>(GetParam(), KernelPath::Device);   \
+  }                                                                 \
+  TEST_P(Suite, DevicePathMatchesReferenceDouble) {                 \
+    checkAgainstReference<double>(GetParam(), KernelPath::Device);  \
+  }

@@ -16,30 +16,26 @@ const double kSlopes[] = {kernels::kLeakyReluSlope, 0.0, 0.2};
 
 template <class T>
 void checkAgainstReference() {
-  for (KernelPath path : kPaths)
-    for (const ShapeCase& sc : shapeSweep())
-      for (double slope : kSlopes) {
-        const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
-        const auto x = hostRandom<T>("x", block, 1);
-        const auto dy = hostRandom<T>("dy", block, 2);
-        auto y = hostRandom<T>("y", block, 3), dx = hostRandom<T>("dx", block, 4);
-        const auto y_dev = toDevice(y), dx_dev = toDevice(dx);
-        kernels::leakyReluForward(Exec(), toDevice(x), slope, y_dev, block.owned(), path);
-        kernels::leakyReluBackward(Exec(), toDevice(x), toDevice(dy), slope, dx_dev, block.owned(),
-                                   path);
-        ref::leakyReluForward(HostExec(), x, slope, y, block.owned());
-        ref::leakyReluBackward(HostExec(), x, dy, slope, dx, block.owned());
-        EXPECT_TRUE(identical(toHost(y_dev), y)) << kernelPathName(path) << " slope " << slope;
-        EXPECT_TRUE(identical(toHost(dx_dev), dx)) << kernelPathName(path) << " slope " << slope;
-      }
+  forEachPathAndShape([](KernelPath path, const ShapeCase& sc) {
+    const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
+    const auto x = hostRandom<T>("x", block, 1);
+    const auto dy = hostRandom<T>("dy", block, 2);
+    for (double slope : kSlopes) {
+      auto y = hostRandom<T>("y", block, 3), dx = hostRandom<T>("dx", block, 4);
+      const auto y_dev = toDevice(y), dx_dev = toDevice(dx);
+      kernels::leakyReluForward(Exec(), toDevice(x), slope, y_dev, block.owned(), path);
+      kernels::leakyReluBackward(Exec(), toDevice(x), toDevice(dy), slope, dx_dev, block.owned(),
+                                 path);
+      ref::leakyReluForward(HostExec(), x, slope, y, block.owned());
+      ref::leakyReluBackward(HostExec(), x, dy, slope, dx, block.owned());
+      EXPECT_TRUE(identical(toHost(y_dev), y)) << kernelPathName(path) << " slope " << slope;
+      EXPECT_TRUE(identical(toHost(dx_dev), dx)) << kernelPathName(path) << " slope " << slope;
+    }
+  });
 }
 
-TEST(LeakyRelu, MatchesReferenceFloat) {
-  checkAgainstReference<float>();
-}
-TEST(LeakyRelu, MatchesReferenceDouble) {
-  checkAgainstReference<double>();
-}
+HALO3D_FLOAT_DOUBLE_TESTS(LeakyRelu, MatchesReferenceFloat, MatchesReferenceDouble,
+                          checkAgainstReference, (), ())
 
 TEST(LeakyRelu, ReluIsSlopeZero) {
   const TensorBlock block = TensorBlock::whole({2, 2, 3, 3, 3});

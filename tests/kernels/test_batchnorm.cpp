@@ -6,6 +6,10 @@
 // statistics; shape errors.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
 #include "halo3d/kernels/BatchNorm.hpp"
 #include "halo3d/kernels/reference/BatchNorm.hpp"
 #include "test_elementwise_support.hpp"
@@ -34,67 +38,69 @@ struct Problem {
   double count() const { return double(block.localSamples() * block.owned().size()); }
 };
 
+// maxRelError(ours, reference) < tolerance for each pair.
+void expectRelErrorsBelow(
+    std::initializer_list<std::pair<std::vector<double>, std::vector<double>>> pairs,
+    double tolerance) {
+  int k = 0;
+  for (const auto& [ours, reference] : pairs)
+    EXPECT_LT(maxRelError(ours, reference), tolerance) << "pair " << k++;
+}
+
 template <class T>
 void checkAgainstReference(double tolerance) {
-  for (KernelPath path : kPaths)
-    for (const ShapeCase& sc : shapeSweep()) {
-      SCOPED_TRACE(kernelPathName(path));
-      const Problem<T> p(sc);
-      const index_t c = p.channels();
-      const Box box = p.block.owned();
-      const auto x = toDevice(p.x), dy = toDevice(p.dy);
-      const auto gamma = makeVector<T>("gamma", p.gamma), beta = makeVector<T>("beta", p.beta);
-      const auto gamma_h = makeVector<T, HostExec>("gamma", p.gamma),
-                 beta_h = makeVector<T, HostExec>("beta", p.beta);
+  forEachPathAndShape([&](KernelPath path, const ShapeCase& sc) {
+    const Problem<T> p(sc);
+    const index_t c = p.channels();
+    const Box box = p.block.owned();
+    const auto x = toDevice(p.x), dy = toDevice(p.dy);
+    const auto gamma = makeVector<T>("gamma", p.gamma), beta = makeVector<T>("beta", p.beta);
+    const auto gamma_h = makeVector<T, HostExec>("gamma", p.gamma),
+               beta_h = makeVector<T, HostExec>("beta", p.beta);
 
-      DeviceVector<double> stats("stats", kernels::batchNormStatsSize(c));
-      HostVector<double> stats_h("stats", kernels::batchNormStatsSize(c));
-      kernels::batchNormStatistics(Exec(), x, stats, box, false, path);
-      ref::batchNormStatistics(HostExec(), p.x, stats_h, box);
-      EXPECT_LT(maxRelError(values(stats), values(stats_h)), 1e-13);
+    DeviceVector<double> stats("stats", kernels::batchNormStatsSize(c));
+    HostVector<double> stats_h("stats", kernels::batchNormStatsSize(c));
+    kernels::batchNormStatistics(Exec(), x, stats, box, false, path);
+    ref::batchNormStatistics(HostExec(), p.x, stats_h, box);
+    EXPECT_LT(maxRelError(values(stats), values(stats_h)), 1e-13);
 
-      DeviceVector<T> mean("mean", c), var("var", c);
-      HostVector<T> mean_h("mean", c), var_h("var", c);
-      kernels::batchNormMoments(Exec(), stats, mean, var);
-      ref::batchNormMoments(HostExec(), stats_h, mean_h, var_h);
-      EXPECT_LT(maxRelError(values(mean), values(mean_h)), tolerance);
-      EXPECT_LT(maxRelError(values(var), values(var_h)), tolerance);
+    DeviceVector<T> mean("mean", c), var("var", c);
+    HostVector<T> mean_h("mean", c), var_h("var", c);
+    kernels::batchNormMoments(Exec(), stats, mean, var);
+    ref::batchNormMoments(HostExec(), stats_h, mean_h, var_h);
+    expectRelErrorsBelow({{values(mean), values(mean_h)}, {values(var), values(var_h)}}, tolerance);
 
-      DeviceTensor<T> y("y", p.block);
-      HostTensor<T> y_h("y", p.block);
-      kernels::batchNormForward(Exec(), x, mean, var, gamma, beta, kEps, y, box, path);
-      ref::batchNormForward(HostExec(), p.x, mean_h, var_h, gamma_h, beta_h, kEps, y_h, box);
-      EXPECT_LT(maxRelError(toHost(y), y_h, box), tolerance);
+    DeviceTensor<T> y("y", p.block);
+    HostTensor<T> y_h("y", p.block);
+    kernels::batchNormForward(Exec(), x, mean, var, gamma, beta, kEps, y, box, path);
+    ref::batchNormForward(HostExec(), p.x, mean_h, var_h, gamma_h, beta_h, kEps, y_h, box);
+    EXPECT_LT(maxRelError(toHost(y), y_h, box), tolerance);
 
-      DeviceVector<double> sums("sums", kernels::batchNormBackwardSumsSize(c));
-      HostVector<double> sums_h("sums", kernels::batchNormBackwardSumsSize(c));
-      kernels::batchNormBackwardSums(Exec(), x, dy, mean, var, kEps, sums, box, false, path);
-      ref::batchNormBackwardSums(HostExec(), p.x, p.dy, mean_h, var_h, kEps, sums_h, box);
-      EXPECT_LT(maxRelError(values(sums), values(sums_h)), tolerance);
+    DeviceVector<double> sums("sums", kernels::batchNormBackwardSumsSize(c));
+    HostVector<double> sums_h("sums", kernels::batchNormBackwardSumsSize(c));
+    kernels::batchNormBackwardSums(Exec(), x, dy, mean, var, kEps, sums, box, false, path);
+    ref::batchNormBackwardSums(HostExec(), p.x, p.dy, mean_h, var_h, kEps, sums_h, box);
+    EXPECT_LT(maxRelError(values(sums), values(sums_h)), tolerance);
 
-      DeviceTensor<T> dx("dx", p.block);
-      HostTensor<T> dx_h("dx", p.block);
-      kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, p.count(), dx, box,
-                                 path);
-      ref::batchNormBackward(HostExec(), p.x, p.dy, mean_h, var_h, gamma_h, kEps, sums_h, p.count(),
-                             dx_h, box);
-      EXPECT_LT(maxRelError(toHost(dx), dx_h, box), 10 * tolerance);
+    DeviceTensor<T> dx("dx", p.block);
+    HostTensor<T> dx_h("dx", p.block);
+    kernels::batchNormBackward(Exec(), x, dy, mean, var, gamma, kEps, sums, p.count(), dx, box,
+                               path);
+    ref::batchNormBackward(HostExec(), p.x, p.dy, mean_h, var_h, gamma_h, kEps, sums_h, p.count(),
+                           dx_h, box);
+    EXPECT_LT(maxRelError(toHost(dx), dx_h, box), 10 * tolerance);
 
-      DeviceVector<T> dgamma("dgamma", c), dbeta("dbeta", c);
-      HostVector<T> dgamma_h("dgamma", c), dbeta_h("dbeta", c);
-      kernels::batchNormParameterGradients(Exec(), sums, dgamma, dbeta);
-      ref::batchNormParameterGradients(HostExec(), sums_h, dgamma_h, dbeta_h);
-      EXPECT_LT(maxRelError(values(dgamma), values(dgamma_h)), tolerance);
-      EXPECT_LT(maxRelError(values(dbeta), values(dbeta_h)), tolerance);
-    }
+    DeviceVector<T> dgamma("dgamma", c), dbeta("dbeta", c);
+    HostVector<T> dgamma_h("dgamma", c), dbeta_h("dbeta", c);
+    kernels::batchNormParameterGradients(Exec(), sums, dgamma, dbeta);
+    ref::batchNormParameterGradients(HostExec(), sums_h, dgamma_h, dbeta_h);
+    expectRelErrorsBelow({{values(dgamma), values(dgamma_h)}, {values(dbeta), values(dbeta_h)}},
+                         tolerance);
+  });
 }
 
-TEST(BatchNorm, MatchesReferenceFloat) {
-  checkAgainstReference<float>(2e-6);
-}
-TEST(BatchNorm, MatchesReferenceDouble) {
-  checkAgainstReference<double>(1e-12);
-}
+HALO3D_FLOAT_DOUBLE_TESTS(BatchNorm, MatchesReferenceFloat, MatchesReferenceDouble,
+                          checkAgainstReference, (2e-6), (1e-12))
 
 // y(x, gamma, beta) with batch statistics; <r, y> differentiated by central differences in double.
 // The loss runs the naive reference (checked against the kernels above), so the finite differences

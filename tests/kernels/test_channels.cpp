@@ -19,46 +19,41 @@ Shape5 withChannels(Shape5 s, index_t c) {
 
 template <class T>
 void checkAgainstReference() {
-  for (KernelPath path : kPaths)
-    for (const ShapeCase& sc : shapeSweep())
-      for (index_t cb : {1, 3}) {
-        SCOPED_TRACE(kernelPathName(path));
-        const index_t ca = sc.shape[1];
-        // a and b with different ghost widths from y: only the cells matter.
-        const TensorBlock ba = TensorBlock::whole(sc.shape, sc.halo);
-        const TensorBlock bb = TensorBlock::whole(withChannels(sc.shape, cb));
-        const TensorBlock by =
-            TensorBlock::whole(withChannels(sc.shape, ca + cb), HaloWidths::uniform(1));
-        const auto a = hostRandom<T>("a", ba, 1), b = hostRandom<T>("b", bb, 2);
-        auto y_h = hostRandom<T>("y", by, 3);
-        const auto y = toDevice(y_h);
-        kernels::concatChannels(Exec(), toDevice(a), toDevice(b), y, by.owned(), path);
-        ref::concatChannels(HostExec(), a, b, y_h, by.owned());
-        EXPECT_TRUE(identical(toHost(y), y_h));
-        // Slicing gives a and b back; inserting writes only its channel range.
-        DeviceTensor<T> a2("a2", ba), b2("b2", bb);
-        kernels::sliceChannels(Exec(), y, 0, a2, ba.owned(), path);
-        kernels::sliceChannels(Exec(), y, ca, b2, bb.owned(), path);
-        EXPECT_EQ(maxRelError(toHost(a2), a, ba.owned()), 0.0);
-        EXPECT_EQ(maxRelError(toHost(b2), b, bb.owned()), 0.0);
-        const auto z = hostRandom<T>("z", bb, 4);
-        kernels::insertChannels(Exec(), toDevice(z), ca, y, by.owned(), path);
-        ref::insertChannels(HostExec(), z, ca, y_h, by.owned());
-        EXPECT_TRUE(identical(toHost(y), y_h));
-        HostTensor<T> s_h("s", bb);
-        DeviceTensor<T> s("s", bb);
-        kernels::sliceChannels(Exec(), y, ca - 1, s, bb.owned(), path);
-        ref::sliceChannels(HostExec(), y_h, ca - 1, s_h, bb.owned());
-        EXPECT_TRUE(identical(toHost(s), s_h));
-      }
+  forEachPathAndShape([](KernelPath path, const ShapeCase& sc) {
+    for (index_t cb : {1, 3}) {
+      const index_t ca = sc.shape[1];
+      // a and b with different ghost widths from y: only the cells matter.
+      const TensorBlock ba = TensorBlock::whole(sc.shape, sc.halo);
+      const TensorBlock bb = TensorBlock::whole(withChannels(sc.shape, cb));
+      const TensorBlock by =
+          TensorBlock::whole(withChannels(sc.shape, ca + cb), HaloWidths::uniform(1));
+      const auto a = hostRandom<T>("a", ba, 1), b = hostRandom<T>("b", bb, 2);
+      auto y_h = hostRandom<T>("y", by, 3);
+      const auto y = toDevice(y_h);
+      kernels::concatChannels(Exec(), toDevice(a), toDevice(b), y, by.owned(), path);
+      ref::concatChannels(HostExec(), a, b, y_h, by.owned());
+      EXPECT_TRUE(identical(toHost(y), y_h));
+      // Slicing gives a and b back; inserting writes only its channel range.
+      DeviceTensor<T> a2("a2", ba), b2("b2", bb);
+      kernels::sliceChannels(Exec(), y, 0, a2, ba.owned(), path);
+      kernels::sliceChannels(Exec(), y, ca, b2, bb.owned(), path);
+      EXPECT_EQ(maxRelError(toHost(a2), a, ba.owned()), 0.0);
+      EXPECT_EQ(maxRelError(toHost(b2), b, bb.owned()), 0.0);
+      const auto z = hostRandom<T>("z", bb, 4);
+      kernels::insertChannels(Exec(), toDevice(z), ca, y, by.owned(), path);
+      ref::insertChannels(HostExec(), z, ca, y_h, by.owned());
+      EXPECT_TRUE(identical(toHost(y), y_h));
+      HostTensor<T> s_h("s", bb);
+      DeviceTensor<T> s("s", bb);
+      kernels::sliceChannels(Exec(), y, ca - 1, s, bb.owned(), path);
+      ref::sliceChannels(HostExec(), y_h, ca - 1, s_h, bb.owned());
+      EXPECT_TRUE(identical(toHost(s), s_h));
+    }
+  });
 }
 
-TEST(Channels, MatchReferenceFloat) {
-  checkAgainstReference<float>();
-}
-TEST(Channels, MatchReferenceDouble) {
-  checkAgainstReference<double>();
-}
+HALO3D_FLOAT_DOUBLE_TESTS(Channels, MatchReferenceFloat, MatchReferenceDouble,
+                          checkAgainstReference, (), ())
 
 // d<r, concat(a, b)>/da = slice(r, 0), d/db = slice(r, Ca), by central differences.
 TEST(Channels, ConcatGradientIsTheSlicesOfDy) {

@@ -32,17 +32,11 @@ std::vector<ConvCase> gradientCases() {
 
 // The loss L = sum(y * r) and its gradients by the kernels: dx = backward-data(r), dw, db =
 // backward-filter(r).
-struct Problem : ConvParams<double> {
-  ConvCase c;
-  HostTensor<double> x, y, r, dx;
+struct Problem : ConvProblem<double> {
+  HostTensor<double> r;
 
   explicit Problem(const ConvCase& cc)
-      : ConvParams<double>(cc),
-        c(cc),
-        x("x", TensorBlock::whole(c.inShape(), c.inHalo())),
-        y("y", TensorBlock::whole(c.outShape())),
-        r("r", TensorBlock::whole(c.outShape())),
-        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())) {
+      : ConvProblem<double>(cc), r("r", TensorBlock::whole(c.outShape())) {
     fillOwned(x, 1);
     fillOwned(r, 2);
     fillUniform(w, 3);

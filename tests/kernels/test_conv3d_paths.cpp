@@ -59,18 +59,12 @@ double tolerance() {
 }
 
 template <class T>
-struct Tensors : ConvParams<T> {
-  ConvCase c;
-  HostTensor<T> x, y, dy, dx;
+struct Tensors : ConvProblem<T> {
+  HostTensor<T> dy;
 
+  // dy carries a ghost layer so that dy boxes reaching past its owned cells are allowed.
   explicit Tensors(const ConvCase& cc)
-      : ConvParams<T>(cc),
-        c(cc),
-        x("x", TensorBlock::whole(c.inShape(), c.inHalo())),
-        y("y", TensorBlock::whole(c.outShape())),
-        // dy carries a ghost layer so that dy boxes reaching past its owned cells are allowed.
-        dy("dy", TensorBlock::whole(c.outShape(), HaloWidths::uniform(1))),
-        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())) {}
+      : ConvProblem<T>(cc), dy("dy", TensorBlock::whole(cc.outShape(), HaloWidths::uniform(1))) {}
 };
 
 template <class T>

@@ -64,6 +64,21 @@ struct ConvParams {
         db("db", c.bias ? c.out_ch : 0) {}
 };
 
+// A case's parameters and its x, y and dx tensors: whole volumes, x and dx with the input halo the
+// window needs.
+template <class T>
+struct ConvProblem : ConvParams<T> {
+  ConvCase c;
+  HostTensor<T> x, y, dx;
+
+  explicit ConvProblem(const ConvCase& cc)
+      : ConvParams<T>(cc),
+        c(cc),
+        x("x", TensorBlock::whole(c.inShape(), c.inHalo())),
+        y("y", TensorBlock::whole(c.outShape())),
+        dx("dx", TensorBlock::whole(c.inShape(), c.inHalo())) {}
+};
+
 inline WindowGeometry geometry(std::array<int, 3> k, std::array<int, 3> s, std::array<int, 3> dil,
                                std::array<int, 3> p) {
   return WindowGeometry{k, s, dil, p};

@@ -11,25 +11,10 @@
 #include "halo3d/kernels/ConvTranspose3d.hpp"
 #include "test_elementwise_pytorch_support.hpp"
 
-namespace halo3d::kernels {
+namespace halo3d::testing {
 namespace {
 
-using Memory = Kokkos::DefaultExecutionSpace::memory_space;
-using testing::Array;
-using testing::H5File;
-using testing::OpsCase;
-using testing::relativeError;
-using testing::toDevice;
-
-template <class T>
-HaloTensor<T, Memory> deviceTensorOf(const std::string& label, const Array& a) {
-  return toDevice(testing::tensorOf<T>(label, a));
-}
-
-template <class T>
-constexpr double tolerance() {
-  return std::is_same<T, float>::value ? 1e-4 : 1e-12;
-}
+using Memory = Exec::memory_space;
 
 template <class T>
 Kokkos::View<T*****, Kokkos::LayoutRight, Memory> weightsOf(const std::string& label,
@@ -43,9 +28,10 @@ Kokkos::View<T*****, Kokkos::LayoutRight, Memory> weightsOf(const std::string& l
   return v;
 }
 
-ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group, const Array& w) {
-  const auto params = testing::paramsOf(f, group);
-  ConvTranspose3dGeometry g;
+kernels::ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group,
+                                            const Array& w) {
+  const auto params = paramsOf(f, group);
+  kernels::ConvTranspose3dGeometry g;
   for (int d = 0; d < 3; ++d) {
     g.window.kernel[d] = int(w.extent(2 + d));
     g.window.stride[d] = params.at("stride").at(d).get<int>();
@@ -56,57 +42,41 @@ ConvTranspose3dGeometry geometryOf(const H5File& f, const std::string& group, co
   return g;
 }
 
-class ConvTranspose3dPytorch : public ::testing::TestWithParam<OpsCase> {
+class ConvTranspose3dPytorch : public OpsCaseTest {
  protected:
   template <class T>
   void check() {
-    const H5File f(testing::referencePath("ops.h5"));
-    const std::string& g_name = GetParam().group;
-    const auto path = GetParam().path;
     const Array xa = f.read(g_name + "/x"), wa = f.read(g_name + "/w"), ya = f.read(g_name + "/y");
     const Array dya = f.read(g_name + "/dy");
-    const ConvTranspose3dGeometry g = geometryOf(f, g_name, wa);
-    const Kokkos::DefaultExecutionSpace exec;
+    const kernels::ConvTranspose3dGeometry g = geometryOf(f, g_name, wa);
+    const Exec exec;
     const auto x = deviceTensorOf<T>("x", xa);
     const auto dy = deviceTensorOf<T>("dy", dya);
     const auto w = weightsOf<T>("w", wa);
-    const auto b = testing::makeVector<T>("b", f.read(g_name + "/b").data);
+    const auto b = makeVector<T>("b", f.read(g_name + "/b").data);
     ASSERT_EQ(g.outputExtents(x.block().globalExtents()), dy.block().globalExtents()) << g_name;
 
-    HaloTensor<T, Memory> y("y", dy.block());
-    convTranspose3dForward(exec, x, w, b, g, y, y.block().owned(), path);
-    HaloTensor<T, Memory> dx("dx", x.block());
-    convTranspose3dBackwardData(exec, dy, w, g, dx, dx.block().owned(), dy.block().owned(), path);
+    DeviceTensor<T> y("y", dy.block());
+    kernels::convTranspose3dForward(exec, x, w, b, g, y, y.block().owned(), path);
+    DeviceTensor<T> dx("dx", x.block());
+    kernels::convTranspose3dBackwardData(exec, dy, w, g, dx, dx.block().owned(), dy.block().owned(),
+                                         path);
     Kokkos::View<T*****, Kokkos::LayoutRight, Memory> dw("dw", wa.extent(0), wa.extent(1),
                                                          wa.extent(2), wa.extent(3), wa.extent(4));
     Kokkos::View<T*, Kokkos::LayoutRight, Memory> db("db", b.extent(0));
-    convTranspose3dBackwardFilter(exec, x, dy, g, dw, db, dy.block().owned(), false, path);
+    kernels::convTranspose3dBackwardFilter(exec, x, dy, g, dw, db, dy.block().owned(), false, path);
     exec.fence();
 
-    testing::expectErrorsBelow(g_name,
-                               {{"y", relativeError(y.view(), ya)},
-                                {"dx", relativeError(dx.view(), f.read(g_name + "/dx"))},
-                                {"dw", relativeError(dw, f.read(g_name + "/dw"))},
-                                {"db", relativeError(db, f.read(g_name + "/db"))}},
-                               tolerance<T>());
+    expectErrorsBelow(g_name,
+                      {{"y", relativeError(y.view(), ya)},
+                       {"dx", relativeError(dx.view(), f.read(g_name + "/dx"))},
+                       {"dw", relativeError(dw, f.read(g_name + "/dw"))},
+                       {"db", relativeError(db, f.read(g_name + "/db"))}},
+                      opsCaseTolerance<T>());
   }
 };
 
-TEST_P(ConvTranspose3dPytorch, MatchesFloat) {
-  check<float>();
-}
-TEST_P(ConvTranspose3dPytorch, MatchesDouble) {
-  check<double>();
-}
-
-INSTANTIATE_TEST_SUITE_P(Ops, ConvTranspose3dPytorch,
-                         ::testing::ValuesIn(testing::opsCases("conv_transpose3d")),
-                         testing::opsCaseName);
-
-TEST(ConvTranspose3dPytorch, EveryCaseIsCovered) {
-  const H5File f(testing::referencePath("ops.h5"));
-  EXPECT_EQ(f.children("conv_transpose3d").size(), 3u);
-}
+HALO3D_OPS_CASE_TESTS(ConvTranspose3dPytorch, "conv_transpose3d", 3)
 
 }  // namespace
-}  // namespace halo3d::kernels
+}  // namespace halo3d::testing

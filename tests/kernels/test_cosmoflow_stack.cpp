@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "KernelTestSupport.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/TensorBlock.hpp"
 #include "halo3d/kernels/Activations.hpp"
@@ -179,18 +180,6 @@ void fillView(const View& v, std::uint64_t seed, double scale) {
     v.data()[k] = typename View::value_type(scale * valueAt(seed, k));
 }
 
-// max |a - b| / max |b| over the owned cells (or all elements of Views).
-template <class A, class B>
-double relativeError(const A& a, const B& b) {
-  const auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
-  double diff = 0, scale = 0;
-  for (std::size_t k = 0; k < b.span(); ++k) {
-    diff = std::max(diff, std::abs(double(ha.data()[k]) - double(b.data()[k])));
-    scale = std::max(scale, std::abs(double(b.data()[k])));
-  }
-  return scale > 0 ? diff / scale : diff;
-}
-
 template <class T>
 void checkStack(index_t samples, index_t input, double width, KernelPath path) {
   using Memory = Exec::memory_space;
@@ -214,28 +203,22 @@ void checkStack(index_t samples, index_t input, double width, KernelPath path) {
 
   // fp32: seven layers of sums over up to 27 * 64 products, computed in another order.
   const double tol = std::is_same<T, float>::value ? 1e-4 : 1e-11;
-  EXPECT_LE(relativeError(dev.out().view(), ref.out().view()), tol) << "forward output";
-  EXPECT_LE(relativeError(dev.dx[0].view(), ref.dx[0].view()), tol) << "input gradient";
+  EXPECT_LE(testing::maxRelError(dev.out().view(), ref.out().view()), tol) << "forward output";
+  EXPECT_LE(testing::maxRelError(dev.dx[0].view(), ref.dx[0].view()), tol) << "input gradient";
   for (std::size_t l = 0; l < convs.size(); ++l) {
-    EXPECT_LE(relativeError(dev.a[l].view(), ref.a[l].view()), tol) << "activation " << l;
-    EXPECT_LE(relativeError(dev.dw[l], ref.dw[l]), tol) << "weight gradient " << l;
+    EXPECT_LE(testing::maxRelError(dev.a[l].view(), ref.a[l].view()), tol) << "activation " << l;
+    EXPECT_LE(testing::maxRelError(dev.dw[l], ref.dw[l]), tol) << "weight gradient " << l;
   }
 }
 
 // 32^3 at a quarter of the channels (4 -> 4, 8, 16, 32, 64, 64, 64): the whole schedule (four
 // pools, the stride-2 convolution, three convolutions on 2^3) in a second of naive host code.
-TEST(CosmoFlowStack, ForwardBackwardMatchesReferenceFloat) {
-  checkStack<float>(2, 32, 0.25, KernelPath::Fastest);
-}
-TEST(CosmoFlowStack, ForwardBackwardMatchesReferenceDouble) {
-  checkStack<double>(2, 32, 0.25, KernelPath::Fastest);
-}
-TEST(CosmoFlowStack, DevicePathMatchesReferenceFloat) {
-  checkStack<float>(2, 32, 0.25, KernelPath::Device);
-}
-TEST(CosmoFlowStack, DevicePathMatchesReferenceDouble) {
-  checkStack<double>(2, 32, 0.25, KernelPath::Device);
-}
+HALO3D_FLOAT_DOUBLE_TESTS(CosmoFlowStack, ForwardBackwardMatchesReferenceFloat,
+                          ForwardBackwardMatchesReferenceDouble, checkStack,
+                          (2, 32, 0.25, KernelPath::Fastest), (2, 32, 0.25, KernelPath::Fastest))
+HALO3D_FLOAT_DOUBLE_TESTS(CosmoFlowStack, DevicePathMatchesReferenceFloat,
+                          DevicePathMatchesReferenceDouble, checkStack,
+                          (2, 32, 0.25, KernelPath::Device), (2, 32, 0.25, KernelPath::Device))
 
 }  // namespace
 }  // namespace halo3d::kernels

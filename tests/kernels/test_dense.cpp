@@ -79,12 +79,8 @@ void checkAgainstReference(double tolerance) {
   }
 }
 
-TEST(Dense, MatchesReferenceFloat) {
-  checkAgainstReference<float>(1e-6);
-}
-TEST(Dense, MatchesReferenceDouble) {
-  checkAgainstReference<double>(1e-14);
-}
+HALO3D_FLOAT_DOUBLE_TESTS(Dense, MatchesReferenceFloat, MatchesReferenceDouble,
+                          checkAgainstReference, (1e-6), (1e-14))
 
 // <r, x w^T + b> differentiated by central differences (of the reference) in x, w and b.
 TEST(Dense, GradientsMatchFiniteDifferences) {

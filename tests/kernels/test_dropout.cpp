@@ -19,28 +19,24 @@ const RandomStream kStream{0x5eed, 3, 7};
 
 template <class T>
 void checkAgainstReference() {
-  for (KernelPath path : kPaths)
-    for (const ShapeCase& sc : shapeSweep())
-      for (double p : {0.0, 0.1, 0.5, 0.9}) {
-        const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
-        const auto x = hostRandom<T>("x", block, 1);
-        HostTensor<T> y_ref("y", block), dx_ref("dx", block);
-        DeviceTensor<T> y("y", block), dx("dx", block);
-        kernels::dropoutForward(Exec(), toDevice(x), p, kStream, y, block.owned(), path);
-        kernels::dropoutBackward(Exec(), toDevice(x), p, kStream, dx, block.owned(), path);
-        ref::dropoutForward(HostExec(), x, p, kStream, y_ref, block.owned());
-        ref::dropoutBackward(HostExec(), x, p, kStream, dx_ref, block.owned());
-        EXPECT_TRUE(identical(toHost(y), y_ref)) << kernelPathName(path) << " p " << p;
-        EXPECT_TRUE(identical(toHost(dx), dx_ref)) << kernelPathName(path) << " p " << p;
-      }
+  forEachPathAndShape([](KernelPath path, const ShapeCase& sc) {
+    const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
+    const auto x = hostRandom<T>("x", block, 1);
+    for (double p : {0.0, 0.1, 0.5, 0.9}) {
+      HostTensor<T> y_ref("y", block), dx_ref("dx", block);
+      DeviceTensor<T> y("y", block), dx("dx", block);
+      kernels::dropoutForward(Exec(), toDevice(x), p, kStream, y, block.owned(), path);
+      kernels::dropoutBackward(Exec(), toDevice(x), p, kStream, dx, block.owned(), path);
+      ref::dropoutForward(HostExec(), x, p, kStream, y_ref, block.owned());
+      ref::dropoutBackward(HostExec(), x, p, kStream, dx_ref, block.owned());
+      EXPECT_TRUE(identical(toHost(y), y_ref)) << kernelPathName(path) << " p " << p;
+      EXPECT_TRUE(identical(toHost(dx), dx_ref)) << kernelPathName(path) << " p " << p;
+    }
+  });
 }
 
-TEST(Dropout, MatchesReferenceFloat) {
-  checkAgainstReference<float>();
-}
-TEST(Dropout, MatchesReferenceDouble) {
-  checkAgainstReference<double>();
-}
+HALO3D_FLOAT_DOUBLE_TESTS(Dropout, MatchesReferenceFloat, MatchesReferenceDouble,
+                          checkAgainstReference, (), ())
 
 // Dropout of ones is the mask scaled by 1/(1-p): compute it on the whole volume, then on every
 // block of several grids (samples split too), and compare cell by cell in global coordinates.

@@ -67,29 +67,25 @@ constexpr double kTolerance = std::is_same<T, float>::value ? 1e-6 : 1e-15;
 
 template <class T>
 void checkAgainstReference() {
-  for (KernelPath path : kPaths)
-    for (const ShapeCase& sc : shapeSweep())
-      for (Op op : kOps) {
-        const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
-        const auto a = hostRandom<T>("a", block, 1);
-        const auto b = hostRandom<T>("b", block, 2);
-        const auto y = hostRandom<T>("y", block, 3);
-        const Box box = block.owned();
-        const auto dy = toDevice(y);
-        runKernel<T>(op, toDevice(a), toDevice(b), dy, box, path);
-        runReference<T>(op, a, b, y, box);
-        EXPECT_LE(maxRelError(toHost(dy), y, box), kTolerance<T>)
-            << kernelPathName(path) << " op " << int(op) << " shape " << sc.shape[0] << "x"
-            << sc.shape[1];
-      }
+  forEachPathAndShape([](KernelPath path, const ShapeCase& sc) {
+    const TensorBlock block = TensorBlock::whole(sc.shape, sc.halo);
+    const auto a = hostRandom<T>("a", block, 1);
+    const auto b = hostRandom<T>("b", block, 2);
+    for (Op op : kOps) {
+      const auto y = hostRandom<T>("y", block, 3);
+      const Box box = block.owned();
+      const auto dy = toDevice(y);
+      runKernel<T>(op, toDevice(a), toDevice(b), dy, box, path);
+      runReference<T>(op, a, b, y, box);
+      EXPECT_LE(maxRelError(toHost(dy), y, box), kTolerance<T>)
+          << kernelPathName(path) << " op " << int(op) << " shape " << sc.shape[0] << "x"
+          << sc.shape[1];
+    }
+  });
 }
 
-TEST(Elementwise, TensorKernelsMatchReferenceFloat) {
-  checkAgainstReference<float>();
-}
-TEST(Elementwise, TensorKernelsMatchReferenceDouble) {
-  checkAgainstReference<double>();
-}
+HALO3D_FLOAT_DOUBLE_TESTS(Elementwise, TensorKernelsMatchReferenceFloat,
+                          TensorKernelsMatchReferenceDouble, checkAgainstReference, (), ())
 
 // Interior + six slabs, computed separately, equal one call on the whole box bit for bit; ghosts
 // untouched; and the whole box matches the reference (so a kernel that wrote nothing fails).

@@ -6,6 +6,7 @@
 #include <ios>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -52,13 +53,14 @@ kernels::Matrix<T, Exec> matrixOf(const std::string& label, const Array& a) {
   return m;
 }
 
-// f(group) for every case group op/<name> of `file` (there must be some).
+// f(file, group) for every case group <op>/<name> of ops.h5 (there must be some).
 template <class F>
-void forEachCase(const H5File& file, const std::string& op, const F& f) {
+void forEachCase(const std::string& op, const F& f) {
+  const H5File file(referencePath("ops.h5"));
   const std::vector<std::string> cases = file.children(op);
   ASSERT_FALSE(cases.empty()) << op;
   for (const std::string& name : cases)
-    f(op + "/" + name);
+    f(file, op + "/" + name);
 }
 
 // Our values of a tensor against the reference array <group>/<name>: max |ours - ref| / max |ref|.
@@ -66,6 +68,13 @@ inline void expectMatches(const std::vector<double>& ours, const H5File& file,
                           const std::string& group, const std::string& name, double tolerance) {
   EXPECT_LE(maxRelError(ours, file.read(group + "/" + name).data), tolerance)
       << group << " " << name;
+}
+
+// The same for each (name, our values) of `ours`.
+inline void expectMatches(std::initializer_list<std::pair<const char*, std::vector<double>>> ours,
+                          const H5File& file, const std::string& group, double tolerance) {
+  for (const auto& [name, v] : ours)
+    expectMatches(v, file, group, name, tolerance);
 }
 
 // The same for the global cells `box` of a tensor.
@@ -97,6 +106,18 @@ inline void expectErrorsBelow(const std::string& group,
   }
 }
 
+// A device tensor holding a (N, C, D, H, W) array.
+template <class T>
+DeviceTensor<T> deviceTensorOf(const std::string& label, const Array& a) {
+  return toDevice(tensorOf<T>(label, a));
+}
+
+// The tolerance of the tests over OpsCase: 1e-4 in fp32, 1e-12 in fp64.
+template <class T>
+constexpr double opsCaseTolerance() {
+  return std::is_same<T, float>::value ? 1e-4 : 1e-12;
+}
+
 // One case group of ops.h5 on one kernel path: the parameter of the tests that run both paths.
 struct OpsCase {
   std::string group;
@@ -115,6 +136,14 @@ inline std::vector<OpsCase> opsCases(const std::string& op) {
   return all;
 }
 
+// The fixture of the tests over OpsCase: ops.h5, the case's group and its kernel path.
+class OpsCaseTest : public ::testing::TestWithParam<OpsCase> {
+ protected:
+  const H5File f{referencePath("ops.h5")};
+  const std::string g_name = GetParam().group;
+  const KernelPath path = GetParam().path;
+};
+
 // case<name>_fastest or case<name>_device.
 inline std::string opsCaseName(const ::testing::TestParamInfo<OpsCase>& info) {
   const std::string name = info.param.group.substr(info.param.group.rfind('/') + 1);
@@ -125,9 +154,21 @@ inline std::string opsCaseName(const ::testing::TestParamInfo<OpsCase>& info) {
 
 // The fp32 and fp64 tests Suite.Float32 and Suite.Float64 of a comparison check<T>(tolerance).
 #define HALO3D_PYTORCH_FLOAT_TESTS(Suite, check, float_tolerance, double_tolerance) \
-  TEST(Suite, Float32) {                                                            \
-    check<float>(float_tolerance);                                                  \
-  }                                                                                 \
-  TEST(Suite, Float64) {                                                            \
-    check<double>(double_tolerance);                                                \
+  HALO3D_FLOAT_DOUBLE_TESTS(Suite, Float32, Float64, check, (float_tolerance), (double_tolerance))
+
+// The tests of Suite, a ::testing::TestWithParam<OpsCase> fixture with a member check<T>(), over
+// every case of op/ in ops.h5 on both kernel paths (Suite.MatchesFloat and MatchesDouble), and
+// Suite.EveryCaseIsCovered: op/ holds `cases` groups.
+#define HALO3D_OPS_CASE_TESTS(Suite, op, cases)                                              \
+  TEST_P(Suite, MatchesFloat) {                                                              \
+    check<float>();                                                                          \
+  }                                                                                          \
+  TEST_P(Suite, MatchesDouble) {                                                             \
+    check<double>();                                                                         \
+  }                                                                                          \
+  INSTANTIATE_TEST_SUITE_P(Ops, Suite, ::testing::ValuesIn(::halo3d::testing::opsCases(op)), \
+                           ::halo3d::testing::opsCaseName);                                  \
+  TEST(Suite, EveryCaseIsCovered) {                                                          \
+    const ::halo3d::testing::H5File f(::halo3d::testing::referencePath("ops.h5"));           \
+    EXPECT_EQ(f.children(op).size(), std::size_t(cases));                                    \
   }

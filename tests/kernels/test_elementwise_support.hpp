@@ -217,4 +217,15 @@ inline std::vector<ShapeCase> shapeSweep() {
           {{2, 4, 1, 9, 17}, HaloWidths{{1, 0, 0}, {0, 0, 3}}}};
 }
 
+// f(path, shape case) on both kernel paths for every case of the shape sweep, traced with the
+// path's name.
+template <class F>
+void forEachPathAndShape(const F& f) {
+  for (KernelPath path : kPaths)
+    for (const ShapeCase& sc : shapeSweep()) {
+      SCOPED_TRACE(kernelPathName(path));
+      f(path, sc);
+    }
+}
+
 }  // namespace halo3d::testing

@@ -39,50 +39,44 @@ struct Segmentation {
 
 template <class T>
 void checkAgainstReference(double tolerance) {
-  for (KernelPath path : kPaths)
-    for (const ShapeCase& sc : shapeSweep()) {
-      SCOPED_TRACE(kernelPathName(path));
-      const Segmentation<T> s(sc.shape, sc.halo);
-      const index_t classes = s.block.channels();
-      const Box box = s.block.owned();
-      const auto logits = toDevice(s.logits);
-      const auto labels = toDevice(s.labels);
+  forEachPathAndShape([&](KernelPath path, const ShapeCase& sc) {
+    const Segmentation<T> s(sc.shape, sc.halo);
+    const index_t classes = s.block.channels();
+    const Box box = s.block.owned();
+    const auto logits = toDevice(s.logits);
+    const auto labels = toDevice(s.labels);
 
-      DeviceVector<double> ce("ce", 2), dice("dice", kernels::softDiceSumsSize(classes)),
-          mse("mse", 1);
-      HostVector<double> ce_h("ce", 2), dice_h("dice", kernels::softDiceSumsSize(classes)),
-          mse_h("mse", 1);
-      kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce, box, false, path);
-      ref::softmaxCrossEntropySums(HostExec(), s.logits, s.labels, ce_h, box);
-      EXPECT_LT(maxRelError(values(ce), values(ce_h)), 1e-12);
-      kernels::softDiceSums(Exec(), logits, labels, dice, box, false, path);
-      ref::softDiceSums(HostExec(), s.logits, s.labels, dice_h, box);
-      EXPECT_LT(maxRelError(values(dice), values(dice_h)), 1e-12);
-      const auto target = hostRandom<T>("target", s.block, 9);
-      kernels::mseLossSums(Exec(), logits, toDevice(target), mse, box, false, path);
-      ref::mseLossSums(HostExec(), s.logits, target, mse_h, box);
-      EXPECT_LT(maxRelError(values(mse), values(mse_h)), 1e-12);
+    DeviceVector<double> ce("ce", 2), dice("dice", kernels::softDiceSumsSize(classes)),
+        mse("mse", 1);
+    HostVector<double> ce_h("ce", 2), dice_h("dice", kernels::softDiceSumsSize(classes)),
+        mse_h("mse", 1);
+    kernels::softmaxCrossEntropySums(Exec(), logits, labels, ce, box, false, path);
+    ref::softmaxCrossEntropySums(HostExec(), s.logits, s.labels, ce_h, box);
+    EXPECT_LT(maxRelError(values(ce), values(ce_h)), 1e-12);
+    kernels::softDiceSums(Exec(), logits, labels, dice, box, false, path);
+    ref::softDiceSums(HostExec(), s.logits, s.labels, dice_h, box);
+    EXPECT_LT(maxRelError(values(dice), values(dice_h)), 1e-12);
+    const auto target = hostRandom<T>("target", s.block, 9);
+    kernels::mseLossSums(Exec(), logits, toDevice(target), mse, box, false, path);
+    ref::mseLossSums(HostExec(), s.logits, target, mse_h, box);
+    EXPECT_LT(maxRelError(values(mse), values(mse_h)), 1e-12);
 
-      DeviceTensor<T> d_ce("d_ce", s.block), d_dice("d_dice", s.block), d_mse("d_mse", s.block);
-      HostTensor<T> d_ce_h("d_ce", s.block), d_dice_h("d_dice", s.block), d_mse_h("d_mse", s.block);
-      kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, 7.0, d_ce, box, path);
-      ref::softmaxCrossEntropyBackward(HostExec(), s.logits, s.labels, 7.0, d_ce_h, box);
-      EXPECT_LT(maxRelError(toHost(d_ce), d_ce_h, box), tolerance);
-      kernels::softDiceBackward(Exec(), logits, labels, dice, kDiceEps, d_dice, box, path);
-      ref::softDiceBackward(HostExec(), s.logits, s.labels, dice_h, kDiceEps, d_dice_h, box);
-      EXPECT_LT(maxRelError(toHost(d_dice), d_dice_h, box), tolerance);
-      kernels::mseLossBackward(Exec(), logits, toDevice(target), 5.0, d_mse, box, path);
-      ref::mseLossBackward(HostExec(), s.logits, target, 5.0, d_mse_h, box);
-      EXPECT_LT(maxRelError(toHost(d_mse), d_mse_h, box), tolerance);
-    }
+    DeviceTensor<T> d_ce("d_ce", s.block), d_dice("d_dice", s.block), d_mse("d_mse", s.block);
+    HostTensor<T> d_ce_h("d_ce", s.block), d_dice_h("d_dice", s.block), d_mse_h("d_mse", s.block);
+    kernels::softmaxCrossEntropyBackward(Exec(), logits, labels, 7.0, d_ce, box, path);
+    ref::softmaxCrossEntropyBackward(HostExec(), s.logits, s.labels, 7.0, d_ce_h, box);
+    EXPECT_LT(maxRelError(toHost(d_ce), d_ce_h, box), tolerance);
+    kernels::softDiceBackward(Exec(), logits, labels, dice, kDiceEps, d_dice, box, path);
+    ref::softDiceBackward(HostExec(), s.logits, s.labels, dice_h, kDiceEps, d_dice_h, box);
+    EXPECT_LT(maxRelError(toHost(d_dice), d_dice_h, box), tolerance);
+    kernels::mseLossBackward(Exec(), logits, toDevice(target), 5.0, d_mse, box, path);
+    ref::mseLossBackward(HostExec(), s.logits, target, 5.0, d_mse_h, box);
+    EXPECT_LT(maxRelError(toHost(d_mse), d_mse_h, box), tolerance);
+  });
 }
 
-TEST(Losses, MatchReferenceFloat) {
-  checkAgainstReference<float>(1e-6);
-}
-TEST(Losses, MatchReferenceDouble) {
-  checkAgainstReference<double>(1e-13);
-}
+HALO3D_FLOAT_DOUBLE_TESTS(Losses, MatchReferenceFloat, MatchReferenceDouble, checkAgainstReference,
+                          (1e-6), (1e-13))
 
 TEST(Losses, FlatMseMatchesReference) {
   for (std::size_t n : {std::size_t(1), std::size_t(8), std::size_t(3000)}) {

@@ -32,8 +32,10 @@ constexpr double tolerance() {
 }
 
 using testing::addOnto;
+using testing::cornerBlock;
 using testing::errorMessage;
 using testing::expectContains;
+using testing::expectContainsAll;
 using testing::fillGlobal;
 using testing::flatDot;
 using testing::hostCopy;
@@ -190,18 +192,7 @@ void checkAgainstReference(const SweepCase& sc, KernelPath path) {
 
 class Pool3dSweep : public ::testing::TestWithParam<SweepCase> {};
 
-TEST_P(Pool3dSweep, FastestPathMatchesReferenceFloat) {
-  checkAgainstReference<float>(GetParam(), KernelPath::Fastest);
-}
-TEST_P(Pool3dSweep, FastestPathMatchesReferenceDouble) {
-  checkAgainstReference<double>(GetParam(), KernelPath::Fastest);
-}
-TEST_P(Pool3dSweep, DevicePathMatchesReferenceFloat) {
-  checkAgainstReference<float>(GetParam(), KernelPath::Device);
-}
-TEST_P(Pool3dSweep, DevicePathMatchesReferenceDouble) {
-  checkAgainstReference<double>(GetParam(), KernelPath::Device);
-}
+HALO3D_PATH_SWEEP_TESTS(Pool3dSweep)
 
 // The whole box against the interior and slabs computed separately, bit for bit, and against the
 // reference (so that a kernel that wrote nothing fails).
@@ -371,13 +362,11 @@ TEST(Pool3dErrors, BadShapesNameTheValues) {
   HaloTensor<float, Memory> y_channels("y_channels", TensorBlock::whole({1, 2, 4, 4, 4}));
   std::string m = errorMessage<ShapeError>(
       [&] { avgPool3dForward(x, g, y_channels, y_channels.block().owned()); });
-  expectContains(m, "'y_channels'");
-  expectContains(m, "has 2 channels but 'x' has 3");
+  expectContainsAll(m, {"'y_channels'", "has 2 channels but 'x' has 3"});
 
   HaloTensor<float, Memory> y_volume("y_volume", TensorBlock::whole({1, 3, 4, 4, 5}));
   m = errorMessage<ShapeError>([&] { avgPool3dForward(x, g, y_volume, y_volume.block().owned()); });
-  expectContains(m, "(4, 4, 5)");
-  expectContains(m, "gives (4, 4, 4)");
+  expectContainsAll(m, {"(4, 4, 5)", "gives (4, 4, 4)"});
 
   m = errorMessage<ShapeError>([&] { maxPool3dForward(x, g, y, a, Box({0, 0, 0}, {4, 5, 4})); });
   expectContains(m, "[0:4, 0:5, 0:4) is not inside the owned cells");
@@ -388,14 +377,11 @@ TEST(Pool3dErrors, BadShapesNameTheValues) {
 
   // Output cells [0, 2) along D read input cells [-1, 4): x owning [0, 3) without ghosts is one
   // cell short.
-  HaloTensor<float, Memory> x_thin(
-      "x_thin", TensorBlock({1, 3, 8, 8, 8}, 0, 1, Box({0, 0, 0}, {3, 8, 8}), HaloWidths{}));
-  HaloTensor<float, Memory> y_part(
-      "y_part", TensorBlock({1, 3, 4, 4, 4}, 0, 1, Box({0, 0, 0}, {2, 4, 4}), HaloWidths{}));
+  HaloTensor<float, Memory> x_thin("x_thin", cornerBlock({1, 3, 8, 8, 8}, {3, 8, 8}));
+  HaloTensor<float, Memory> y_part("y_part", cornerBlock({1, 3, 4, 4, 4}, {2, 4, 4}));
   m = errorMessage<ShapeError>(
       [&] { avgPool3dForward(x_thin, g, y_part, y_part.block().owned()); });
-  expectContains(m, "[0:4, 0:8, 0:8)");
-  expectContains(m, "ghost region is too thin");
+  expectContainsAll(m, {"[0:4, 0:8, 0:8)", "ghost region is too thin"});
 
   HaloTensor<float, Memory> dx("dx", x.block());
   m = errorMessage<ShapeError>([&] { avgPool3dBackward(y, g, dx, Box({0, 0, 0}, {8, 9, 8})); });

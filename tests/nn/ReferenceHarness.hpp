@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "halo3d/comm/Distribute.hpp"
 #include "halo3d/nn/GradientReducer.hpp"
 #include "halo3d/nn/Model.hpp"
+#include "halo3d/nn/Optimizer.hpp"
 #include "halo3d/nn/StateDict.hpp"
 #include "support/ReferenceData.hpp"
 
@@ -97,6 +99,68 @@ inline std::vector<double> referenceBlock(const halo3d::testing::Array& a, const
           for (index_t x = o.min(2); x < o.max(2); ++x)
             out.push_back(a.data[std::size_t((((n * s[1] + c) * s[2] + d) * s[3] + y) * s[4] + x)]);
   return out;
+}
+
+// What a reference run records besides the model output, compared with PyTorch and with the 1-rank
+// run.
+struct StepResults {
+  std::map<std::string, std::vector<double>> grads;  // step 0, after the allreduce
+  std::vector<double> losses;
+  std::map<std::string, std::vector<double>> final_values;
+};
+
+// Trains `model` on `grid` for `steps` steps of the optimizer `oc` describes, with `loss` against
+// `target`, recording into r; recordOutput() runs after step 0's loss, on the step-0 output.
+template <class Loss, class Target, class RecordOutput>
+void trainSteps(Model& model, const ProcessGrid& grid, const OptimizerConfig& oc, int steps,
+                Loss loss, const Target& target, StepResults& r, const RecordOutput& recordOutput) {
+  auto opt = makeOptimizer(model.parameters(), oc);
+  GradientReducer reducer(grid.comm(), model.parameters());
+  RunContext ctx;
+  ctx.grid = &grid;
+  ctx.reducer = &reducer;
+  for (int step = 0; step < steps; ++step) {
+    ctx.step = step;
+    model.forward(ctx);
+    r.losses.push_back(loss.compute(grid, model.output(), target, &model.outputGradient()));
+    if (step == 0) recordOutput();
+    model.backward(ctx);
+    if (step == 0)
+      for (Parameter* p : model.parameters().trainable())
+        r.grads[p->name()] = hostValues(*p, true);
+    opt->step(oc.lr);
+  }
+  Kokkos::fence();
+  for (const Parameter* p : model.parameters().all())
+    r.final_values[p->name()] = hostValues(*p, false);
+}
+
+// The gradients, losses and final values of a run on a grid against PyTorch (the reference file
+// f) and against the 1-rank run `single`, at the tolerances tol.grad, loss, final_weights and
+// grid_grad, grid_loss, grid_final.
+template <class Tolerances>
+void expectStepsMatch(const StepResults& r, const StepResults& single,
+                      const halo3d::testing::H5File& f, const Tolerances& tol) {
+  for (const auto& [name, g] : r.grads) {
+    EXPECT_LE(relativeError(g, f.read("step0/grad/" + name).data), tol.grad)
+        << "gradient of " << name;
+    EXPECT_LE(relativeError(g, single.grads.at(name)), tol.grid_grad)
+        << "gradient of " << name << " vs 1 rank";
+  }
+  const halo3d::testing::Array ref_losses = f.read("losses");
+  ASSERT_EQ(r.losses.size(), ref_losses.size());
+  for (std::size_t s = 0; s < ref_losses.size(); ++s) {
+    EXPECT_NEAR(r.losses[s], ref_losses.data[s], tol.loss * std::abs(ref_losses.data[s]))
+        << "loss of step " << s;
+    EXPECT_NEAR(r.losses[s], single.losses[s], tol.grid_loss * std::abs(single.losses[s]))
+        << "loss of step " << s << " vs 1 rank";
+  }
+  for (const auto& [name, v] : r.final_values) {
+    EXPECT_LE(relativeError(v, f.read("final/" + name).data), tol.final_weights)
+        << "final " << name;
+    EXPECT_LE(relativeError(v, single.final_values.at(name)), tol.grid_final)
+        << "final " << name << " vs 1 rank";
+  }
 }
 
 }  // namespace halo3d::nn::testing

@@ -51,12 +51,9 @@ std::vector<GridShape> gridsFor(int ranks) {
   return {};
 }
 
-struct RunResult {
+struct RunResult : StepResults {
   std::vector<double> output;  // this rank's samples (N_local x 4)
   index_t sample_begin = 0;
-  std::map<std::string, std::vector<double>> grads;  // step 0, after the allreduce
-  std::vector<double> losses;
-  std::map<std::string, std::vector<double>> final_values;
 };
 
 // Runs step 0 and the three Adam steps of `file` on `grid`.
@@ -87,30 +84,11 @@ RunResult run(const std::string& file, const ProcessGrid& grid) {
   oc.beta1 = config["betas"][0];
   oc.beta2 = config["betas"][1];
   oc.eps = config["eps"];
-  auto opt = makeOptimizer(model->parameters(), oc);
-  GradientReducer reducer(grid.comm(), model->parameters());
-  RunContext ctx;
-  ctx.grid = &grid;
-  ctx.reducer = &reducer;
-  MseLoss loss;
   RunResult r;
-  for (int step = 0; step < 3; ++step) {
-    ctx.step = step;
-    model->forward(ctx);
-    r.losses.push_back(loss.compute(grid, model->output(), targets, &model->outputGradient()));
-    if (step == 0) {
-      r.output = ownedValues(model->output());
-      r.sample_begin = ob.sampleBegin();
-    }
-    model->backward(ctx);
-    if (step == 0)
-      for (Parameter* p : model->parameters().trainable())
-        r.grads[p->name()] = hostValues(*p, true);
-    opt->step(oc.lr);
-  }
-  Kokkos::fence();
-  for (const Parameter* p : model->parameters().all())
-    r.final_values[p->name()] = hostValues(*p, false);
+  trainSteps(*model, grid, oc, 3, MseLoss(), targets, r, [&] {
+    r.output = ownedValues(model->output());
+    r.sample_begin = ob.sampleBegin();
+  });
   return r;
 }
 
@@ -124,7 +102,6 @@ TEST_P(CosmoFlowReference, MatchesPyTorchAndTheOneRankRunOnEveryGrid) {
   // The 1-rank run, on every rank at once (over MPI_COMM_SELF).
   ProcessGrid self(MPI_COMM_SELF, GridShape(1, 1, 1, 1));
   const RunResult single = run(file, self);
-  const halo3d::testing::Array ref_losses = f.read("losses");
   for (const GridShape& shape : gridsFor(size)) {
     SCOPED_TRACE(file + " on grid " + shape.str());
     onGrid(shape, [&](const ProcessGrid& grid) {
@@ -135,25 +112,7 @@ TEST_P(CosmoFlowReference, MatchesPyTorchAndTheOneRankRunOnEveryGrid) {
       for (std::size_t i = 0; i < r.output.size(); ++i)
         ref_out.push_back(out.data[std::size_t(r.sample_begin) * 4 + i]);
       EXPECT_LE(relativeError(r.output, ref_out), kTol.output) << "step-0 output";
-      for (const auto& [name, g] : r.grads) {
-        EXPECT_LE(relativeError(g, f.read("step0/grad/" + name).data), kTol.grad)
-            << "gradient of " << name;
-        EXPECT_LE(relativeError(g, single.grads.at(name)), kTol.grid_grad)
-            << "gradient of " << name << " vs 1 rank";
-      }
-      for (int s = 0; s < 3; ++s) {
-        EXPECT_NEAR(r.losses[s], ref_losses.data[std::size_t(s)],
-                    kTol.loss * std::abs(ref_losses.data[std::size_t(s)]))
-            << "loss of step " << s;
-        EXPECT_NEAR(r.losses[s], single.losses[s], kTol.grid_loss * std::abs(single.losses[s]))
-            << "loss of step " << s;
-      }
-      for (const auto& [name, v] : r.final_values) {
-        EXPECT_LE(relativeError(v, f.read("final/" + name).data), kTol.final_weights)
-            << "final " << name;
-        EXPECT_LE(relativeError(v, single.final_values.at(name)), kTol.grid_final)
-            << "final " << name << " vs 1 rank";
-      }
+      expectStepsMatch(r, single, f, kTol);
     });
   }
 }

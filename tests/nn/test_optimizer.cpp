@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <random>
+#include <utility>
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/nn/LrSchedule.hpp"
@@ -106,25 +108,26 @@ TEST(Optimizer, UnknownKindIsAnError) {
   EXPECT_THROW(makeOptimizer(store, c), InputError);
 }
 
+// s.at(step) == lr for each (step, lr) of `want`.
+void expectLrs(const LrSchedule& s, std::initializer_list<std::pair<long, double>> want) {
+  for (const auto& [step, lr] : want)
+    EXPECT_DOUBLE_EQ(s.at(step), lr) << "step " << step;
+}
+
 TEST(LrSchedule, WarmupThenStepAndPoly) {
   LrSchedule s;
   s.base_lr = 1.0;
   s.warmup_steps = 4;
   s.warmup_start = 0.0;
-  EXPECT_DOUBLE_EQ(s.at(0), 0.25);
-  EXPECT_DOUBLE_EQ(s.at(3), 1.0);
-  EXPECT_DOUBLE_EQ(s.at(100), 1.0);
+  expectLrs(s, {{0, 0.25}, {3, 1.0}, {100, 1.0}});
   s.decay = LrDecay::Step;
   s.step_every = 10;
   s.step_gamma = 0.5;
-  EXPECT_DOUBLE_EQ(s.at(13), 1.0);
-  EXPECT_DOUBLE_EQ(s.at(14), 0.5);
-  EXPECT_DOUBLE_EQ(s.at(34), 0.125);
+  expectLrs(s, {{13, 1.0}, {14, 0.5}, {34, 0.125}});
   s.decay = LrDecay::Poly;
   s.total_steps = 14;
   s.end_lr = 0.0;
-  EXPECT_DOUBLE_EQ(s.at(9), 0.5);
-  EXPECT_DOUBLE_EQ(s.at(20), 0.0);
+  expectLrs(s, {{9, 0.5}, {20, 0.0}});
   s.validate();
   s.total_steps = 2;
   EXPECT_THROW(s.validate(), InputError);

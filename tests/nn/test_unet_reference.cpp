@@ -62,12 +62,9 @@ std::vector<GridShape> gridsFor(int ranks) {
   return {};
 }
 
-struct RunResult {
+struct RunResult : StepResults {
   Array output;  // step-0 logits, this rank's owned block, as Array
   TensorBlock output_block;
-  std::map<std::string, std::vector<double>> grads;  // step 0, after the allreduce
-  std::vector<double> losses;
-  std::map<std::string, std::vector<double>> final_values;
 };
 
 // Step 0 and the three SGD steps of the reference file on `grid`.
@@ -96,30 +93,11 @@ RunResult run(const ProcessGrid& grid) {
   oc.kind = config["optimizer"];
   oc.lr = config["lr"];
   oc.momentum = config["momentum"];
-  auto opt = makeOptimizer(model->parameters(), oc);
-  GradientReducer reducer(grid.comm(), model->parameters());
-  RunContext ctx;
-  ctx.grid = &grid;
-  ctx.reducer = &reducer;
-  CrossEntropyLoss loss;
   RunResult r;
-  for (int step = 0; step < int(config["steps"]); ++step) {
-    ctx.step = step;
-    model->forward(ctx);
-    r.losses.push_back(loss.compute(grid, model->output(), labels, &model->outputGradient()));
-    if (step == 0) {
-      r.output_block = model->output().tensor.block();
-      r.output.data = ownedValues(model->output());
-    }
-    model->backward(ctx);
-    if (step == 0)
-      for (Parameter* p : model->parameters().trainable())
-        r.grads[p->name()] = hostValues(*p, true);
-    opt->step(oc.lr);
-  }
-  Kokkos::fence();
-  for (const Parameter* p : model->parameters().all())
-    r.final_values[p->name()] = hostValues(*p, false);
+  trainSteps(*model, grid, oc, int(config["steps"]), CrossEntropyLoss(), labels, r, [&] {
+    r.output_block = model->output().tensor.block();
+    r.output.data = ownedValues(model->output());
+  });
   return r;
 }
 
@@ -145,24 +123,7 @@ TEST(UNetReference, MatchesPyTorchAndTheOneRankRunOnEveryGrid) {
                 kTol.grid_output)
           << "step-0 logits vs 1 rank";
       EXPECT_EQ(r.grads.size(), f.children("step0/grad").size()) << "trainable parameters";
-      for (const auto& [name, g] : r.grads) {
-        EXPECT_LE(relativeError(g, f.read("step0/grad/" + name).data), kTol.grad)
-            << "gradient of " << name;
-        EXPECT_LE(relativeError(g, single.grads.at(name)), kTol.grid_grad)
-            << "gradient of " << name << " vs 1 rank";
-      }
-      for (std::size_t s = 0; s < ref_losses.size(); ++s) {
-        EXPECT_NEAR(r.losses[s], ref_losses.data[s], kTol.loss * std::abs(ref_losses.data[s]))
-            << "loss of step " << s;
-        EXPECT_NEAR(r.losses[s], single.losses[s], kTol.grid_loss * std::abs(single.losses[s]))
-            << "loss of step " << s << " vs 1 rank";
-      }
-      for (const auto& [name, v] : r.final_values) {
-        EXPECT_LE(relativeError(v, f.read("final/" + name).data), kTol.final_weights)
-            << "final " << name;
-        EXPECT_LE(relativeError(v, single.final_values.at(name)), kTol.grid_final)
-            << "final " << name << " vs 1 rank";
-      }
+      expectStepsMatch(r, single, f, kTol);
     });
   }
 }

@@ -16,6 +16,7 @@
 #include "halo3d/io/SampleWriter.hpp"
 #include "support/GridFactorisations.hpp"
 #include "support/MpiWorld.hpp"
+#include "support/SharedTempDir.hpp"
 
 namespace halo3d::apps {
 namespace {
@@ -28,30 +29,9 @@ bool fits(const GridShape& shape, const Extents3& e) {
 using halo3d::testing::worldSize;
 
 // A directory shared by every rank, removed at the end.
-class SharedDir {
+class SharedDir : public halo3d::testing::SharedTempDir {
  public:
-  SharedDir() {
-    char buf[4096] = {0};
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) {
-      std::string t = std::filesystem::temp_directory_path().string() + "/halo3d_unet_XXXXXX";
-      if (::mkdtemp(t.data())) t.copy(buf, sizeof buf - 1);
-    }
-    MPI_Bcast(buf, sizeof buf, MPI_CHAR, 0, MPI_COMM_WORLD);
-    _path = buf;
-  }
-  ~SharedDir() {
-    MPI_Barrier(MPI_COMM_WORLD);
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::error_code ec;
-    if (rank == 0) std::filesystem::remove_all(_path, ec);
-  }
-  std::string file(const std::string& name) const { return _path + "/" + name; }
-
- private:
-  std::string _path;
+  SharedDir() : SharedTempDir(MPI_COMM_WORLD, "halo3d_unet") {}
 };
 
 struct StartsCase {
