@@ -34,6 +34,37 @@ index_t ConvTranspose3dGeometry::outputExtent(int dim, index_t input_extent) con
   return extent;
 }
 
+namespace {
+
+// The sizes filterGradHost and gatherHost allocate, for scalar type T.
+template <class T>
+std::size_t hostWorkspace(const WindowGeometry& w, index_t samples, index_t in_channels,
+                          index_t out_channels, const Extents3& out) {
+  using Blocking = impl::HostBlocking<T>;
+  const index_t taps = index_t(w.kernel[0]) * w.kernel[1] * w.kernel[2];
+  const index_t qpad = Blocking::paddedChannels(out_channels);
+  const index_t grad_size = taps * in_channels * qpad + qpad;
+  const index_t chunks =
+      impl::filterChunks(samples * out[0] * out[1], std::size_t(grad_size) * sizeof(T));
+  const std::size_t filter = std::size_t(chunks) * std::size_t(grad_size + out[2] * qpad);
+  const std::size_t packed =
+      std::size_t(taps) *
+      std::size_t(
+          std::max(in_channels * qpad, out_channels * Blocking::paddedChannels(in_channels)));
+  return std::max(filter, packed) * sizeof(T);
+}
+
+}  // namespace
+
+std::size_t ConvTranspose3dGeometry::hostWorkspaceBytes(index_t samples, index_t in_channels,
+                                                        index_t out_channels,
+                                                        const Extents3& out_extents,
+                                                        std::size_t element_bytes) const {
+  return element_bytes > sizeof(float)
+             ? hostWorkspace<double>(window, samples, in_channels, out_channels, out_extents)
+             : hostWorkspace<float>(window, samples, in_channels, out_channels, out_extents);
+}
+
 Extents3 ConvTranspose3dGeometry::outputExtents(const Extents3& input_extents) const {
   return {outputExtent(0, input_extents[0]), outputExtent(1, input_extents[1]),
           outputExtent(2, input_extents[2])};

@@ -4,6 +4,7 @@
 // each kernel reads, and ghost widths. Defined in kernels/ConvTranspose3d.cpp.
 
 #include <array>
+#include <cstddef>
 
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/core/IndexSpace.hpp"
@@ -36,6 +37,13 @@ struct ConvTranspose3dGeometry {
   // Output cells [lo, hi) that input cells [i0, i1) feed along `dim`, before clipping to the
   // volume.
   std::array<index_t, 2> outputWindow(int dim, index_t i0, index_t i1) const;
+  // Bytes of the largest buffer the host code allocates for one pass on a block of `samples`
+  // samples whose output has `out_extents` cells: backward-filter's partial sums and dy rows per
+  // chunk (up to 32 chunks whatever the thread count, at most 64 MiB of partial sums), or the
+  // weights packed for forward and backward-data. The memory model counts it (a 128-channel layer
+  // with 2x2x2 taps keeps 16 MiB of partial sums); the device code allocates no such buffer.
+  std::size_t hostWorkspaceBytes(index_t samples, index_t in_channels, index_t out_channels,
+                                 const Extents3& out_extents, std::size_t element_bytes) const;
 };
 
 // Ghost widths input block `input_block` needs to compute output block `output_block` (global

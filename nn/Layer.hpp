@@ -29,6 +29,9 @@ namespace halo3d::nn {
 struct LayerWork {
   double flops_forward = 0, flops_backward = 0;
   double bytes_forward = 0, bytes_backward = 0;
+  // The largest buffer the layer's host code allocates during a pass and frees after it (0: none
+  // worth counting); the memory model takes the largest over the layers.
+  double host_workspace_bytes = 0;
 };
 
 // Cells of a block shape (samples, C, D, H, W).

@@ -4,8 +4,9 @@
 // limit, and prints its predicted step time split by category, its memory per rank and the
 // runner-up. --json writes the same as JSON lines (what scripts/plot_scaling.py plots).
 //
-//   halo3d-plan --model cosmoflow --input-size 512 --width 1 --batch 64 \
-//       --ranks 16,32,64,128,256,512,1024,2048 --machine machines/v100-edr.json \
+// For example (one command line):
+//   halo3d-plan --model cosmoflow --input-size 512 --width 1 --batch 64
+//       --ranks 16,32,64,128,256,512,1024,2048 --machine machines/v100-edr.json
 //       --memory-limit 16G --json scaling.jsonl
 #include <CLI/CLI.hpp>
 

@@ -55,7 +55,9 @@ LayerWork ConvTranspose3d::work(const std::vector<Shape5>& inputs, const Shape5&
   const double forward = 2 * taps * cellsOf(x);
   const double bytes = (cellsOf(x) + cellsOf(output)) * double(element_bytes);
   return LayerWork{forward, forward * (input_gradient ? 2 : 1), bytes,
-                   bytes * (input_gradient ? 2 : 1)};
+                   bytes * (input_gradient ? 2 : 1),
+                   double(_g.hostWorkspaceBytes(output[0], x[1], output[1],
+                                                {output[2], output[3], output[4]}, element_bytes))};
 }
 
 }  // namespace halo3d::nn

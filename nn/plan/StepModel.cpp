@@ -267,29 +267,47 @@ class Predictor {
     return bytes / _m.io_read_bytes_per_s * (_m.devices_per_node > 0 ? 1.0 : _stretch);
   }
 
+  // The largest rank's memory: ranks differ in block sizes (the first part of a split owns the
+  // most cells) and in halo buffers (a middle rank has neighbours on both sides), so every
+  // representative rank is counted and the largest total kept.
   void memory(StepPrediction& p) const {
-    const GridCoords c = ModelPlan::largestRank();
+    std::size_t best = 0;
+    for (const GridCoords& c : _plan.representativeRanks()) {
+      std::vector<MemoryTerm> terms = memoryOf(c);
+      std::size_t total = 0;
+      for (const MemoryTerm& t : terms)
+        total += t.bytes;
+      if (total > best || p.memory.empty()) {
+        best = total;
+        p.memory = std::move(terms);
+      }
+    }
+    p.peak_bytes = best;
+  }
+
+  std::vector<MemoryTerm> memoryOf(const GridCoords& c) const {
+    std::vector<MemoryTerm> m;
     const std::size_t e = _run.element_bytes;
-    p.memory.push_back({"activations and gradients", _plan.totalBytes(c, e)});
+    m.push_back({"activations and gradients", _plan.totalBytes(c, e)});
     const std::size_t params = std::size_t(_run.all_parameters + _run.trainable_parameters) * 4;
-    p.memory.push_back({"parameters and their gradients", params});
-    p.memory.push_back({"optimizer state", std::size_t(_run.trainable_parameters) *
-                                               std::size_t(_run.optimizer_state_per_parameter) *
-                                               4});
+    m.push_back({"parameters and their gradients", params});
+    m.push_back({"optimizer state", std::size_t(_run.trainable_parameters) *
+                                        std::size_t(_run.optimizer_state_per_parameter) * 4});
     // The allreduce's receive buffers (device memory; a GPU build stages through host copies).
-    p.memory.push_back({"gradient allreduce buffers",
-                        _plan.grid().size() > 1 ? std::size_t(_run.trainable_parameters) * 4 : 0});
+    m.push_back({"gradient allreduce buffers",
+                 _plan.grid().size() > 1 ? std::size_t(_run.trainable_parameters) * 4 : 0});
     // The loader keeps the batch in use and the one being read (float32 inputs, int32 labels).
     const TensorBlock in = _plan.block(0, c);
     std::size_t batch = allocationBytes(in, 4);
     if (_run.labels_per_sample_cell > 0)
       batch += std::size_t(cellsOf(ownedShape(in)) / double(in.channels())) * 4;
-    p.memory.push_back({"data loader batches", batch * (_run.prefetch ? 2 : 1)});
+    m.push_back({"data loader batches", batch * (_run.prefetch ? 2 : 1)});
     // Halo buffers: every exchange's packed messages, sent and received, both directions.
     std::size_t halo = 0, workspace = 0;
     const GridShape& g = _plan.grid();
+    const bool host = _m.devices_per_node == 0;
     impl::DirectRule rule;
-    rule.enabled = _m.devices_per_node == 0;
+    rule.enabled = host;
     for (int id : _plan.order()) {
       const PlanNode& n = _plan.node(id);
       if (!n.layer) continue;
@@ -301,22 +319,23 @@ class Predictor {
           for (const impl::WireMessage& w : impl::wireMessages(hp, gather, rule, e))
             if (!w.direct) halo += 2 * w.bytes;  // a send buffer and a receive buffer
       }
-      // The largest transient workspace: the weight-gradient partial sums (double) of one
-      // convolution, one row per thread.
-      if (n.kind.rfind("Conv", 0) == 0) {
-        const TensorBlock out = _plan.block(id, c);
-        const LayerWork w =
-            n.layer->work({ownedShape(_plan.block(src, c))}, ownedShape(out), e, false);
+      // The largest transient workspace: what the layer's host code says it allocates
+      // (ConvTranspose3d's partial sums), and a convolution's weight-gradient partial sums
+      // (double), one row per thread.
+      const TensorBlock out = _plan.block(id, c);
+      const LayerWork w =
+          n.layer->work({ownedShape(_plan.block(src, c))}, ownedShape(out), e, false);
+      if (host) workspace = std::max(workspace, std::size_t(w.host_workspace_bytes));
+      if (n.kind.rfind("Conv3d(", 0) == 0) {
         const double weights =
             w.flops_forward / 2 / cellsOf(ownedShape(out)) * double(out.channels());
         workspace = std::max(workspace, std::size_t(weights + double(out.channels())) * 8 *
                                             std::size_t(_run.threads_per_rank));
       }
     }
-    p.memory.push_back({"halo buffers", halo});
-    p.memory.push_back({"largest layer workspace", workspace});
-    for (const MemoryTerm& t : p.memory)
-      p.peak_bytes += t.bytes;
+    m.push_back({"halo buffers", halo});
+    m.push_back({"largest layer workspace", workspace});
+    return m;
   }
 
   const ModelPlan& _plan;

@@ -13,6 +13,8 @@
 
 #include "KernelTestSupport.hpp"
 #include "halo3d/core/GridShape.hpp"
+#include "halo3d/core/KernelPath.hpp"
+#include "halo3d/core/MemoryTracker.hpp"
 #include "halo3d/kernels/ConvTranspose3d.hpp"
 #include "halo3d/kernels/impl/ConvTranspose3dImpl.hpp"
 #include "halo3d/kernels/reference/ConvTranspose3d.hpp"
@@ -360,6 +362,46 @@ TEST(ConvTranspose3dGeometry, ExtentsWindowsAndHaloWidths) {
   const HaloWidths h = convTranspose3dHaloWidthsForGrid(k3, {4, 4, 4}, {2, 1, 1});
   EXPECT_EQ(h.lo, (std::array<int, 3>{0, 0, 0}));
   EXPECT_EQ(h.hi, (std::array<int, 3>{1, 0, 0}));
+}
+
+// The memory model counts the host code's largest buffer from hostWorkspaceBytes: it must be what
+// the passes allocate. Measured as the tracker's peak over what was live before each pass, for a
+// U-Net-like up-sampling (many partial-sum chunks) and a small odd geometry.
+TEST(ConvTranspose3dWorkspace, HostBytesAreWhatThePassesAllocate) {
+  if (!kRunsOnHost<Exec>) GTEST_SKIP() << "the device code keeps no workspace";
+  MemoryTracker::install();
+  const Exec exec;
+  for (const Geometry& s :
+       {Geometry{"up_k2s2", {2, 24, 4, 4, 3}, 20, ConvTranspose3dGeometry::cubic(2, 2)},
+        Geometry{"k3s2p1op1", {1, 3, 4, 4, 4}, 5, ConvTranspose3dGeometry::cubic(3, 2, 1, 1)}}) {
+    Problem<float> p(s, HaloWidths{}, HaloWidths{});
+    HaloTensor<float, Memory> y("y", p.dy.block());
+    HaloTensor<float, Memory> dx("dx", p.x.block());
+    auto dw = p.newWeights("dw");
+    Bias<float> db("db", s.out_channels);
+    exec.fence();
+    std::size_t largest = 0;
+    const auto measure = [&](const std::function<void()>& pass) {
+      const std::size_t live = MemoryTracker::usage("Host").current;
+      MemoryTracker::resetPeak();
+      pass();
+      exec.fence();
+      largest = std::max(largest, MemoryTracker::usage("Host").peak - live);
+    };
+    measure([&] { convTranspose3dForward(exec, p.x, p.w, p.b, s.g, y, y.block().owned()); });
+    measure([&] {
+      convTranspose3dBackwardData(exec, p.dy, p.w, s.g, dx, p.x.block().owned(),
+                                  p.dy.block().owned());
+    });
+    measure([&] {
+      convTranspose3dBackwardFilter(exec, p.x, p.dy, s.g, dw, db, p.dy.block().owned(), false);
+    });
+    const Shape5 out = outputShape(s);
+    EXPECT_EQ(largest, s.g.hostWorkspaceBytes(out[0], s.x_shape[1], out[1],
+                                              {out[2], out[3], out[4]}, sizeof(float)))
+        << s.name;
+    EXPECT_GT(largest, 0u) << s.name;
+  }
 }
 
 TEST(ConvTranspose3dErrors, BadShapesNameTheValues) {

@@ -48,7 +48,9 @@ TEST(ModelPlan, PlansThePapersTwoThousandRankGridWithoutMpi) {
   for (const PlanNode& n : p.nodes())
     if (n.replicates >= 0 && !n.consumers.empty()) {
       const PlanNode& consumer = p.node(n.consumers[0]);
-      if (consumer.kind.rfind("Conv3d", 0) == 0) EXPECT_EQ(n.halo.lo[0], 1) << n.name;
+      if (consumer.kind.rfind("Conv3d", 0) == 0) {
+        EXPECT_EQ(n.halo.lo[0], 1) << n.name;
+      }
     }
   // Bytes are known per rank without allocating: 1 x 4 x (2+2) x (512+2) x (512+2) floats.
   EXPECT_EQ(p.bytes(0, ModelPlan::largestRank(), 4), std::size_t(4) * 4 * 4 * 514 * 514);

@@ -144,7 +144,9 @@ TEST(StepModel, GridChoiceOrdersTheValidGridsAndExplainsTheOthers) {
     if (all[i].valid()) {
       ++valid;
       EXPECT_GT(all[i].prediction.step_s, 0.0);
-      if (i > 0) EXPECT_LE(all[i - 1].prediction.step_s, all[i].prediction.step_s);
+      if (i > 0) {
+        EXPECT_LE(all[i - 1].prediction.step_s, all[i].prediction.step_s);
+      }
     } else {
       EXPECT_EQ(all[i].grid.n(), 4) << all[i].grid.str() << ": " << all[i].why_not;
       EXPECT_NE(all[i].why_not.find("does not divide"), std::string::npos);
