@@ -40,11 +40,13 @@ HostSample cosmo(index_t id, const Extents3& e = {6, 5, 4}) {
   return testing::encodedSample(SampleKind::CosmoFlow, id, 2, e, false);
 }
 
-// A dataset of zeros that a malformed file holds.
+// A dataset of zeros that a malformed file holds. The type is an ElementType, not an hid_t: the
+// H5T_NATIVE_* macros expand to comma expressions that nvcc's front end cannot take inside a
+// braced initializer list.
 struct RawDataset {
   const char* name;
   std::vector<index_t> shape;
-  hid_t type;
+  ElementType type;
 };
 
 struct BadFile {
@@ -59,7 +61,7 @@ struct BadFile {
       index_t count = 1;
       for (index_t e : d.shape)
         count *= e;
-      testing::writeRawDataset(path, d.name, d.shape, d.type,
+      testing::writeRawDataset(path, d.name, d.shape, h5::nativeType(d.type),
                                std::vector<double>(std::size_t(count), 0.0));
     }
     if (write) write(path);
@@ -70,37 +72,39 @@ std::vector<BadFile> badFiles() {
   return {
       {"missing_dataset",
        SampleKind::CosmoFlow,
-       {{"full", {2, 4, 4, 4}, H5T_NATIVE_FLOAT}},
+       {{"full", {2, 4, 4, 4}, ElementType::Float32}},
        nullptr,
        {"unitPar", "no dataset"}},
       {"wrong_rank",
        SampleKind::CosmoFlow,
-       {{"full", {2, 4, 4}, H5T_NATIVE_FLOAT}},
+       {{"full", {2, 4, 4}, ElementType::Float32}},
        nullptr,
        {"'full'", "rank 3"}},
       {"wrong_dtype",
        SampleKind::CosmoFlow,
-       {{"full", {2, 4, 4, 4}, H5T_NATIVE_DOUBLE}, {"unitPar", {4}, H5T_NATIVE_FLOAT}},
+       {{"full", {2, 4, 4, 4}, ElementType::Float64}, {"unitPar", {4}, ElementType::Float32}},
        nullptr,
        {"'full'", "float64"}},
       {"targets_shape",
        SampleKind::CosmoFlow,
-       {{"full", {3, 2, 4, 4, 4}, H5T_NATIVE_INT16}, {"unitPar", {2, 4}, H5T_NATIVE_FLOAT}},
+       {{"full", {3, 2, 4, 4, 4}, ElementType::Int16}, {"unitPar", {2, 4}, ElementType::Float32}},
        nullptr,
        {"'unitPar'", "(2, 4)", "3 samples"}},
       {"channels_last",
        SampleKind::CosmoFlow,
-       {{"full", {20, 20, 20, 4}, H5T_NATIVE_INT16}, {"unitPar", {4}, H5T_NATIVE_FLOAT}},
+       {{"full", {20, 20, 20, 4}, ElementType::Int16}, {"unitPar", {4}, ElementType::Float32}},
        nullptr,
        {"'full'", "channels-last", "convert-cosmoflow"}},
       {"labels_float",
        SampleKind::UNet,
-       {{"volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT}, {"segmentation", {4, 4, 4}, H5T_NATIVE_FLOAT}},
+       {{"volume", {1, 4, 4, 4}, ElementType::Float32},
+        {"segmentation", {4, 4, 4}, ElementType::Float32}},
        nullptr,
        {"'segmentation'", "integer"}},
       {"labels_shape",
        SampleKind::UNet,
-       {{"volume", {1, 4, 4, 4}, H5T_NATIVE_FLOAT}, {"segmentation", {4, 4, 3}, H5T_NATIVE_UINT8}},
+       {{"volume", {1, 4, 4, 4}, ElementType::Float32},
+        {"segmentation", {4, 4, 3}, ElementType::UInt8}},
        nullptr,
        {"'segmentation'", "(4, 4, 3)", "(4, 4, 4)"}},
       {"truncated",
