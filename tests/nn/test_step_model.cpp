@@ -144,8 +144,10 @@ TEST(StepModel, GridChoiceOrdersTheValidGridsAndExplainsTheOthers) {
     if (all[i].valid()) {
       ++valid;
       EXPECT_GT(all[i].prediction.step_s, 0.0);
+      // Fastest first, except that grids within 0.1% of each other are ties (ordered by split
+      // dimension, GridChoice.cpp): the live calibration can put two grids that close.
       if (i > 0) {
-        EXPECT_LE(all[i - 1].prediction.step_s, all[i].prediction.step_s);
+        EXPECT_LE(all[i - 1].prediction.step_s, all[i].prediction.step_s * (1 + 1e-3));
       }
     } else {
       EXPECT_EQ(all[i].grid.n(), 4) << all[i].grid.str() << ": " << all[i].why_not;
