@@ -60,7 +60,8 @@ std::vector<WireMessage> wireMessages(const HaloPlan& plan, bool gather, const D
                                : RunLayout{};
     w.direct = !runs.starts.empty();
     w.bytes = per_cell * std::size_t(w.direct ? m.owned_side_stretched.size() : exact.size());
-    w.messages = w.direct ? runs.starts.size() : 1;
+    w.messages =
+        w.direct && !(rule.derived_datatypes && runs.starts.size() > 1) ? runs.starts.size() : 1;
     out.push_back(w);
   }
   return out;

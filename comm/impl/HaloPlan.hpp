@@ -48,8 +48,8 @@ struct HaloPlan {
 };
 
 // What one round of an exchange puts on the wire toward one neighbour, as HaloExchange sends it:
-// the bytes, the MPI messages (a direct region sends one per contiguous run) and whether it is
-// direct.
+// the bytes, the MPI messages (one, or one per contiguous run for a direct region without
+// datatypes) and whether it is direct.
 struct WireMessage {
   std::array<int, 3> offset{};
   std::size_t bytes = 0, messages = 0;
@@ -58,6 +58,7 @@ struct WireMessage {
 struct DirectRule {
   bool enabled = true;  // gather only; never when the buffers are staged through host memory
   std::size_t min_run_bytes = 8 * 1024, max_runs = 1024;
+  bool derived_datatypes = true;  // a direct region's runs travel as one message
 };
 // Every message this rank sends in one round of `plan`, gather or scatter-sum.
 std::vector<WireMessage> wireMessages(const HaloPlan& plan, bool gather, const DirectRule& rule,

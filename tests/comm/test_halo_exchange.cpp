@@ -92,13 +92,14 @@ int checkGathered(const Tensor& t) {
   return wrong;
 }
 
-// How the messages travel: packed by the host code, direct where the geometry allows, or as a
-// device build without GPU-aware MPI sends them.
-enum class Transport { Packed, Direct, Device };
+// How the messages travel: packed by the host code, direct where the geometry allows (one message
+// per neighbour, or one per contiguous run), or as a device build without GPU-aware MPI sends them.
+enum class Transport { Packed, Direct, DirectRuns, Device };
 
 HaloExchangeOptions optionsFor(Transport route) {
   HaloExchangeOptions opts;
-  opts.direct_runs = route == Transport::Direct;
+  opts.direct_runs = route == Transport::Direct || route == Transport::DirectRuns;
+  opts.derived_datatypes = route != Transport::DirectRuns;
   opts.direct_min_run_bytes = 0;  // with direct runs on, take them wherever the geometry allows
   opts.path = route == Transport::Device ? KernelPath::Device : KernelPath::Fastest;
   return opts;
@@ -212,11 +213,13 @@ TEST_P(HaloExchangeAllGrids, ScatterSumAddsEveryGhostCopyOnceAndZeroesSentGhosts
 }
 
 INSTANTIATE_TEST_SUITE_P(Routes, HaloExchangeAllGrids,
-                         ::testing::Values(Transport::Packed, Transport::Direct, Transport::Device),
+                         ::testing::Values(Transport::Packed, Transport::Direct,
+                                           Transport::DirectRuns, Transport::Device),
                          [](const ::testing::TestParamInfo<Transport>& i) {
-                           return i.param == Transport::Direct   ? "direct"
-                                  : i.param == Transport::Device ? "device"
-                                                                 : "packed";
+                           return i.param == Transport::Direct       ? "direct"
+                                  : i.param == Transport::DirectRuns ? "direct_runs"
+                                  : i.param == Transport::Device     ? "device"
+                                                                     : "packed";
                          });
 
 TEST(HaloExchange, ZeroBoundaryGhostsRestoresPadding) {
@@ -262,13 +265,16 @@ TEST(HaloExchange, WireMessagesOfThePlanAreWhatTheExchangeSends) {
       SCOPED_TRACE(shape.str() + " " + c.name);
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       const TensorBlock block = grid.blockOf(shapeFor(shape, c.halo), c.halo);
-      for (const bool direct : {true, false}) {
+      for (const auto& [direct, datatypes] :
+           {std::pair{true, true}, {true, false}, {false, true}}) {
         HaloExchangeOptions opts;
         opts.direct_runs = direct;
+        opts.derived_datatypes = datatypes;
         opts.direct_min_run_bytes = 64;
         HaloExchange<double, Memory> ex(grid, block, opts);
         const impl::DirectRule rule{direct && HaloExchange<double, Memory>::kMpiReadsMemory,
-                                    opts.direct_min_run_bytes, opts.direct_max_runs};
+                                    opts.direct_min_run_bytes, opts.direct_max_runs,
+                                    opts.derived_datatypes};
         for (const bool gather : {true, false}) {
           std::size_t bytes = 0, messages = 0;
           for (const impl::WireMessage& w :
@@ -280,8 +286,9 @@ TEST(HaloExchange, WireMessagesOfThePlanAreWhatTheExchangeSends) {
           EXPECT_EQ(bytes, ex.sentBytes(dir)) << (gather ? "gather" : "scatter");
           EXPECT_EQ(messages, ex.sentMessages(dir)) << (gather ? "gather" : "scatter");
           // With ghosts on both sides every rank of a split grid sends something.
-          if (shape.spatialSize() > 1 && std::string(c.name).rfind("width", 0) == 0)
+          if (shape.spatialSize() > 1 && std::string(c.name).rfind("width", 0) == 0) {
             EXPECT_GT(messages, 0u);
+          }
         }
       }
     }
