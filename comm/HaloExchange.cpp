@@ -6,5 +6,6 @@ namespace halo3d {
 
 template class HaloExchange<float>;
 template class HaloExchange<double>;
+template class HaloExchange<bf16>;
 
 }  // namespace halo3d

@@ -429,6 +429,7 @@ void HaloExchange<T, M>::finish() {
 
 extern template class HaloExchange<float>;
 extern template class HaloExchange<double>;
+extern template class HaloExchange<bf16>;
 
 // Sets every ghost cell of `t` that lies past the global volume to zero (the six boundary slabs).
 template <class T, class M>

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "halo3d/core/BFloat16.hpp"
+
 namespace halo3d {
 
 // Built with HALO3D_ENABLE_GPU_AWARE_MPI: MPI takes device pointers.
@@ -40,6 +42,8 @@ MPI_Datatype mpiType() {
     return MPI_UINT8_T;
   else if constexpr (std::is_same<T, std::uint64_t>::value)
     return MPI_UINT64_T;
+  else if constexpr (std::is_same<T, bf16>::value)
+    return MPI_UINT16_T;  // moved as bits, never reduced by MPI
   else
     static_assert(sizeof(T) == 0, "mpiType: no MPI datatype for this type");
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/TensorBlock.hpp"
 
 namespace halo3d {
@@ -17,7 +18,8 @@ template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_spa
 class HaloTensor {
   static_assert(Kokkos::is_memory_space<MemorySpace>::value,
                 "HaloTensor: MemorySpace must be a Kokkos memory space");
-  static_assert(std::is_arithmetic<T>::value, "HaloTensor: T must be an arithmetic type");
+  static_assert(std::is_arithmetic<T>::value || std::is_same<T, bf16>::value,
+                "HaloTensor: T must be an arithmetic type or bf16");
 
  public:
   using value_type = T;
