@@ -1,11 +1,12 @@
-// Halo exchange of a (1, 16, 64, 64, 64) float tensor, side by side with raw MPI_Sendrecv of the
-// same bytes to the same neighbours, in the same run. 2 ranks split D (1x2x1x1); 8 ranks split all
-// three (1x2x2x2); other rank counts split D only.
+// Halo exchange of a (1, 16, 64, 64, 64) float tensor (bf16 in halo_gather_bf16), side by side with
+// raw MPI_Sendrecv of the same bytes to the same neighbours, in the same run. 2 ranks split D
+// (1x2x1x1); 8 ranks split all three (1x2x2x2); other rank counts split D only.
 //
-// Arguments: {halo width, ghosts in every dimension (1) or only along split ones (0), direct: 1 long
-// contiguous runs go straight from tensor to tensor, one message per neighbour (the default), 2 the
-// same with one message per run, 0 every message packed}. Rates: bytes_per_second counts the ghost bytes one rank receives per exchange (its useful
-// payload); face_KiB is the largest single face message.
+// Arguments: {halo width, ghosts in every dimension (1) or only along split ones (0), direct: 1
+// long contiguous runs go straight from tensor to tensor, one message per neighbour (the default),
+// 2 the same with one message per run, 0 every message packed}. Rates: bytes_per_second counts the
+// ghost bytes one rank receives per exchange (its useful payload); face_KiB is the largest single
+// face message; bytes_sent and messages_sent are one rank's wire traffic per round.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
@@ -34,22 +35,24 @@ HaloWidths widthsFor(const GridShape& g, int width, bool every_dim) {
   return h;
 }
 
+template <class T = float>
 struct Setup {
   ProcessGrid grid;
   TensorBlock block;
-  HaloTensor<float, Memory> tensor;
+  HaloTensor<T, Memory> tensor;
   Setup(int width, bool every_dim)
       : grid(MPI_COMM_WORLD, gridFor(worldSize())),
         block(grid.blockOf({1, kC, kE, kE, kE}, widthsFor(grid.shape(), width, every_dim))),
         tensor("bench_halo", block) {
-    Kokkos::deep_copy(tensor.owned(), 1.0f);
+    Kokkos::deep_copy(tensor.owned(), T(1.0f));
   }
 };
 
-std::size_t largestFaceBytes(const impl::HaloPlan& plan) {
+std::size_t largestFaceBytes(const impl::HaloPlan& plan,
+                             std::size_t element_bytes = sizeof(float)) {
   std::size_t best = 0;
   for (const auto& m : plan.messages)
-    best = std::max(best, std::size_t(m.owned_side.size()) * std::size_t(kC) * sizeof(float));
+    best = std::max(best, std::size_t(m.owned_side.size()) * std::size_t(kC) * element_bytes);
   return best;
 }
 
@@ -68,12 +71,13 @@ double timedMax(F&& f) {
   return maxOverRanks(MPI_Wtime() - t0);
 }
 
+template <class T = float>
 void haloExchange(benchmark::State& state, HaloDirection dir) {
-  Setup s(int(state.range(0)), state.range(1) != 0);
+  Setup<T> s(int(state.range(0)), state.range(1) != 0);
   HaloExchangeOptions opts;
   opts.direct_runs = state.range(2) != 0;
   opts.derived_datatypes = state.range(2) != 2;
-  HaloExchange<float, Memory> exchange(s.grid, s.block, opts);
+  HaloExchange<T, Memory> exchange(s.grid, s.block, opts);
   for (int i = 0; i < 3; ++i)
     dir == HaloDirection::Gather ? exchange.gather(s.tensor) : exchange.scatter(s.tensor);
   for (auto _ : state) {
@@ -83,8 +87,11 @@ void haloExchange(benchmark::State& state, HaloDirection dir) {
       exchange.finish();
     }));
   }
-  report(state, exchange.receivedBytes(dir), largestFaceBytes(exchange.plan()));
+  report(state, exchange.receivedBytes(dir), largestFaceBytes(exchange.plan(), sizeof(T)));
   state.counters["direct_routes"] = double(exchange.directSendRoutes(dir));
+  // Per rank and round, the same in every iteration: what the precision changes.
+  state.counters["bytes_sent"] = double(exchange.sentBytes(dir));
+  state.counters["messages_sent"] = double(exchange.sentMessages(dir));
 }
 
 // The anchor: one MPI_Sendrecv per neighbour slot (send to the slot's neighbour, receive from the
@@ -92,7 +99,7 @@ void haloExchange(benchmark::State& state, HaloDirection dir) {
 // sizes.
 class RawSendrecv {
  public:
-  explicit RawSendrecv(const Setup& s)
+  explicit RawSendrecv(const Setup<>& s)
       : _comm(s.grid.spatialComm()),
         _plan(impl::planHaloExchange(s.block, s.grid.shape(), s.grid.coords().spatial())) {
     for (int slot = 0; slot < kNeighbourSlots; ++slot) {
@@ -129,7 +136,7 @@ class RawSendrecv {
 };
 
 void rawSendrecv(benchmark::State& state) {
-  Setup s(int(state.range(0)), state.range(1) != 0);
+  Setup<> s(int(state.range(0)), state.range(1) != 0);
   RawSendrecv raw(s);
   for (int i = 0; i < 3; ++i)
     raw.run();
@@ -142,7 +149,7 @@ void rawSendrecv(benchmark::State& state) {
 // machine (shared, noisy virtual machines drift by tens of percent between benchmarks). The manual
 // time is the halo's; the counters give both rates and halo/raw, the bandwidth ratio.
 void haloVsRaw(benchmark::State& state) {
-  Setup s(int(state.range(0)), state.range(1) != 0);
+  Setup<> s(int(state.range(0)), state.range(1) != 0);
   HaloExchangeOptions opts;
   opts.direct_runs = state.range(2) != 0;
   opts.derived_datatypes = state.range(2) != 2;
@@ -172,6 +179,9 @@ void haloVsRaw(benchmark::State& state) {
 void haloGather(benchmark::State& state) {
   haloExchange(state, HaloDirection::Gather);
 }
+void haloGatherBf16(benchmark::State& state) {
+  haloExchange<bf16>(state, HaloDirection::Gather);
+}
 void haloScatter(benchmark::State& state) {
   haloExchange(state, HaloDirection::ScatterSum);
 }
@@ -187,6 +197,9 @@ void widths(benchmark::internal::Benchmark* b, bool with_direct) {
 
 BENCHMARK(rawSendrecv)->Name("raw_sendrecv/N1_C16_D64")->Apply([](auto* b) { widths(b, false); });
 BENCHMARK(haloGather)->Name("halo_gather/N1_C16_D64")->Apply([](auto* b) { widths(b, true); });
+BENCHMARK(haloGatherBf16)->Name("halo_gather_bf16/N1_C16_D64")->Apply([](auto* b) {
+  widths(b, true);
+});
 BENCHMARK(haloVsRaw)->Name("halo_vs_raw/N1_C16_D64")->Apply([](auto* b) { widths(b, true); });
 BENCHMARK(haloScatter)->Name("halo_scatter/N1_C16_D64")->Apply([](auto* b) { widths(b, false); });
 
