@@ -112,6 +112,13 @@ TEST(BFloat16, ScatterSumAddsInFloatAndRoundsOnce) {
   EXPECT_EQ(a.bits, 0x3f81);
 }
 
+// out(i) = bf16(in(i)) on the default execution space. A free function: CUDA's extended lambdas may
+// not be defined in a test body (a private member function).
+void convertOnDevice(const Kokkos::View<float*>& in, const Kokkos::View<bf16*>& out) {
+  Kokkos::parallel_for(
+      "bf16_convert", int(in.extent(0)), KOKKOS_LAMBDA(const int i) { out(i) = bf16(in(i)); });
+}
+
 // The conversion compiles and agrees on the default execution space (CUDA in a device build).
 TEST(BFloat16, DeviceConversionMatchesHost) {
   const int n = 1 << 16;
@@ -123,8 +130,7 @@ TEST(BFloat16, DeviceConversionMatchesHost) {
   for (int i = 0; i < n; ++i)
     h_in(i) = u(rng);
   Kokkos::deep_copy(in, h_in);
-  Kokkos::parallel_for(
-      "bf16_convert", n, KOKKOS_LAMBDA(const int i) { out(i) = bf16(in(i)); });
+  convertOnDevice(in, out);
   auto h_out = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
   int wrong = 0;
   for (int i = 0; i < n; ++i)
