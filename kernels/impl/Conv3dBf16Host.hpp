@@ -1,8 +1,8 @@
 #pragma once
 // The host bf16 conv3d forward engine (AVX512-BF16, stride and dilation 1). vdpbf16ps multiplies
 // pairs of bf16 and adds both products to one float lane, so the engine pairs input channels:
-//   - x is re-laid out per sample as 32-bit pairs (channel 2p, channel 2p+1) per cell, pair-major
-//     ("xp": [pair][D][H][W] of the allocation, ghosts included), one pass over x;
+//   - x is re-laid out per sample as 32-bit pairs (channel 2p, channel 2p+1) per cell ("xp":
+//     [D][H][pair][W] of the allocation, ghosts included), one pass over x;
 //   - the weights, rounded to bf16, as pairs [o block][pair][tap][8 output channels], so that one
 //     32-bit broadcast feeds a tap of a channel pair for one output channel;
 //   - a register tile is 8 output channels x 3 rows x 16 W cells (24 float accumulators): per
@@ -52,8 +52,12 @@ template <int R>
 inline void bf16Tile(const std::uint32_t* x, index_t pair_stride, index_t plane, index_t row,
                      const std::uint32_t* wt, int pairs, int kd, int kh, int kw, __mmask16 m,
                      const float* bias, std::uint16_t* y, index_t y_channel, index_t y_row) {
+  // Fully unrolled, so that the accumulators live in registers (GCC keeps a looped-over array of
+  // 24 zmm on the stack otherwise, a load and a store around every vdpbf16ps).
   __m512 acc[R][kBf16Block];
+#pragma GCC unroll 3
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
     for (int j = 0; j < kBf16Block; ++j)
       acc[r][j] = _mm512_setzero_ps();
   for (int p = 0; p < pairs; ++p) {
@@ -63,10 +67,13 @@ inline void bf16Tile(const std::uint32_t* x, index_t pair_stride, index_t plane,
         for (int c = 0; c < kw; ++c, wt += kBf16Block) {
           __m512i v[R];
           const std::uint32_t* xr = xc + a * plane + bh * row + c;
+#pragma GCC unroll 3
           for (int r = 0; r < R; ++r)
             v[r] = _mm512_maskz_loadu_epi32(m, xr + r * row);
+#pragma GCC unroll 8
           for (int j = 0; j < kBf16Block; ++j) {
             const __m512i wj = _mm512_set1_epi32(int(wt[j]));
+#pragma GCC unroll 3
             for (int r = 0; r < R; ++r)
               acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
           }
@@ -110,8 +117,9 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   for (index_t o = 0; o < O; ++o)
     bias[std::size_t(o)] = b.extent(0) > 0 ? b(o) : 0.0f;
 
-  const index_t plane = Ha * Wa, pair_stride = Da * plane;
-  std::vector<std::uint32_t> xp(std::size_t(pairs * pair_stride));
+  // xp is [D][H][pair][W]: the rows a tile reads for one (d, h) are one contiguous stretch.
+  const index_t pair_stride = Wa, row = index_t(pairs) * Wa, plane = Ha * row;
+  std::vector<std::uint32_t> xp(std::size_t(Da * plane));
   const index_t ed = out_box.extent(0), eh = out_box.extent(1), ew = out_box.extent(2);
   const index_t row_tiles = (eh + kBf16Rows - 1) / kBf16Rows;
   const index_t w_tiles = (ew + kBf16Lanes - 1) / kBf16Lanes;
@@ -122,20 +130,23 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   for (index_t n = 0; n < N; ++n) {
     // One pass: x's sample n as channel pairs.
     Kokkos::parallel_for(
-        "halo3d::conv3dBf16Pairs", Policy(exec, 0, index_t(pairs) * Da),
-        KOKKOS_LAMBDA(const index_t pd) {
-          const index_t p = pd / Da, d = pd % Da;
-          const std::uint16_t* lo = &xv(n, 2 * p, d, 0, 0).bits;
-          const std::uint16_t* hi = 2 * p + 1 < C ? &xv(n, 2 * p + 1, d, 0, 0).bits : nullptr;
-          std::uint32_t* out = xpd + p * pair_stride + d * plane;
-          for (index_t i = 0; i < plane; ++i)
-            out[i] = std::uint32_t(lo[i]) | (hi ? std::uint32_t(hi[i]) << 16 : 0u);
+        "halo3d::conv3dBf16Pairs", Policy(exec, 0, Da * Ha), KOKKOS_LAMBDA(const index_t dh) {
+          const index_t d = dh / Ha, h = dh % Ha;
+          for (index_t p = 0; p < pairs; ++p) {
+            const std::uint16_t* lo = &xv(n, 2 * p, d, h, 0).bits;
+            const std::uint16_t* hi = 2 * p + 1 < C ? &xv(n, 2 * p + 1, d, h, 0).bits : nullptr;
+            std::uint32_t* out = xpd + d * plane + h * row + p * pair_stride;
+            for (index_t i = 0; i < Wa; ++i)
+              out[i] = std::uint32_t(lo[i]) | (hi ? std::uint32_t(hi[i]) << 16 : 0u);
+          }
         });
+    // Output-channel blocks vary fastest, so the blocks of one (d, rows) reuse its input from
+    // cache.
     Kokkos::parallel_for(
         "halo3d::conv3dBf16Tiles", Policy(exec, 0, blocks * ed * row_tiles),
         KOKKOS_LAMBDA(const index_t item) {
-          const index_t rt = item % row_tiles, d = out_box.min(0) + (item / row_tiles) % ed;
-          const index_t blk = item / (row_tiles * ed);
+          const index_t blk = item % blocks, rt = (item / blocks) % row_tiles;
+          const index_t d = out_box.min(0) + item / (blocks * row_tiles);
           const index_t h = out_box.min(1) + rt * kBf16Rows;
           const int rows = int(std::min<index_t>(kBf16Rows, out_box.max(1) - h));
           const index_t o0 = blk * kBf16Block;
@@ -145,7 +156,7 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
             const int lanes = int(std::min<index_t>(kBf16Lanes, out_box.max(2) - wc));
             const __mmask16 m = __mmask16((1u << lanes) - 1u);
             const std::uint32_t* xs = xpd + (ix.inputOf(0, d, 0) + ix.in_shift[0]) * plane +
-                                      (ix.inputOf(1, h, 0) + ix.in_shift[1]) * Wa +
+                                      (ix.inputOf(1, h, 0) + ix.in_shift[1]) * row +
                                       ix.inputOf(2, wc, 0) + ix.in_shift[2];
             const index_t valid = std::min<index_t>(kBf16Block, O - o0);
             std::uint16_t* ys =
@@ -154,24 +165,24 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
             if (valid == kBf16Block) {
               const float* bb = biasd + o0;
               if (rows == 3)
-                bf16Tile<3>(xs, pair_stride, plane, Wa, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
+                bf16Tile<3>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
               else if (rows == 2)
-                bf16Tile<2>(xs, pair_stride, plane, Wa, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
+                bf16Tile<2>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
               else
-                bf16Tile<1>(xs, pair_stride, plane, Wa, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
+                bf16Tile<1>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
             } else {
               // A tail block of O: compute into a scratch row set, store the valid channels.
               alignas(64) std::uint16_t scratch[kBf16Block * kBf16Rows * kBf16Lanes];
               const float* bb = biasd + o0;
               const index_t sc = kBf16Rows * kBf16Lanes, sr = kBf16Lanes;
               if (rows == 3)
-                bf16Tile<3>(xs, pair_stride, plane, Wa, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
+                bf16Tile<3>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
                             sr);
               else if (rows == 2)
-                bf16Tile<2>(xs, pair_stride, plane, Wa, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
+                bf16Tile<2>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
                             sr);
               else
-                bf16Tile<1>(xs, pair_stride, plane, Wa, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
+                bf16Tile<1>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
                             sr);
               for (index_t j = 0; j < valid; ++j)
                 for (int r = 0; r < rows; ++r)
