@@ -70,9 +70,12 @@ void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_
   const index_t d0 = box.min(0), h0 = box.min(1), w0 = box.min(2), w1 = box.max(2);
   if constexpr (kRunsOnHost<ExecSpace>) {
     if (path == KernelPath::Fastest) {
-      Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed * eh), [=](const index_t row) {
-        const index_t h = h0 + row % eh, d = d0 + (row / eh) % ed, nc = row / (eh * ed);
-        body.hostRow(nc / C, nc % C, d, h, w0, w1);
+      // One work item per (sample, channel, d) plane: the index decoding (divisions) once per
+      // plane, not per row, which matters for short rows.
+      Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed), [=](const index_t plane) {
+        const index_t d = d0 + plane % ed, nc = plane / ed, n = nc / C, c = nc % C;
+        for (index_t h = h0; h < h0 + eh; ++h)
+          body.hostRow(n, c, d, h, w0, w1);
       });
       return;
     }
