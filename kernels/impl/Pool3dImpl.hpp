@@ -1,8 +1,9 @@
 #pragma once
 // Definitions of the Pool3d.hpp kernels. Each kernel is a per-cell body (a functor,
 // device-callable); in the host code (KernelPath::Fastest on a host execution space) one work item
-// is a (sample, channel, d, h) row of cells, walked by a plain w loop (no index decoding per cell),
-// and in the device code one work item is one cell, neighbouring threads on neighbouring w.
+// is a (sample, channel, d) plane, walked row by row with loops over w (no index decoding per cell;
+// for the common windows the loops of Pool3dHostRows.hpp, vectorised across cells), and in the
+// device code one work item is one cell, neighbouring threads on neighbouring w.
 // Included by kernels/Pool3d.cpp (the instantiations) and by tests.
 
 #include <Kokkos_Core.hpp>
