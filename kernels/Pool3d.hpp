@@ -25,8 +25,11 @@
 // dimension).
 //
 // Paths (core/KernelPath.hpp): the host code walks (sample, channel, d, h) rows of cells through
-// row pointers (average pooling through a buffer of summed rows); the device code is one thread per
-// cell, neighbouring threads on neighbouring w.
+// row pointers, vectorised across the cells of a row for dilation 1 and stride and width 1-3 along
+// W (max pooling compares and selects in window order; average pooling sums through a buffer of
+// summed rows; backward spreads dy over the W taps); the device code is one thread per cell,
+// neighbouring threads on neighbouring w. Both give the same argmax, and each the same bits for a
+// cell whatever box it is computed in.
 
 #include <Kokkos_Core.hpp>
 

@@ -2,14 +2,21 @@
 // (KernelPath::Fastest) and the device path (the code a CUDA build runs). Names:
 // <kind>pool3d_<pass>[_device]/C<channels>_D<input extent>_<window>. GB/s counts the compulsory
 // traffic: forward reads x and writes y (and the int64 argmax for max); backward reads dy (and
-// argmax) and writes dx. Manual time, fenced on both sides.
+// argmax) and writes dx. Manual time, fenced on both sides. Besides the shapes of the original
+// rows, the host path runs every pooling layer of the two models at the sizes the docs use, in both
+// kinds: CosmoFlow's k3s2p1 pools (64^3 and 128^3, width 0.25 and 1) and the U-Net's k2s2 pools
+// (64^3, base 8, depth 3). `pct_of_stream` compares the compulsory bytes per second with a STREAM
+// copy measured once in the same process (`stream_GB/s`, with as many threads as the run has).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "halo3d/kernels/Pool3d.hpp"
 #include "support/ConvPasses.hpp"
 #include "support/ManualTime.hpp"
+#include "support/StreamBandwidth.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -23,6 +30,12 @@ struct Config {
   bool is_max, backward;
   KernelPath path;
 };
+
+// Measured on first use, after Kokkos is initialised, and shared by every row of the run.
+double streamBytesPerSecond() {
+  static const double bytes_per_second = streamCopyBytesPerSecond();
+  return bytes_per_second;
+}
 
 void pool3d(benchmark::State& state, const Config& cfg) {
   const Exec exec;
@@ -52,10 +65,14 @@ void pool3d(benchmark::State& state, const Config& cfg) {
         kernels::avgPool3dForward(exec, x, cfg.g, y, y.block().owned(), cfg.path);
     }
   };
-  timeFenced(state, exec, run);
+  const double stream = streamBytesPerSecond();
+  const double seconds = timeFenced(state, exec, run);
   const double bytes = double(x.view().size() + y.view().size()) * sizeof(float) +
                        (cfg.is_max ? double(argmax.view().size()) * sizeof(index_t) : 0.0);
   state.SetBytesProcessed(int64_t(bytes) * int64_t(state.iterations()));
+  state.counters["stream_GB/s"] = stream / 1e9;
+  state.counters["pct_of_stream"] =
+      100.0 * bytes * double(state.iterations()) / std::max(seconds, 1e-30) / stream;
 }
 
 void registerAll() {
@@ -70,6 +87,30 @@ void registerAll() {
       {16, 64, "k3s1p1", WindowGeometry::cubic(3, 1, 1)},
       {4, 128, "k3s2p1", WindowGeometry::cubic(3, 2, 1)},
   };
+  // The models' pooling layers not among the shapes above: CosmoFlow (average, k3s2p1) after
+  // convolutions 0-4 at 64^3 and 128^3, width 0.25 (4-64 channels) and 1 (16-256 channels); the
+  // U-Net (max, k2s2) after each of its 3 levels at 64^3, base 8 (16, 32, 64 channels).
+  std::vector<Shape> models;
+  const WindowGeometry k3s2p1 = WindowGeometry::cubic(3, 2, 1);
+  for (const Shape& s : std::vector<Shape>{{4, 64, "k3s2p1", k3s2p1},
+                                           {8, 32, "k3s2p1", k3s2p1},
+                                           {16, 16, "k3s2p1", k3s2p1},
+                                           {32, 4, "k3s2p1", k3s2p1},
+                                           {32, 32, "k3s2p1", k3s2p1},
+                                           {64, 16, "k3s2p1", k3s2p1},
+                                           {128, 4, "k3s2p1", k3s2p1},
+                                           {8, 64, "k3s2p1", k3s2p1},
+                                           {16, 32, "k3s2p1", k3s2p1},
+                                           {32, 8, "k3s2p1", k3s2p1},
+                                           {64, 4, "k3s2p1", k3s2p1},
+                                           {16, 128, "k3s2p1", k3s2p1},
+                                           {32, 64, "k3s2p1", k3s2p1},
+                                           {64, 32, "k3s2p1", k3s2p1},
+                                           {128, 8, "k3s2p1", k3s2p1},
+                                           {256, 4, "k3s2p1", k3s2p1},
+                                           {32, 32, "k2s2", WindowGeometry::cubic(2, 2)},
+                                           {64, 16, "k2s2", WindowGeometry::cubic(2, 2)}})
+    models.push_back(s);
   for (bool is_max : {true, false})
     for (bool backward : {false, true})
       for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
@@ -84,6 +125,15 @@ void registerAll() {
               ->UseManualTime()
               ->Unit(benchmark::kMillisecond);
         }
+        if (path == KernelPath::Fastest)
+          for (const Shape& s : models) {
+            const std::string name =
+                prefix + "C" + std::to_string(s.c) + "_D" + std::to_string(s.d) + "_" + s.window;
+            benchmark::RegisterBenchmark(name.c_str(), pool3d,
+                                         Config{s.c, s.d, s.g, is_max, backward, path})
+                ->UseManualTime()
+                ->Unit(benchmark::kMillisecond);
+          }
         benchmark::RegisterBenchmark(
             (prefix + "smoke").c_str(), pool3d,
             Config{2, 5, WindowGeometry::cubic(3, 2, 1), is_max, backward, path})

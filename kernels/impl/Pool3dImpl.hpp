@@ -1,8 +1,9 @@
 #pragma once
 // Definitions of the Pool3d.hpp kernels. Each kernel is a per-cell body (a functor,
 // device-callable); in the host code (KernelPath::Fastest on a host execution space) one work item
-// is a (sample, channel, d, h) row of cells, walked by a plain w loop (no index decoding per cell),
-// and in the device code one work item is one cell, neighbouring threads on neighbouring w.
+// is a (sample, channel, d) plane, walked row by row with loops over w (no index decoding per cell;
+// for the common windows the loops of Pool3dHostRows.hpp, vectorised across cells), and in the
+// device code one work item is one cell, neighbouring threads on neighbouring w.
 // Included by kernels/Pool3d.cpp (the instantiations) and by tests.
 
 #include <Kokkos_Core.hpp>
@@ -16,6 +17,7 @@
 #include "halo3d/kernels/Pool3d.hpp"
 #include "halo3d/kernels/impl/IndexMath.hpp"
 #include "halo3d/kernels/impl/Pool3dChecks.hpp"
+#include "halo3d/kernels/impl/Pool3dHostRows.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels::impl {
@@ -69,9 +71,12 @@ void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_
   const index_t d0 = box.min(0), h0 = box.min(1), w0 = box.min(2), w1 = box.max(2);
   if constexpr (kRunsOnHost<ExecSpace>) {
     if (path == KernelPath::Fastest) {
-      Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed * eh), [=](const index_t row) {
-        const index_t h = h0 + row % eh, d = d0 + (row / eh) % ed, nc = row / (eh * ed);
-        body.hostRow(nc / C, nc % C, d, h, w0, w1);
+      // One work item per (sample, channel, d) plane: the index decoding (divisions) once per
+      // plane, not per row, which matters for short rows.
+      Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed), [=](const index_t plane) {
+        const index_t d = d0 + plane % ed, nc = plane / ed, n = nc / C, c = nc % C;
+        for (index_t h = h0; h < h0 + eh; ++h)
+          body.hostRow(n, c, d, h, w0, w1);
       });
       return;
     }
@@ -190,6 +195,9 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   typename PoolViews<T, MemorySpace>::index_tensor argmax;  // max only
   PoolRanges<MemorySpace> taps;  // {first input cell, k0, k1} per output coordinate
   T no_cell;                     // max of an empty window: -inf, as PyTorch
+  // The output cells [wfull0, wfull1) along W whose taps all lie in the volume (host rows).
+  index_t wfull0 = 0, wfull1 = 0;
+  bool index32 = false;  // the volume's linear indices fit 32 bits
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
                                          index_t ow) const {
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
@@ -233,8 +241,51 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   // accumulators on the stack, each cell seeing its taps in window order so that the first maximum
   // wins.
   void hostRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
-    if constexpr (!kMax)
+    if constexpr (kMax) {
+      if (maxRow(n, c, od, oh, w0, w1)) return;
+    } else {
       if (avgRow(n, c, od, oh, w0, w1)) return;
+    }
+    cellRow(n, c, od, oh, w0, w1);
+  }
+
+  // The interior cells of a max-pooling row (every W tap in the volume) through
+  // maxPoolRowInterior, the cells at the ends through cellRow; false (nothing written) for windows
+  // it does not cover.
+  bool maxRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
+    constexpr int kMaxRows = 64;
+    const index_t ia = std::min(std::max(wfull0, w0), w1), ib = std::min(std::max(wfull1, ia), w1);
+    const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
+    const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
+    const index_t nrows = (kd1 - kd0) * (kh1 - kh0);
+    if (!index32 || ib <= ia || kd1 <= kd0 || kh1 <= kh0 || nrows > kMaxRows) return false;
+    const index_t H = ax[1].extent, W = ax[2].extent;
+    const T* rows[kMaxRows];
+    std::int32_t bases[kMaxRows];
+    int r = 0;
+    for (index_t kd = kd0; kd < kd1; ++kd) {
+      const index_t id = fd + kd * ax[0].dilation;
+      for (index_t kh = kh0; kh < kh1; ++kh, ++r) {
+        const index_t ih = fh + kh * ax[1].dilation;
+        rows[r] = &x(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
+        bases[r] = std::int32_t((id * H + ih) * W);
+      }
+    }
+    T* yrow = &y(n, c, od + ys[0], oh + ys[1], 0) + ys[2];
+    index_t* arow = &argmax(n, c, od + as[0], oh + as[1], 0) + as[2];
+    const index_t first = ia * ax[2].stride - ax[2].padding;
+    if (!withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
+          maxPoolRowInterior<decltype(s)::value, decltype(k)::value>(rows, bases, int(nrows), first,
+                                                                     ib - ia, yrow + ia, arow + ia);
+        }))
+      return false;
+    cellRow(n, c, od, oh, w0, ia);
+    cellRow(n, c, od, oh, ib, w1);
+    return true;
+  }
+
+  // Any window, cell by cell (see hostRow).
+  void cellRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
     constexpr index_t kChunk = 64;
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
     const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
@@ -328,8 +379,9 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       const T* b = buf;
       T* out = yrow + c0;
       const T sc = scale;
-      const auto sum = [&](auto window) {
-        for (index_t j = 0; j < cells; ++j) {
+      // Cells [ja, jb) of the chunk, clamped taps.
+      const auto sum = [&](auto window, index_t ja, index_t jb) {
+        for (index_t j = ja; j < jb; ++j) {
           const index_t f = r[3 * j] - lo, k0 = r[3 * j + 1], k1 = r[3 * j + 2];
           T acc = T(0);
           for (index_t kw = 0; kw < decltype(window)::value; ++kw) {
@@ -339,7 +391,23 @@ struct PoolForwardBody : PoolBodyCommon<T> {
           out[j] = acc * sc;
         }
       };
-      if (!withFixedTaps(ax[2].taps, sum))
+      // The interior cells (every tap in the volume) with constant-stride taps, the others with
+      // clamped ones: the same terms in the same order.
+      const index_t ia = std::min(std::max(wfull0, c0), c1),
+                    ib = std::min(std::max(wfull1, ia), c1);
+      const bool interior = ib > ia && withRowShape(stride, ax[2].taps, dil, [&](auto s, auto k) {
+                              avgPoolRowInterior<decltype(s)::value, decltype(k)::value>(
+                                  b + (ia * stride - ax[2].padding - lo), ib - ia, sc, yrow + ia);
+                            });
+      const bool fixed = withFixedTaps(ax[2].taps, [&](auto window) {
+        if (interior) {
+          sum(window, 0, ia - c0);
+          sum(window, ib - c0, cells);
+        } else {
+          sum(window, 0, cells);
+        }
+      });
+      if (!fixed)
         for (index_t j = 0; j < cells; ++j) {
           const index_t f = r[3 * j] - lo;
           T acc = T(0);
@@ -386,8 +454,86 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   // pooling sums the covering (od, oh) rows of dy into one row buffer first, then each cell's
   // outputs from it (see PoolForwardBody::hostRow); max pooling keeps operator()'s order.
   void hostRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
+    if (withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
+          spreadRow<decltype(s)::value, decltype(k)::value>(n, c, id, ih, w0, w1);
+        }))
+      return;
     if constexpr (!kMax)
       if (avgRow(n, c, id, ih, w0, w1)) return;
+    cellRow(n, c, id, ih, w0, w1);
+  }
+
+  // Input cells [w0, w1) of row (n, c, id, ih) for S and KW known at compile time (SpreadRow):
+  // each candidate dy row (max: the dy values whose argmax is the cell; average: the candidate
+  // rows' sum) spread over its outputs' W taps, in chunks of input cells.
+  template <int S, int KW>
+  void spreadRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
+    constexpr index_t kPer = 256;          // input cells per chunk
+    constexpr index_t kSlots = kPer + 32;  // at most kPer + KW + 2 S + 1 positions (below)
+    const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
+    const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
+    const index_t p = ax[2].padding;
+    const index_t rowbase = (id * ax[1].extent + ih) * ax[2].extent;
+    T* dxrow = &dx(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
+    for (index_t c0 = w0; c0 < w1; c0 += kPer) {
+      const index_t c1 = w1 - c0 < kPer ? w1 : c0 + kPer;
+      // The outputs over [c0, c1): [o0(c0), o1(c1 - 1)), both ends growing with the cell.
+      const index_t oa = outputs.at(2, c0, 0), ob = outputs.at(2, c1 - 1, 1);
+      const index_t count = ob - oa;
+      if (count <= 0) {
+        for (index_t iw = c0; iw < c1; ++iw)
+          dxrow[iw] = T(0);
+        continue;
+      }
+      // Positions from `base` = tap 0 of output oa, moved down by whole strides to at most c0
+      // (oa can lie past c0's outputs when dy_box cuts them off), up to the last input cell or
+      // the last output's last tap: c0 - base < max(S, KW), so at most kPer + KW + 2 S positions.
+      const index_t p0 = oa * S - p;
+      const index_t lead = p0 > c0 ? (p0 - c0 + S - 1) / S : 0;
+      const index_t base = p0 - lead * S;
+      const index_t last = std::max(c1 - 1, (ob - 1) * S - p + KW - 1) - base;
+      const index_t len = last / S + 1;
+      if (S * len > kSlots || count > kSlots) {  // not reached (bounds above); cells instead
+        if constexpr (!kMax)
+          if (avgRow(n, c, id, ih, c0, c1)) continue;
+        cellRow(n, c, id, ih, c0, c1);
+        continue;
+      }
+      T slots[kSlots], scratch[kSlots];
+      for (index_t i = 0; i < S * len; ++i)
+        slots[i] = T(0);
+      const SpreadRow<S, KW, T> spread{slots, len, lead};
+      if constexpr (kMax) {
+        for (index_t od = od0; od < od1; ++od)
+          for (index_t oh = oh0; oh < oh1; ++oh) {
+            const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + oa;
+            const index_t* arow = &argmax(n, c, od + as[0], oh + as[1], 0) + as[2] + oa;
+            // Tap kw of output oa + o is cell rowbase + t0 + S o + kw of this row; a position
+            // outside [0, W) can match a cell of another row, but is never written out.
+            const index_t t0 = rowbase + p0;
+            spread.add(count, [&](index_t o, int kw) {
+              return arow[o] == t0 + S * o + kw ? dyrow[o] : T(0);
+            });
+          }
+      } else {
+        T sum[kSlots];
+        for (index_t o = 0; o < count; ++o)
+          sum[o] = T(0);
+        for (index_t od = od0; od < od1; ++od)
+          for (index_t oh = oh0; oh < oh1; ++oh) {
+            if (dilated && !(ax[0].isTap(id, od) && ax[1].isTap(ih, oh))) continue;
+            const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + oa;
+            for (index_t o = 0; o < count; ++o)
+              sum[o] += dyrow[o];
+          }
+        spread.add(count, [&](index_t o, int) { return sum[o]; });
+      }
+      spread.write(c0 - base, c1 - c0, kMax ? T(1) : scale, dxrow + c0, scratch);
+    }
+  }
+
+  // Any window, cell by cell (see hostRow).
+  void cellRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
     constexpr index_t kChunk = 64;
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
     const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
@@ -514,6 +660,14 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     row[2] = k1;
   });
   body.no_cell = -std::numeric_limits<T>::infinity();
+  {
+    const PoolAxis& w = body.ax[2];
+    const index_t last = w.extent - 1 - w.dilation * (w.taps - 1);  // the last full window's first
+    body.wfull0 = (w.padding + w.stride - 1) / w.stride;
+    body.wfull1 = last + w.padding >= 0 ? (last + w.padding) / w.stride + 1 : 0;
+    const Extents3 e = x.block().globalExtents();
+    body.index32 = e[0] * e[1] * e[2] <= index_t(std::numeric_limits<std::int32_t>::max());
+  }
   forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
                   y.block().localSamples(), y.block().channels(), out_box, body, path);
 }

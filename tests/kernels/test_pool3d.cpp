@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfenv>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -38,6 +40,7 @@ using testing::expectContains;
 using testing::expectContainsAll;
 using testing::fillGlobal;
 using testing::flatDot;
+using testing::forEachCellPair;
 using testing::hostCopy;
 using testing::inputWindowOf;
 using testing::interiorAndSlabs;
@@ -352,6 +355,114 @@ TEST(Pool3dBlocks, MaxOfNegativeWindowsIgnoresZeroGhostsPastTheVolume) {
   EXPECT_EQ(ha.view()(0, 0, 0, 0, 0), 0);  // the first cell of the window inside the volume
   EXPECT_EQ(hy.view()(0, 0, 1, 1, 1), -0.5);
   EXPECT_EQ(ha.view()(0, 0, 1, 1, 1), 26);
+}
+
+// Long rows (several chunks of the host rows, interior and end cells) with many ties and
+// infinities: max pooling's first maximum and both kinds' sums against the reference on both
+// paths, and the whole box against its interior and slabs bit for bit on the host path.
+TEST(Pool3dLongRows, TiesAndInfinitiesFollowTheReference) {
+  const Host host;
+  const float inf = std::numeric_limits<float>::infinity();
+  // Average pooling of -inf is -inf whatever the order, which would hide a wrong sum: -3 instead.
+  const auto ties = [&](bool with_inf) {
+    return [=](index_t n, index_t c, const Extents3& g) {
+      const float levels[] = {with_inf ? -inf : -3.0f, -1.0f, 0.0f, 1.0f, -2.0f};
+      const index_t k = (((n * 3 + c) * 7 + g[0]) * 5 + g[1]) * 3 + g[2] * (g[2] % 3 + 1);
+      return levels[k % 5];
+    };
+  };
+  for (const Window& s : {Window{"k2s2", {1, 2, 3, 4, 300}, WindowGeometry::cubic(2, 2)},
+                          Window{"k3s2p1", {1, 2, 5, 3, 301}, WindowGeometry::cubic(3, 2, 1)},
+                          Window{"k3s1p1", {1, 1, 3, 4, 150}, WindowGeometry::cubic(3, 1, 1)},
+                          Window{"k2s1", {1, 1, 2, 3, 140}, WindowGeometry::cubic(2, 1)},
+                          Window{"k3s3p1", {1, 1, 4, 4, 200}, WindowGeometry::cubic(3, 3, 1)}}) {
+    for (bool is_max : {true, false})
+      for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
+        SCOPED_TRACE(std::string(is_max ? "max " : "avg ") + s.name + " " + kernelPathName(path));
+        HaloTensor<float, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
+        HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+        fillGlobal(x, ties(is_max), 1e6f);
+        fillGlobal(dy, randomValues(2));
+        const Box out = dy.block().owned(), in = x.block().owned();
+        HaloTensor<float, Memory> y("y", dy.block()), dx("dx", x.block());
+        Argmax a("a", dy.block());
+        runPool(is_max, s.g, x, y, a, out, path);
+        runPoolBackward(is_max, s.g, dy, a, dx, in, out, path);
+        HaloTensor<float, Kokkos::HostSpace> y_ref("y_ref", dy.block()),
+            dx_ref("dx_ref", x.block());
+        HaloTensor<index_t, Kokkos::HostSpace> a_ref("a_ref", dy.block());
+        const auto hx = hostCopy(x), hdy = hostCopy(dy);
+        if (is_max) {
+          reference::maxPool3dForward(host, hx, s.g, y_ref, a_ref, out);
+          reference::maxPool3dBackward(host, hdy, a_ref, s.g, dx_ref, in, out);
+        } else {
+          reference::avgPool3dForward(host, hx, s.g, y_ref, out);
+          reference::avgPool3dBackward(host, hdy, s.g, dx_ref, in, out);
+        }
+        Exec().fence();
+        const auto hy = hostCopy(y);
+        if (is_max) {
+          EXPECT_EQ(maxRelError(hostCopy(a), a_ref, out), 0.0);
+          // Infinite maxima: compare the values themselves, not their difference.
+          forEachCellPair(hy, y_ref, out, [&](float v, float r) { ASSERT_EQ(v, r); });
+        } else {
+          EXPECT_LE(maxRelError(hy, y_ref, out), 1e-6);
+        }
+        EXPECT_LE(maxRelError(hostCopy(dx), dx_ref, in), 1e-6);
+        if (path != KernelPath::Fastest) continue;
+        HaloTensor<float, Memory> y_parts("y_parts", dy.block()), dx_parts("dx_parts", x.block());
+        Argmax a_parts("a_parts", dy.block());
+        for (const Box& part : interiorAndSlabs(out, 1))
+          runPool(is_max, s.g, x, y_parts, a_parts, part, path);
+        for (const Box& part : interiorAndSlabs(in, 1))
+          runPoolBackward(is_max, s.g, dy, a, dx_parts, part, out, path);
+        Exec().fence();
+        EXPECT_TRUE(testing::identical(hostCopy(y_parts), hy));
+        EXPECT_TRUE(testing::identical(hostCopy(a_parts), hostCopy(a)));
+        EXPECT_TRUE(testing::identical(hostCopy(dx_parts), hostCopy(dx)));
+      }
+  }
+}
+
+// NaN takes over a max (PyTorch's rule; the reference does not model NaN): both paths agree on
+// the value and the argmax, on long rows.
+TEST(Pool3dLongRows, NaNWinsTheMaxOnBothPaths) {
+#if defined(__GLIBC__) && !defined(__CUDACC__)
+  // Comparing with NaN raises "invalid", which the test main traps.
+  struct NoInvalidTrap {
+    NoInvalidTrap() { fedisableexcept(FE_INVALID); }
+    ~NoInvalidTrap() {
+      feclearexcept(FE_INVALID);
+      feenableexcept(FE_INVALID);
+    }
+  } no_trap;
+#endif
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto with_nans = [&](index_t, index_t c, const Extents3& g) {
+    const index_t k = ((c * 5 + g[0]) * 7 + g[1]) * 11 + g[2];
+    return k % 13 == 0 ? nan : float(k % 4) - 1.0f;
+  };
+  for (const Window& s : {Window{"k2s2", {1, 2, 4, 4, 200}, WindowGeometry::cubic(2, 2)},
+                          Window{"k3s2p1", {1, 2, 5, 5, 201}, WindowGeometry::cubic(3, 2, 1)}}) {
+    SCOPED_TRACE(s.name);
+    HaloTensor<float, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
+    fillGlobal(x, with_nans);
+    HaloTensor<float, Memory> y_fast("y_fast", TensorBlock::whole(outputShape(s))),
+        y_device("y_device", y_fast.block());
+    Argmax a_fast("a_fast", y_fast.block()), a_device("a_device", y_fast.block());
+    const Box out = y_fast.block().owned();
+    runPool(true, s.g, x, y_fast, a_fast, out, KernelPath::Fastest);
+    runPool(true, s.g, x, y_device, a_device, out, KernelPath::Device);
+    Exec().fence();
+    EXPECT_TRUE(testing::identical(hostCopy(a_fast), hostCopy(a_device)));
+    int nans = 0, differ = 0;
+    forEachCellPair(hostCopy(y_fast), hostCopy(y_device), out, [&](float v, float r) {
+      nans += v != v;
+      differ += !(v == r || (v != v && r != r));
+    });
+    EXPECT_GT(nans, 0);
+    EXPECT_EQ(differ, 0);
+  }
 }
 
 TEST(Pool3dErrors, BadShapesNameTheValues) {
