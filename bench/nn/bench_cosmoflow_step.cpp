@@ -11,6 +11,12 @@
 // without, on the same model, so that drift on a shared machine hits both alike (two separate
 // benchmarks run minutes apart differ by more than overlap changes on 2 cores). Counters: the
 // slowest rank's step time and convolution halo wait per variant, and plain / overlap step time.
+//
+// cosmoflow_step_vs_ideal, arguments {input size, width in percent}: every iteration runs one step
+// (with overlap), then oneDNN's passes of the same convolutions; the ideal step is those plus the
+// step's compulsory memory traffic at the STREAM bandwidth measured at set-up
+// (support/IdealStepAnchor.hpp). Counters: step_s, ideal_s, ideal_conv_s, ideal_memory_s,
+// stream_GBps, step_over_ideal; HALO3D_BENCH_IDEAL_LAYERS=1 prints the per-layer breakdown.
 #include <benchmark/benchmark.h>
 
 #include <mpi.h>
@@ -24,6 +30,7 @@
 #include "halo3d/nn/Optimizer.hpp"
 #include "halo3d/nn/layers/Conv3d.hpp"
 #include "halo3d/nn/models/CosmoFlow.hpp"
+#include "support/IdealStepAnchor.hpp"
 #include "support/MpiTiming.hpp"
 #include "support/SplitGrid.hpp"
 #include "support/StepRegistration.hpp"
@@ -31,7 +38,7 @@
 namespace halo3d::bench {
 namespace {
 
-// A CosmoFlow model at width 0.25, batch 2, with everything one training step needs.
+// A CosmoFlow model (width 0.25 unless asked), batch 2, with everything one training step needs.
 struct StepRig {
   ProcessGrid grid{MPI_COMM_WORLD, splitGridFor(worldSize())};
   static constexpr index_t batch = 2;
@@ -42,10 +49,10 @@ struct StepRig {
   std::vector<float> targets;
   nn::RunContext ctx;
 
-  explicit StepRig(index_t size) {
+  explicit StepRig(index_t size, double width = 0.25) {
     nn::CosmoFlowConfig c;
     c.input_size = size;
-    c.width = 0.25;
+    c.width = width;
     model = nn::makeCosmoFlow(c);
     model->build(grid, batch);
     nn::initializeParameters(model->parameters(), 1);
@@ -65,6 +72,22 @@ struct StepRig {
     opt->step(1e-4);
     Kokkos::fence();
   }
+  // One step (with overlap) timed in pieces for the ideal's breakdown.
+  void stepInPieces(StepPieces& p) {
+    ctx.overlap = true;
+    ctx.timers = &p.forward;
+    model->forward(ctx);
+    p.loss_s +=
+        secondsOf([&] { mse.compute(grid, model->output(), targets, &model->outputGradient()); });
+    ctx.timers = &p.backward;
+    model->backward(ctx);
+    p.optimizer_s += secondsOf([&] {
+      opt->step(1e-4);
+      Kokkos::fence();
+    });
+  }
+  // The MSE loss's compulsory bytes: prediction and targets read, gradient written.
+  double lossBytes() const { return 3.0 * double(targets.size()) * sizeof(float); }
   // The slowest rank's wall time of one step; the ranks start together.
   double timedStep(bool overlap, nn::LayerTimers& timers) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -134,11 +157,38 @@ void cosmoflowOverlapPair(benchmark::State& state) {
   state.SetLabel(rig.grid.shape().str());
 }
 
+void cosmoflowStepVsIdeal(benchmark::State& state) {
+  StepRig rig(state.range(0), double(state.range(1)) / 100.0);
+  IdealStepAnchor ideal(*rig.model, rig.grid.coords(), *rig.opt, rig.lossBytes());
+  StepPieces pieces;
+  rig.stepInPieces(pieces);  // warm-up: first-touch allocations, weight repacking
+  pieces.reset();
+  double total = 0;
+  for (auto _ : state) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    rig.stepInPieces(pieces);
+    const double t = maxOverRanks(MPI_Wtime() - t0);
+    state.SetIterationTime(t);
+    total += t;
+    ideal.measure();
+  }
+  const double n = double(state.iterations());
+  state.counters["samples_per_s"] = double(rig.batch) * n / total;
+  state.counters["ranks"] = worldSize();
+  state.counters["threads"] = Kokkos::DefaultExecutionSpace().concurrency();
+  ideal.report(state, total / n, pieces, n, rig.grid.shape().str());
+}
+
 const bool registered = [] {
   registerTimed("cosmoflow_step/W0.25_N2", cosmoflowStep, {"size", "overlap"}, {{64, 1}, {64, 0}});
   registerTimed("cosmoflow_overlap_pair/W0.25_N2", cosmoflowOverlapPair, {"size"}, {{64}});
   registerSmoke("cosmoflow_overlap_pair_smoke", cosmoflowOverlapPair, {"size"}, {32});
   registerSmoke("cosmoflow_step_smoke", cosmoflowStep, {"size", "overlap"}, {32, 1});
+  registerTimed("cosmoflow_step_vs_ideal/N2", cosmoflowStepVsIdeal, {"size", "width_pct"},
+                {{64, 25}, {64, 100}, {128, 100}});
+  registerSmoke("cosmoflow_step_vs_ideal_smoke", cosmoflowStepVsIdeal, {"size", "width_pct"},
+                {32, 25});
   return true;
 }();
 

@@ -5,6 +5,13 @@
 //
 // Arguments: {input edge, base channels, depth, global batch}. Counters: samples_per_s (the global
 // batch over the slowest rank's step time), ranks, and threads (OpenMP threads per rank).
+//
+// unetStepVsIdeal, the same arguments: every iteration runs one step, then oneDNN's passes of the
+// same convolutions (the transposed ones as deconvolutions); the ideal step is those plus the
+// step's compulsory memory traffic at the STREAM bandwidth measured at set-up
+// (support/IdealStepAnchor.hpp). Counters as unetStep's, plus step_s, ideal_s, ideal_conv_s,
+// ideal_memory_s, stream_GBps, step_over_ideal; HALO3D_BENCH_IDEAL_LAYERS=1 prints the per-layer
+// breakdown.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
@@ -15,6 +22,7 @@
 #include "halo3d/nn/Loss.hpp"
 #include "halo3d/nn/Optimizer.hpp"
 #include "halo3d/nn/models/UNet3d.hpp"
+#include "support/IdealStepAnchor.hpp"
 #include "support/MpiTiming.hpp"
 
 namespace halo3d::bench {
@@ -104,6 +112,28 @@ struct Step {
     ctx.reducer = reducer.get();
   }
 
+  // One step timed in pieces for the ideal's breakdown.
+  void runInPieces(bench::StepPieces& p) {
+    ctx.timers = &p.forward;
+    model->forward(ctx);
+    p.loss_s +=
+        secondsOf([&] { loss.compute(grid, model->output(), labels, &model->outputGradient()); });
+    ctx.timers = &p.backward;
+    model->backward(ctx);
+    p.optimizer_s += secondsOf([&] {
+      optimizer->step(1e-3);
+      Kokkos::fence();
+    });
+  }
+  // The cross-entropy's compulsory bytes: logits read, labels (int32, one per cell) read, gradient
+  // written.
+  double lossBytes() const {
+    const Shape5 s = model->output().spec.shape;
+    const TensorBlock& b = model->output().tensor.block();
+    const double cells = double(b.localSamples()) * double(b.owned().size());
+    return (2.0 * double(s[1]) + 1.0) * cells * sizeof(float);
+  }
+
   void run() {
     model->forward(ctx);
     loss.compute(grid, model->output(), labels, &model->outputGradient());
@@ -131,6 +161,30 @@ void unetStep(benchmark::State& state) {
   state.counters["threads"] = Kokkos::DefaultExecutionSpace().concurrency();
 }
 
+void unetStepVsIdeal(benchmark::State& state) {
+  const index_t batch = state.range(3);
+  Step s(state.range(0), state.range(1), int(state.range(2)), batch);
+  IdealStepAnchor ideal(*s.model, s.grid.coords(), *s.optimizer, s.lossBytes());
+  StepPieces pieces;
+  s.runInPieces(pieces);  // first touch of every buffer
+  pieces.reset();
+  double total = 0;
+  for (auto _ : state) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    s.runInPieces(pieces);
+    const double t = maxOverRanks(MPI_Wtime() - t0);
+    state.SetIterationTime(t);
+    total += t;
+    ideal.measure();
+  }
+  const double n = double(state.iterations());
+  state.counters["samples_per_s"] = double(batch) * n / total;
+  state.counters["ranks"] = worldSize();
+  state.counters["threads"] = Kokkos::DefaultExecutionSpace().concurrency();
+  ideal.report(state, total / n, pieces, n, s.grid.shape().str());
+}
+
 // The configuration: 64^3, base 8, depth 3, batch 1.
 BENCHMARK(unetStep)
     ->Args({64, 8, 3, 1})
@@ -140,6 +194,16 @@ BENCHMARK(unetStep)
 // The CTest smoke configuration.
 BENCHMARK(unetStep)
     ->Name("unetStep_smoke")
+    ->Args({16, 2, 2, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(unetStepVsIdeal)
+    ->Args({64, 8, 3, 1})
+    ->ArgNames({"edge", "base", "depth", "batch"})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(unetStepVsIdeal)
+    ->Name("unetStepVsIdeal_smoke")
     ->Args({16, 2, 2, 1})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
