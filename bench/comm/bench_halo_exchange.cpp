@@ -71,12 +71,17 @@ double timedMax(F&& f) {
   return maxOverRanks(MPI_Wtime() - t0);
 }
 
+void setTransport(HaloExchangeOptions& opts, int direct) {
+  opts.direct_runs = direct != 0;
+  opts.derived_datatypes = direct != 2;
+  if (direct == 3) opts.direct_min_run_bytes = 0;
+}
+
 template <class T = float>
 void haloExchange(benchmark::State& state, HaloDirection dir) {
   Setup<T> s(int(state.range(0)), state.range(1) != 0);
   HaloExchangeOptions opts;
-  opts.direct_runs = state.range(2) != 0;
-  opts.derived_datatypes = state.range(2) != 2;
+  setTransport(opts, int(state.range(2)));
   HaloExchange<T, Memory> exchange(s.grid, s.block, opts);
   for (int i = 0; i < 3; ++i)
     dir == HaloDirection::Gather ? exchange.gather(s.tensor) : exchange.scatter(s.tensor);
@@ -151,8 +156,7 @@ void rawSendrecv(benchmark::State& state) {
 void haloVsRaw(benchmark::State& state) {
   Setup<> s(int(state.range(0)), state.range(1) != 0);
   HaloExchangeOptions opts;
-  opts.direct_runs = state.range(2) != 0;
-  opts.derived_datatypes = state.range(2) != 2;
+  setTransport(opts, int(state.range(2)));
   HaloExchange<float, Memory> exchange(s.grid, s.block, opts);
   RawSendrecv raw(s);
   for (int i = 0; i < 3; ++i) {
@@ -190,7 +194,7 @@ void widths(benchmark::internal::Benchmark* b, bool with_direct) {
   b->ArgNames({"halo", "every_dim", "direct"});
   for (int every_dim : {1, 0})
     for (int w : {1, 2, 4, 8})
-      for (int direct : with_direct ? std::vector<int>{1, 2, 0} : std::vector<int>{0})
+      for (int direct : with_direct ? std::vector<int>{1, 2, 3, 0} : std::vector<int>{0})
         b->Args({w, every_dim, direct});
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
