@@ -48,7 +48,7 @@ inline constexpr int kBf16Lanes = 16;
 
 // One register tile: R rows of up to 16 cells, 8 output channels. `x` points at the pair of the
 // tile's first input cell (channel pair 0, tap 0) in xp, `wt` at the o block's weight pairs.
-template <int R>
+template <int R, bool Full = false>
 inline void bf16Tile(const std::uint32_t* x, index_t pair_stride, index_t plane, index_t row,
                      const std::uint32_t* wt, int pairs, int kd, int kh, int kw, __mmask16 m,
                      const float* bias, std::uint16_t* y, index_t y_channel, index_t y_row) {
@@ -69,7 +69,8 @@ inline void bf16Tile(const std::uint32_t* x, index_t pair_stride, index_t plane,
           const std::uint32_t* xr = xc + a * plane + bh * row + c;
 #pragma GCC unroll 3
           for (int r = 0; r < R; ++r)
-            v[r] = _mm512_maskz_loadu_epi32(m, xr + r * row);
+            v[r] =
+                Full ? _mm512_loadu_si512(xr + r * row) : _mm512_maskz_loadu_epi32(m, xr + r * row);
 #pragma GCC unroll 8
           for (int j = 0; j < kBf16Block; ++j) {
             const __m512i wj = _mm512_set1_epi32(int(wt[j]));
@@ -164,7 +165,10 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
             const index_t yc = index_t(yv.stride(1)), yr = index_t(yv.stride(3));
             if (valid == kBf16Block) {
               const float* bb = biasd + o0;
-              if (rows == 3)
+              if (rows == 3 && lanes == kBf16Lanes)
+                bf16Tile<3, true>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc,
+                                  yr);
+              else if (rows == 3)
                 bf16Tile<3>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
               else if (rows == 2)
                 bf16Tile<2>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
