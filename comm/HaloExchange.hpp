@@ -398,17 +398,24 @@ void HaloExchange<T, M>::finish() {
     for (const Route& r : s.recvs)
       impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
   } else {
-    // Unpack each packed message as it lands, while the others are still in flight.
+    // Unpack each packed message as it lands, while the others are still in flight. progress()
+    // may have completed some (or all) receives already: MPI_Waitany then reports them no more,
+    // so the routes left over at the end are unpacked after the loop.
+    std::vector<char> unpacked(s.recvs.size(), 0);
+    const auto unpack = [&](std::size_t route) {
+      const Route& r = s.recvs[route];
+      impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
+      unpacked[route] = 1;
+    };
     for (std::size_t left = _recv_count; left > 0; --left) {
       int i = MPI_UNDEFINED;
       checkMpi(MPI_Waitany(int(_recv_count), _requests.data(), &i, MPI_STATUS_IGNORE),
                "halo receive");
       if (i == MPI_UNDEFINED) break;
-      if (_recv_route[std::size_t(i)] >= 0) {
-        const Route& r = s.recvs[std::size_t(_recv_route[std::size_t(i)])];
-        impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
-      }
+      if (_recv_route[std::size_t(i)] >= 0) unpack(std::size_t(_recv_route[std::size_t(i)]));
     }
+    for (std::size_t route = 0; route < s.recvs.size(); ++route)
+      if (!s.recvs[route].direct && !unpacked[route]) unpack(route);
   }
 
   if (accumulate) {
