@@ -40,6 +40,14 @@ std::vector<Box> shellSlabs(const Box& outer, const Box& inner) {
   return slabs;
 }
 
+Box narrowAlongW(const Box& outer, const Box& inner, index_t cells) {
+  if (inner.empty()) return inner;
+  index_t lo = inner.min(2), hi = inner.max(2);
+  if (lo > outer.min(2)) lo = std::max(lo, outer.min(2) + cells);
+  if (hi < outer.max(2)) hi = std::min(hi, outer.max(2) - cells);
+  return inner.withRange(2, lo, std::max(lo, hi));
+}
+
 Box hull(const Box& a, const Box& b) {
   if (a.empty()) return b;
   if (b.empty()) return a;

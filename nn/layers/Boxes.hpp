@@ -19,6 +19,16 @@ std::vector<Box> shellSlabs(const Box& outer, const Box& inner);
 // thinner).
 std::vector<Box> splitAlongD(const Box& box, int parts);
 
+// `inner` (inside `outer`) with its W bounds moved inward where they differ from outer's, until
+// each W slab between the two is at least `cells` wide (inner may become empty). The host kernels
+// vectorise along W: a slab one cell wide runs every row at one lane of 16, which made the shell of
+// a W-split block cost as much as its interior.
+Box narrowAlongW(const Box& outer, const Box& inner, index_t cells);
+
+// W cells per vector of the host kernels (AVX-512 floats): the width the layers' overlap gives the
+// W slabs of its shell, and the step model with it.
+inline constexpr index_t kRowVectorCells = 16;
+
 // The smallest box holding both.
 Box hull(const Box& a, const Box& b);
 

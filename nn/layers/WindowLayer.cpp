@@ -146,7 +146,8 @@ void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const
     _exchange->start(x.tensor, HaloDirection::Gather);
     recordTraffic(ctx, HaloDirection::Gather);
   }
-  const Box interior = interiorOutputs(validWithoutExchange(x.tensor.block()), out);
+  const Box interior = narrowAlongW(
+      out, interiorOutputs(validWithoutExchange(x.tensor.block()), out), kRowVectorCells);
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     for (const Box& piece : overlapPieces(interior)) {
@@ -180,11 +181,14 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
     fence("window layer backward done");
     return;
   }
+  // The ghost cells first (they are sent), with the owned cells of W strips as wide as a vector;
+  // the core of the owned block overlaps the scatter.
+  const Box core = narrowAlongW(region, owned, kRowVectorCells);
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    for (const Box& slab : shellSlabs(region, owned))
+    for (const Box& slab : shellSlabs(region, core))
       computeBackwardData(dy, dx, slab, dy_box);
-    if (!ctx.overlap) computeBackwardData(dy, dx, owned, dy_box);
+    if (!ctx.overlap) computeBackwardData(dy, dx, core, dy_box);
     fence("ghost contributions ready to scatter");
   }
   {
@@ -194,7 +198,7 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
   }
   if (ctx.overlap) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    for (const Box& piece : overlapPieces(owned)) {
+    for (const Box& piece : overlapPieces(core)) {
       computeBackwardData(dy, dx, piece, dy_box);
       _exchange->progress();
     }

@@ -189,7 +189,8 @@ class Predictor {
         // Forward hides the gather behind the interior outputs, backward the scatter behind the
         // owned input cells (about half its work: the other half is the weight gradient).
         const Box out = _plan.block(id, c).owned();
-        const Box interior = window->interiorOutputs(validWithoutExchange(xb), out);
+        const Box interior = narrowAlongW(
+            out, window->interiorOutputs(validWithoutExchange(xb), out), kRowVectorCells);
         const double hidden_f = l.forward_s * double(interior.size()) / double(out.size());
         l.halo_s = std::max(0.0, gather - hidden_f) + std::max(0.0, scatter - 0.5 * l.backward_s);
       } else {
