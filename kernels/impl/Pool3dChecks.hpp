@@ -16,11 +16,15 @@ void requirePoolShapes(const char* kernel, const WindowGeometry& g, const In& in
                        const Out& output) {
   validatePool3d(g);
   requireSameSamples(kernel, input, output);
-  requireChannels(kernel, output, input.block().channels(),
-                  concat("'", input.label(), "'").c_str());
-  requireOutputVolume(kernel, input, output, g.outputExtents(input.block().globalExtents()),
-                      concat("pooling (kernel ", g.kernel, ", stride ", g.stride, ", padding ",
-                             g.padding, ", dilation ", g.dilation, ")"));
+  // The messages only on failure (see TensorChecks.hpp).
+  if (output.block().channels() != input.block().channels())
+    requireChannels(kernel, output, input.block().channels(),
+                    concat("'", input.label(), "'").c_str());
+  const Extents3 expected = g.outputExtents(input.block().globalExtents());
+  if (!(output.block().globalExtents() == expected))
+    requireOutputVolume(kernel, input, output, expected,
+                        concat("pooling (kernel ", g.kernel, ", stride ", g.stride, ", padding ",
+                               g.padding, ", dilation ", g.dilation, ")"));
 }
 
 // argmax is laid out like `output` and holds `box`.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KernelPath.hpp"
@@ -100,31 +101,46 @@ struct PoolViews {
 // Per-coordinate window ranges, worked out once per call on the host so that no kernel divides per
 // cell: row row0[a] + x of `ranges` holds, for coordinate x of `box` along axis a, either the
 // forward range {first input cell, k0, k1} (forward) or the backward range {o0, o1, -} (backward).
+// Host execution spaces keep them in a per-thread buffer reused by every call (a View allocation
+// costs more than the kernel of a 4^3 volume; host kernels are done when parallel_for returns, so
+// the next call on the thread finds the buffer free); others in a View of the call.
 template <class MemorySpace>
 struct PoolRanges {
-  Kokkos::View<const index_t* [3], Kokkos::LayoutRight, MemorySpace> ranges;
+  Kokkos::View<const index_t* [3], Kokkos::LayoutRight, MemorySpace> owner;  // not on the host
+  const index_t* ranges = nullptr;                                           // 3 per row
   Kokkos::Array<index_t, 3> row0;
 
   // rangeOf(axis, coordinate, index_t* row) fills the row of every coordinate of `box`.
-  template <class F>
+  template <class ExecSpace, class F>
   static PoolRanges make(const Box& box, const F& rangeOf) {
-    Kokkos::View<index_t* [3], Kokkos::LayoutRight, MemorySpace> r(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::poolRanges"),
-        box.extent(0) + box.extent(1) + box.extent(2));
-    auto host = Kokkos::create_mirror_view(r);
+    const index_t rows = box.extent(0) + box.extent(1) + box.extent(2);
     PoolRanges made;
-    index_t row = 0;
-    for (int a = 0; a < 3; ++a) {
-      made.row0[a] = row - box.min(a);
-      for (index_t x = box.min(a); x < box.max(a); ++x, ++row)
-        rangeOf(a, x, &host(row, 0));
+    const auto fill = [&](index_t* host) {
+      index_t row = 0;
+      for (int a = 0; a < 3; ++a) {
+        made.row0[a] = row - box.min(a);
+        for (index_t x = box.min(a); x < box.max(a); ++x, ++row)
+          rangeOf(a, x, host + 3 * row);
+      }
+    };
+    if constexpr (kRunsOnHost<ExecSpace>) {
+      static thread_local std::vector<index_t> buffer;
+      if (buffer.size() < std::size_t(3 * rows)) buffer.resize(std::size_t(3 * rows));
+      fill(buffer.data());
+      made.ranges = buffer.data();
+    } else {
+      Kokkos::View<index_t* [3], Kokkos::LayoutRight, MemorySpace> r(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::poolRanges"), rows);
+      auto host = Kokkos::create_mirror_view(r);
+      fill(host.data());
+      Kokkos::deep_copy(r, host);
+      made.owner = r;
+      made.ranges = r.data();
     }
-    Kokkos::deep_copy(r, host);
-    made.ranges = r;
     return made;
   }
   KOKKOS_INLINE_FUNCTION const index_t& at(int a, index_t x, int k) const {
-    return ranges(row0[a] + x, k);
+    return ranges[3 * (row0[a] + x) + k];
   }
 };
 
@@ -651,14 +667,15 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
   if (argmax) body.argmax = argmax->view();
   body.x = x.view();
   body.y = y.view();
-  body.taps = PoolRanges<MemorySpace>::make(out_box, [&](int a, index_t o, index_t* row) {
-    index_t first;
-    int k0, k1;
-    body.ax[a].tapsInVolume(o, first, k0, k1);
-    row[0] = first;
-    row[1] = k0;
-    row[2] = k1;
-  });
+  body.taps = PoolRanges<MemorySpace>::template make<ExecSpace>(
+      out_box, [&](int a, index_t o, index_t* row) {
+        index_t first;
+        int k0, k1;
+        body.ax[a].tapsInVolume(o, first, k0, k1);
+        row[0] = first;
+        row[1] = k0;
+        row[2] = k1;
+      });
   body.no_cell = -std::numeric_limits<T>::infinity();
   {
     const PoolAxis& w = body.ax[2];
@@ -686,10 +703,11 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
   if (argmax) body.argmax = argmax->view();
   body.dy = dy.view();
   body.dx = dx.view();
-  body.outputs = PoolRanges<MemorySpace>::make(dx_box, [&](int a, index_t i, index_t* row) {
-    body.ax[a].outputsOver(i, dy_box.min(a), dy_box.max(a), row[0], row[1]);
-    row[2] = 0;
-  });
+  body.outputs = PoolRanges<MemorySpace>::template make<ExecSpace>(
+      dx_box, [&](int a, index_t i, index_t* row) {
+        body.ax[a].outputsOver(i, dy_box.min(a), dy_box.max(a), row[0], row[1]);
+        row[2] = 0;
+      });
   body.dilated = g.dilation != std::array<int, 3>{1, 1, 1};
   forEachPoolCell(kMax ? "halo3d::maxPool3dBackward" : "halo3d::avgPool3dBackward", exec,
                   dx.block().localSamples(), dx.block().channels(), dx_box, body, path);

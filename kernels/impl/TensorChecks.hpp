@@ -10,6 +10,9 @@
 //   common checks of a cell-by-cell kernel), requireLabelsFor (labels (N, 1, D, H, W) of logits).
 // - Parameters: requireExtent, requireWeightShape, requireBiasShape.
 // - Windows: requireOutputVolume (the output volume a geometry gives).
+//
+// A check that passes builds no message: the messages (describe(), concat) cost more than the
+// kernels of small tensors.
 
 #include <algorithm>
 #include <array>
@@ -57,25 +60,27 @@ Box allocatedBox(const Tensor& t) {
 // `box` must lie in the owned cells of output tensor `t`.
 template <class Tensor>
 void requireOwned(const char* kernel, const Tensor& t, const Box& box) {
-  require<ShapeError>(t.block().owned().contains(box), kernel, ": output box ", box,
-                      " is not inside the owned cells of ", describe(t));
+  if (!t.block().owned().contains(box))
+    throw ShapeError(
+        concat(kernel, ": output box ", box, " is not inside the owned cells of ", describe(t)));
 }
 
 // `box` (cells to be read or written) must lie in the allocation of `t`.
 template <class Tensor>
 void requireAllocated(const char* kernel, const Tensor& t, const Box& box, const char* why) {
-  require<ShapeError>(allocatedBox(t).contains(box), kernel, ": ", why, " ", box,
-                      " reaches past the ghost region of ", describe(t),
-                      " (the ghost region is too thin for this kernel, or the box is wrong)");
+  if (!allocatedBox(t).contains(box))
+    throw ShapeError(
+        concat(kernel, ": ", why, " ", box, " reaches past the ghost region of ", describe(t),
+               " (the ghost region is too thin for this kernel, or the box is wrong)"));
 }
 
 // `box` lies inside the global volume of `t` and in its allocation: a box of a pull-form gradient,
 // which may cover ghost cells that have a neighbour but never the zero padding past the volume.
 template <class Tensor>
 void requireInVolume(const char* kernel, const Tensor& t, const Box& box, const char* what) {
-  require<ShapeError>(Box::fromExtents(t.block().globalExtents()).contains(box), kernel, ": ", what,
-                      " ", box, " reaches past the volume ", t.block().globalExtents(), " of ",
-                      describe(t));
+  if (!Box::fromExtents(t.block().globalExtents()).contains(box))
+    throw ShapeError(concat(kernel, ": ", what, " ", box, " reaches past the volume ",
+                            t.block().globalExtents(), " of ", describe(t)));
   requireAllocated(kernel, t, box, what);
 }
 
@@ -94,31 +99,36 @@ void requireClippedWindow(const char* kernel, const Geometry& g, const Tensor& x
     lo[d] = std::max<index_t>(win[0], 0);
     hi[d] = std::max(lo[d], std::min(win[1], e[d]));
   }
-  requireAllocated(kernel, x, Box(lo, hi),
-                   concat("input cells read by output box ", out_box, ":").c_str());
+  const Box read(lo, hi);
+  if (!allocatedBox(x).contains(read))
+    requireAllocated(kernel, x, read,
+                     concat("input cells read by output box ", out_box, ":").c_str());
 }
 
 // Both tensors hold the same samples.
 template <class A, class B>
 void requireSameSamples(const char* kernel, const A& a, const B& b) {
-  require<ShapeError>(a.block().sampleBegin() == b.block().sampleBegin() &&
-                          a.block().sampleEnd() == b.block().sampleEnd(),
-                      kernel, ": sample mismatch between ", describe(a), " and ", describe(b));
+  if (a.block().sampleBegin() != b.block().sampleBegin() ||
+      a.block().sampleEnd() != b.block().sampleEnd())
+    throw ShapeError(
+        concat(kernel, ": sample mismatch between ", describe(a), " and ", describe(b)));
 }
 
 // Tensors paired cell by cell: same global (N, C, D, H, W) and the same samples.
 template <class A, class B>
 void requireSameShape(const char* kernel, const A& a, const B& b) {
-  require<ShapeError>(a.block().globalShape() == b.block().globalShape(), kernel,
-                      ": global shapes differ between ", describe(a), " and ", describe(b));
+  if (!(a.block().globalShape() == b.block().globalShape()))
+    throw ShapeError(
+        concat(kernel, ": global shapes differ between ", describe(a), " and ", describe(b)));
   requireSameSamples(kernel, a, b);
 }
 
 // Tensor `t` has `channels` channels (`what` says where the number comes from).
 template <class Tensor>
 void requireChannels(const char* kernel, const Tensor& t, index_t channels, const char* what) {
-  require<ShapeError>(t.block().channels() == channels, kernel, ": ", describe(t), " has ",
-                      t.block().channels(), " channels but ", what, " has ", channels);
+  if (t.block().channels() != channels)
+    throw ShapeError(concat(kernel, ": ", describe(t), " has ", t.block().channels(),
+                            " channels but ", what, " has ", channels));
 }
 
 // The common checks of a cell-by-cell kernel: `box` is owned by the output and held by every input.
@@ -136,9 +146,9 @@ void requireLabelsFor(const char* kernel, const Logits& logits, const Labels& la
                       const Box& box) {
   const Shape5& g = logits.block().globalShape();
   const Shape5 expected{g[0], 1, g[2], g[3], g[4]};
-  require<ShapeError>(labels.block().globalShape() == expected, kernel, ": labels ",
-                      describe(labels), " should have global shape ", expected, " to match logits ",
-                      describe(logits));
+  if (!(labels.block().globalShape() == expected))
+    throw ShapeError(concat(kernel, ": labels ", describe(labels), " should have global shape ",
+                            expected, " to match logits ", describe(logits)));
   requireSameSamples(kernel, labels, logits);
   requireAllocated(kernel, labels, box, "box");
 }
@@ -146,9 +156,9 @@ void requireLabelsFor(const char* kernel, const Logits& logits, const Labels& la
 // View `v` has extent `expected` along `dim` (`what` says where the number comes from).
 template <class View>
 void requireExtent(const char* kernel, const View& v, int dim, index_t expected, const char* what) {
-  require<ShapeError>(index_t(v.extent(dim)) == expected, kernel, ": View '", v.label(),
-                      "' has extent ", v.extent(dim), " along dimension ", dim, " but ", what,
-                      " is ", expected);
+  if (index_t(v.extent(dim)) != expected)
+    throw ShapeError(concat(kernel, ": View '", v.label(), "' has extent ", v.extent(dim),
+                            " along dimension ", dim, " but ", what, " is ", expected));
 }
 
 // A rank-5 weight View (`name`, e.g. "weights") has the extents `expected`, laid out as `layout`
@@ -159,17 +169,20 @@ void requireWeightShape(const char* kernel, const char* name, const WeightView& 
   bool ok = true;
   for (int k = 0; k < 5; ++k)
     ok = ok && index_t(w.extent(k)) == expected[k];
-  require<ShapeError>(ok, kernel, ": ", name, " ", describeView(w), " do not match the expected ",
-                      layout, " = ", expected, " (from the tensors' channels and the kernel)");
+  if (!ok)
+    throw ShapeError(concat(kernel, ": ", name, " ", describeView(w), " do not match the expected ",
+                            layout, " = ", expected,
+                            " (from the tensors' channels and the kernel)"));
 }
 
 // A bias (`name`) has extent 0 (no bias) or one entry per output channel.
 template <class BiasView>
 void requireBiasShape(const char* kernel, const char* name, const BiasView& b,
                       index_t out_channels) {
-  require<ShapeError>(b.extent(0) == 0 || index_t(b.extent(0)) == out_channels, kernel, ": ", name,
-                      " '", b.label(), "' has extent ", b.extent(0),
-                      " but must have extent 0 (no bias) or ", out_channels, " (output channels)");
+  if (b.extent(0) != 0 && index_t(b.extent(0)) != out_channels)
+    throw ShapeError(concat(kernel, ": ", name, " '", b.label(), "' has extent ", b.extent(0),
+                            " but must have extent 0 (no bias) or ", out_channels,
+                            " (output channels)"));
 }
 
 // The volume of `out` is `expected`, the volume that `window` (e.g. "pooling (kernel ..)") gives
@@ -177,10 +190,10 @@ void requireBiasShape(const char* kernel, const char* name, const BiasView& b,
 template <class In, class Out>
 void requireOutputVolume(const char* kernel, const In& in, const Out& out, const Extents3& expected,
                          const std::string& window) {
-  require<ShapeError>(out.block().globalExtents() == expected, kernel, ": ", describe(out),
-                      " has volume ", out.block().globalExtents(), " but ", window,
-                      " of the volume ", in.block().globalExtents(), " of ", describe(in),
-                      " gives ", expected);
+  if (!(out.block().globalExtents() == expected))
+    throw ShapeError(concat(kernel, ": ", describe(out), " has volume ",
+                            out.block().globalExtents(), " but ", window, " of the volume ",
+                            in.block().globalExtents(), " of ", describe(in), " gives ", expected));
 }
 
 }  // namespace halo3d::kernels::impl
