@@ -6,15 +6,15 @@
 // position's window origin plus a fixed offset (i * channel stride + tap offset), gathered with the
 // W stride when it is above 1. Tail vectors of a row are masked on both sides.
 //
-// Work: the positions of all samples are split into one contiguous range per thread; a thread walks
-// its range in chunks small enough for the chunk's dy vectors to stay in L1 while every (block,
-// pair group) tile passes over them, and reduces each tile's lanes into its own partial dw
-// (double). The partials are summed at the end, so there are no atomics and the result does not
-// depend on thread timing.
+// Work: (range of positions, block of output channels) items; an item walks its range in chunks
+// small enough for the chunk's dy vectors to stay in L1 while every pair group's tile passes over
+// them, and reduces each tile's lanes into the block's sums (double). There are no atomics and the
+// result does not depend on thread timing.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -54,11 +54,11 @@ struct FilterPass {
   typename Simd<T>::index stride_index;
 };
 
-// Adds to partial[o * pairs + j] the dot products of dy channels [o0, o0 + OB) with pairs [j0, j0 +
-// nj) over `count` positions.
+// Adds to sums[o * pairs + j] the dot products of dy channel o0 + o with pair j, for o < OB and
+// pairs [j0, j0 + nj), over `count` positions.
 template <class T, int OB, int JB, SimdLoad L>
 void filterTile(const FilterPass<T>& a, const FilterPosition<T>* pos, int count, index_t o0,
-                index_t j0, int nj, double* partial) {
+                index_t j0, int nj, double* sums) {
   using S = Simd<T>;
   if (count == 0) return;
   typename S::vec acc[OB][JB];
@@ -89,9 +89,25 @@ void filterTile(const FilterPass<T>& a, const FilterPosition<T>* pos, int count,
         acc[o][j] = S::fma(dv[o], xv, acc[o][j]);
     }
   }
-  for (int o = 0; o < OB; ++o)
-    for (int j = 0; j < nj; ++j)
-      partial[(o0 + o) * a.pairs + j0 + j] += double(S::sum(acc[o][j]));
+  if constexpr (std::is_same<T, float>::value && OB * JB % 8 == 0) {
+    // The lane sums eight accumulators at a time: per 128 positions they are a tenth of the work.
+    float lane_sum[OB * JB];
+#pragma GCC unroll 4
+    for (int g = 0; g < OB * JB; g += 8) {
+      typename S::vec v[8];
+#pragma GCC unroll 8
+      for (int i = 0; i < 8; ++i)
+        v[i] = acc[(g + i) / JB][(g + i) % JB];
+      S::sum8(v, lane_sum + g);
+    }
+    for (int o = 0; o < OB; ++o)
+      for (int j = 0; j < nj; ++j)
+        sums[o * a.pairs + j0 + j] += double(lane_sum[o * JB + j]);
+  } else {
+    for (int o = 0; o < OB; ++o)
+      for (int j = 0; j < nj; ++j)
+        sums[o * a.pairs + j0 + j] += double(S::sum(acc[o][j]));
+  }
 }
 
 // The (block, pair group) tiles of pairs [j_begin, j_end) over a list of positions: full vectors
@@ -99,16 +115,16 @@ void filterTile(const FilterPass<T>& a, const FilterPosition<T>* pos, int count,
 template <class T, int OB>
 void filterPairs(const FilterPass<T>& a, const FilterPosition<T>* full, int n_full,
                  const FilterPosition<T>* tail, int n_tail, bool gather, index_t o0,
-                 index_t j_begin, index_t j_end, double* partial) {
+                 index_t j_begin, index_t j_end, double* sums) {
   constexpr int JB = kFilterPairs<OB>;
   for (index_t j0 = j_begin; j0 < j_end; j0 += JB) {
     const int nj = int(std::min<index_t>(JB, j_end - j0));
     if (gather) {
-      filterTile<T, OB, JB, SimdLoad::Gather>(a, full, n_full, o0, j0, nj, partial);
-      filterTile<T, OB, JB, SimdLoad::Gather>(a, tail, n_tail, o0, j0, nj, partial);
+      filterTile<T, OB, JB, SimdLoad::Gather>(a, full, n_full, o0, j0, nj, sums);
+      filterTile<T, OB, JB, SimdLoad::Gather>(a, tail, n_tail, o0, j0, nj, sums);
     } else {
-      filterTile<T, OB, JB, SimdLoad::Full>(a, full, n_full, o0, j0, nj, partial);
-      filterTile<T, OB, JB, SimdLoad::Masked>(a, tail, n_tail, o0, j0, nj, partial);
+      filterTile<T, OB, JB, SimdLoad::Full>(a, full, n_full, o0, j0, nj, sums);
+      filterTile<T, OB, JB, SimdLoad::Masked>(a, tail, n_tail, o0, j0, nj, sums);
     }
   }
 }
@@ -116,16 +132,16 @@ void filterPairs(const FilterPass<T>& a, const FilterPosition<T>* full, int n_fu
 template <class T>
 void filterBlock(const FilterPass<T>& a, const FilterPosition<T>* full, int n_full,
                  const FilterPosition<T>* tail, int n_tail, bool gather, const ChannelBlock& b,
-                 index_t j_begin, index_t j_end, double* partial) {
+                 index_t j_begin, index_t j_end, double* sums) {
   switch (b.size) {
     case 4:
-      filterPairs<T, 4>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, partial);
+      filterPairs<T, 4>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, sums);
       break;
     case 2:
-      filterPairs<T, 2>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, partial);
+      filterPairs<T, 2>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, sums);
       break;
     default:
-      filterPairs<T, 1>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, partial);
+      filterPairs<T, 1>(a, full, n_full, tail, n_tail, gather, b.first, j_begin, j_end, sums);
       break;
   }
 }
@@ -231,34 +247,57 @@ void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>&
   T* db_p = has_bias ? db.data() : nullptr;
   auto store = [=](T* dst, double sum) { *dst = accumulate ? T(double(*dst) + sum) : T(sum); };
 
-  // Split the positions into one contiguous range per thread, each with its own partial dw.
-  const index_t items =
-      std::max<index_t>(1, std::min<index_t>((pos.count + kFilterChunk - 1) / kFilterChunk,
-                                             index_t(exec.concurrency())));
+  // Work items are (position range, output channel block). One range whenever the blocks alone
+  // share out evenly over the threads: each item then sums its block's weights over every position
+  // and stores them, with no per-thread copy of dw to allocate, clear and sum (a tenth of the time
+  // of a 64-channel layer at 16^3). Otherwise one range per thread and the ranges' partials are
+  // summed at the end. Either way the result does not depend on thread timing.
+  const index_t nb = index_t(blocks.size());
+  const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
+  const index_t max_ranges = std::max<index_t>(1, (pos.count + kFilterChunk - 1) / kFilterChunk);
+  const index_t ranges =
+      nb >= 4 * threads || nb % threads == 0 ? 1 : std::min<index_t>(threads, max_ranges);
   const index_t entries = weights + out_ch;
   Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
-      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing), items,
-      entries);
+      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing),
+      ranges > 1 ? ranges : 0, entries);
   Kokkos::parallel_for(
-      "halo3d::conv3dBackwardFilter(host simd)", Range(exec, 0, items), [=](index_t item) {
+      "halo3d::conv3dBackwardFilter(host simd)", Range(exec, 0, ranges * nb), [=](index_t item) {
         (void)pair_offset;  // captured: the offsets live as long as the kernel
-        double* part = &partial(item, 0);
-        std::fill(part, part + entries, 0.0);
-        const index_t begin = pos.count * item / items, end = pos.count * (item + 1) / items;
+        const ChannelBlock& b = blocks[std::size_t(item % nb)];
+        const index_t range = item / nb;
+        const index_t begin = pos.count * range / ranges, end = pos.count * (range + 1) / ranges;
+        // The block's rows of dw, then its bias sums.
+        std::vector<double> sums(std::size_t(b.size * pairs + b.size), 0.0);
         FilterPosition<T> full[kFilterChunk], tail[kFilterChunk];
         for (index_t c0 = begin; c0 < end; c0 += kFilterChunk) {
           const auto counts = pos.split(c0, std::min(end, c0 + kFilterChunk), full, tail);
-          for (const ChannelBlock& b : blocks)
-            filterBlock(a, full, counts.first, tail, counts.second, gather, b, 0, pairs, part);
+          filterBlock(a, full, counts.first, tail, counts.second, gather, b, 0, pairs, sums.data());
           if (has_bias)
-            biasSums(a, full, counts.first, tail, counts.second, 0, out_ch, part + weights);
+            biasSums(a, full, counts.first, tail, counts.second, b.first, b.first + b.size,
+                     sums.data() + b.size * pairs);
         }
+        for (index_t e = 0; e < b.size * pairs; ++e) {
+          if (ranges > 1)
+            partial(range, b.first * pairs + e) = sums[std::size_t(e)];
+          else
+            store(dw_p + b.first * pairs + e, sums[std::size_t(e)]);
+        }
+        if (has_bias)
+          for (index_t o = 0; o < b.size; ++o) {
+            const double sum = sums[std::size_t(b.size * pairs + o)];
+            if (ranges > 1)
+              partial(range, weights + b.first + o) = sum;
+            else
+              store(db_p + b.first + o, sum);
+          }
       });
+  if (ranges == 1) return;
   Kokkos::parallel_for("halo3d::conv3dBackwardFilter(host sum)",
                        Range(exec, 0, has_bias ? entries : weights), [=](index_t e) {
                          double sum = 0;
-                         for (index_t item = 0; item < items; ++item)
-                           sum += partial(item, e);
+                         for (index_t r = 0; r < ranges; ++r)
+                           sum += partial(r, e);
                          store(e < weights ? dw_p + e : db_p + (e - weights), sum);
                        });
 }
