@@ -6,10 +6,10 @@
 // position's window origin plus a fixed offset (i * channel stride + tap offset), gathered with the
 // W stride when it is above 1. Tail vectors of a row are masked on both sides.
 //
-// Work: (range of positions, block of output channels) items; an item walks its range in chunks
-// small enough for the chunk's dy vectors to stay in L1 while every pair group's tile passes over
-// them, and reduces each tile's lanes into the block's sums (double). There are no atomics and the
-// result does not depend on thread timing.
+// Work: (range of positions, group of output channel blocks) items; an item walks its range in
+// chunks small enough for a block's dy vectors of the chunk to stay in L1 while every pair group's
+// tile passes over them, and reduces each tile's lanes into the group's sums (double). There are no
+// atomics and the result does not depend on thread timing.
 
 #include <Kokkos_Core.hpp>
 
@@ -248,49 +248,62 @@ void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>&
   T* db_p = has_bias ? db.data() : nullptr;
   auto store = [=](T* dst, double sum) { *dst = accumulate ? T(double(*dst) + sum) : T(sum); };
 
-  // Work items are (position range, output channel block). One range whenever the blocks alone
-  // share out evenly over the threads: each item then sums its block's weights over every position
-  // and stores them, with no per-thread copy of dw (double) to allocate, clear and sum afterwards.
-  // Otherwise one range per thread and the ranges' partials are summed at the end. Either way the
-  // result does not depend on thread timing.
+  // Work items are (position range, group of output channel blocks); an item walks its range chunk
+  // by chunk and passes each chunk's positions through every block of its group, so that x is read
+  // once per item while the chunk stays in L2. One range and one group per thread whenever the
+  // blocks share out evenly over the threads: each item then stores its rows of dw, with no
+  // per-thread copy of dw to clear and sum afterwards. Otherwise (fewer or unevenly many blocks)
+  // one group per block and one range per thread, and the ranges' partials are summed at the end.
+  // Either way the result does not depend on thread timing.
   const index_t nb = index_t(blocks.size());
   const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
   const index_t max_ranges = std::max<index_t>(1, (pos.count + kFilterChunk - 1) / kFilterChunk);
-  const index_t ranges =
-      nb >= 4 * threads || nb % threads == 0 ? 1 : std::min<index_t>(threads, max_ranges);
+  const bool by_blocks = nb % threads == 0 || nb >= 4 * threads;
+  const index_t groups = by_blocks ? threads : nb;
+  const index_t ranges = by_blocks ? 1 : std::min<index_t>(threads, max_ranges);
   const index_t entries = weights + out_ch;
   Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
       Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing),
       ranges > 1 ? ranges : 0, entries);
   Kokkos::parallel_for(
-      "halo3d::conv3dBackwardFilter(host simd)", Range(exec, 0, ranges * nb), [=](index_t item) {
+      "halo3d::conv3dBackwardFilter(host simd)", Range(exec, 0, ranges * groups),
+      [=](index_t item) {
         (void)pair_offset;  // captured: the offsets live as long as the kernel
-        const ChannelBlock& b = blocks[std::size_t(item % nb)];
-        const index_t range = item / nb;
+        const index_t group = item % groups, range = item / groups;
+        const index_t b_begin = nb * group / groups, b_end = nb * (group + 1) / groups;
+        if (b_begin == b_end) return;
+        const index_t o_begin = blocks[std::size_t(b_begin)].first;
+        const index_t o_end =
+            blocks[std::size_t(b_end - 1)].first + blocks[std::size_t(b_end - 1)].size;
+        const index_t channels = o_end - o_begin;
         const index_t begin = pos.count * range / ranges, end = pos.count * (range + 1) / ranges;
-        // The block's rows of dw, then its bias sums.
-        std::vector<double> sums(std::size_t(b.size * pairs + b.size), 0.0);
+        // The group's rows of dw, then its bias sums.
+        std::vector<double> sums(std::size_t(channels * pairs + channels), 0.0);
         FilterPosition<T> full[kFilterChunk], tail[kFilterChunk];
         for (index_t c0 = begin; c0 < end; c0 += kFilterChunk) {
           const auto counts = pos.split(c0, std::min(end, c0 + kFilterChunk), full, tail);
-          filterBlock(a, full, counts.first, tail, counts.second, gather, b, 0, pairs, sums.data());
+          for (index_t k = b_begin; k < b_end; ++k) {
+            const ChannelBlock& b = blocks[std::size_t(k)];
+            filterBlock(a, full, counts.first, tail, counts.second, gather, b, 0, pairs,
+                        sums.data() + (b.first - o_begin) * pairs);
+          }
           if (has_bias)
-            biasSums(a, full, counts.first, tail, counts.second, b.first, b.first + b.size,
-                     sums.data() + b.size * pairs);
+            biasSums(a, full, counts.first, tail, counts.second, o_begin, o_end,
+                     sums.data() + channels * pairs);
         }
-        for (index_t e = 0; e < b.size * pairs; ++e) {
+        for (index_t e = 0; e < channels * pairs; ++e) {
           if (ranges > 1)
-            partial(range, b.first * pairs + e) = sums[std::size_t(e)];
+            partial(range, o_begin * pairs + e) = sums[std::size_t(e)];
           else
-            store(dw_p + b.first * pairs + e, sums[std::size_t(e)]);
+            store(dw_p + o_begin * pairs + e, sums[std::size_t(e)]);
         }
         if (has_bias)
-          for (index_t o = 0; o < b.size; ++o) {
-            const double sum = sums[std::size_t(b.size * pairs + o)];
+          for (index_t o = 0; o < channels; ++o) {
+            const double sum = sums[std::size_t(channels * pairs + o)];
             if (ranges > 1)
-              partial(range, weights + b.first + o) = sum;
+              partial(range, weights + o_begin + o) = sum;
             else
-              store(db_p + b.first + o, sum);
+              store(db_p + o_begin + o, sum);
           }
       });
   if (ranges == 1) return;
