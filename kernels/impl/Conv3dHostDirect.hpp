@@ -19,6 +19,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "halo3d/core/IndexSpace.hpp"
@@ -32,6 +33,10 @@ namespace halo3d::kernels::impl {
 template <int OB>
 inline constexpr int kTilePositions = OB >= 8 ? 3 : (OB == 4 ? 6 : 8);
 inline constexpr int kMaxTilePositions = 8;
+
+inline int tilePositions(int block) {
+  return block >= 8 ? kTilePositions<8> : (block == 4 ? kTilePositions<4> : kTilePositions<1>);
+}
 
 // A run of output channels computed by one register tile.
 struct ChannelBlock {
@@ -248,8 +253,8 @@ inline constexpr index_t kInputChunkBytes = 768 * 1024;
 // positions, channel block), blocks fastest so that consecutive items of a thread reuse the input
 // rows of one chunk from L2. `row_bytes` is what one output row reads of the input (all channels
 // and kernel planes); a chunk holds as many rows as fit kInputChunkBytes, rounded to a multiple of
-// every R so that only a sample's last chunk has a partial tile. `packed` (from packWeights) is
-// captured, so it lives as long as the kernel.
+// every R in use so that only a sample's last chunk has a partial tile. `packed` (from packWeights)
+// is captured, so it lives as long as the kernel.
 template <class ExecSpace, class T, class Tiler>
 void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
@@ -258,10 +263,16 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
   p.packed = packed.data();
   const std::vector<ChannelBlock> blocks = channelBlocks(out_channels);
   const PositionGrid grid(box, Simd<T>::lanes);
-  constexpr index_t kAllR = 24;  // a multiple of every kTilePositions
+  // Chunks are multiples of the tile sizes in use and as equal as that allows: with 256
+  // positions (64 channels at 16^3) multiples of 24 gave 72, 72, 72, 40, which left one of two
+  // threads idle a fifth of the time.
+  index_t all_r = 1;
+  for (const ChannelBlock& b : blocks)
+    all_r = std::lcm(all_r, index_t(tilePositions(b.size)));
   const index_t rows = std::max<index_t>(1, kInputChunkBytes / std::max<index_t>(row_bytes, 1));
-  const index_t chunk =
-      (std::max<index_t>(rows * grid.vectors, 2 * kAllR) + kAllR - 1) / kAllR * kAllR;
+  const index_t target = std::max<index_t>(rows * grid.vectors, 2 * all_r);
+  const index_t parts = (grid.positions() + target - 1) / target;
+  const index_t chunk = ((grid.positions() + parts - 1) / parts + all_r - 1) / all_r * all_r;
   const index_t chunks = (grid.positions() + chunk - 1) / chunk;
   const index_t nb = index_t(blocks.size());
   Kokkos::parallel_for(
@@ -304,14 +315,18 @@ Kokkos::View<T*, Kokkos::HostSpace> packWeights(const WeightView& w, int dim) {
       Kokkos::view_alloc("halo3d::conv3d packed weights", Kokkos::WithoutInitializing),
       o_n * i_n * taps);
   const T* src = w.data();
-  for (const ChannelBlock& b : channelBlocks(blocked))
+  // Written in order through a raw pointer, with the source strides hoisted.
+  const index_t k_stride = (dim == 0 ? i_n : 1) * taps, c_stride = (dim == 0 ? 1 : i_n) * taps;
+  T* dst = packed.data();
+  for (const ChannelBlock& b : channelBlocks(blocked)) {
+    const T* src_b = src + b.first * k_stride;
     for (index_t t = 0; t < taps; ++t)
-      for (index_t c = 0; c < other; ++c)
-        for (int k = 0; k < b.size; ++k) {
-          const index_t o = dim == 0 ? b.first + k : c, i = dim == 0 ? c : b.first + k;
-          packed(b.first * other * taps + (t * other + c) * b.size + k) =
-              src[(o * i_n + i) * taps + t];
-        }
+      for (index_t c = 0; c < other; ++c) {
+        const T* src_c = src_b + c * c_stride + t;
+        for (int k = 0; k < b.size; ++k)
+          *dst++ = src_c[k * k_stride];
+      }
+  }
   return packed;
 }
 

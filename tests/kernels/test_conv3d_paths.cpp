@@ -6,6 +6,8 @@
 // kernels are called directly, so that each is checked wherever the dispatch would pick the other.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -159,14 +161,19 @@ INSTANTIATE_TEST_SUITE_P(Implementations, Conv3dPaths,
                            return pathName(info.param);
                          });
 
-// A box large enough for the host backward-filter to split its positions into several chunks per
-// thread, and with many full-width interior tiles. Team barriers are covered by the sweep.
+// A box large enough for the host backward-filter to split its positions into several chunks, and
+// with many full-width interior tiles. Team barriers are covered by the sweep. 5 output channels
+// are 2 blocks of the backward-filter, 9 are 3: at the 2 threads ctest runs with, the first sums
+// each block over all positions, the second splits the positions into per-thread ranges and sums
+// their partials.
 class Conv3dPathsLargeBox : public ::testing::TestWithParam<Path> {};
 
 TEST_P(Conv3dPathsLargeBox, MatchReference) {
-  const ConvCase c{2, 3, 5, {8, 16, 130}, WindowGeometry::cubic(3, 1, 1), true};
-  run<float>(GetParam(), c);
-  run<double>(GetParam(), c);
+  for (index_t out_channels : {5, 9}) {
+    const ConvCase c{2, 3, out_channels, {8, 16, 130}, WindowGeometry::cubic(3, 1, 1), true};
+    run<float>(GetParam(), c);
+    run<double>(GetParam(), c);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Implementations, Conv3dPathsLargeBox,
@@ -178,6 +185,32 @@ INSTANTIATE_TEST_SUITE_P(Implementations, Conv3dPathsLargeBox,
                          [](const ::testing::TestParamInfo<Path>& info) {
                            return pathName(info.param);
                          });
+
+#if HALO3D_CONV3D_AVX512
+// The eight-at-a-time lane sums of the backward-filter are bitwise those of one at a time, on
+// values of mixed signs and magnitudes where the order of the additions shows.
+TEST(Conv3dSimd, Sum8MatchesSum) {
+  using S = kernels::impl::Simd<float>;
+  std::uint32_t state = 12345;
+  auto next = [&state] {
+    state = state * 1664525u + 1013904223u;
+    return float(int(state >> 8) - (1 << 23)) * std::ldexp(1.0f, int(state % 40) - 20);
+  };
+  for (int trial = 0; trial < 100; ++trial) {
+    S::vec v[8];
+    float lanes[16];
+    for (auto& x : v) {
+      for (float& l : lanes)
+        l = next();
+      x = S::load(lanes);
+    }
+    float sums[8];
+    S::sum8(v, sums);
+    for (int k = 0; k < 8; ++k)
+      EXPECT_EQ(sums[k], S::sum(v[k])) << "vector " << k << ", trial " << trial;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace halo3d::testing
