@@ -1,0 +1,509 @@
+#pragma once
+// Host SIMD conv3d for strided geometries (any stride above 1): forward and backward-data.
+//
+// Backward-data uses the phase (sub-pixel) decomposition: along a dimension of stride s, the dx
+// cells q with the same (q + p) mod s receive from the same taps k (those with q + p - k dil a
+// multiple of s), and consecutive cells of such a class (q, q + s, q + 2s, ...) read consecutive
+// dy cells. A "position" is one SIMD vector of W cells of one phase class of one dx row, so its
+// tap reads a contiguous dy vector (lanes leaving dy_box masked off), and its result is stored
+// with the W stride (a scatter). Tiles hold positions of one class only, so every tap they visit is
+// read by all their rows: no FMAs are spent on taps that a stride skips.
+//
+// Forward de-interleaves x's W phases once per call (x[s j + f] -> xp[f][j]) when the W stride is
+// above 1, so that every tap reads a contiguous vector of the phase buffer instead of a gather.
+//
+// Register tile: OB channels x R positions as in Conv3dHostDirect.hpp. Every output value is summed
+// in one order (taps ascending, then the channels of the other side, bias last) whichever tile,
+// mask or box computes it, so sub-box results are bitwise the whole-box ones.
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/impl/Conv3dChecks.hpp"
+#include "halo3d/kernels/impl/Conv3dIndexing.hpp"
+#include "halo3d/kernels/impl/Conv3dSimd.hpp"
+
+namespace halo3d::kernels::impl {
+
+// Whether the dispatch sends geometry g to the strided host code: backward-data for any stride
+// above 1 (the other engine's tiles mix phase classes and skip taps per lane), forward for W
+// strides above 1 (the other engine gathers there). Both functions handle every geometry.
+inline bool hostStridedBackwardDataApplies(const WindowGeometry& g) {
+  return g.stride[0] > 1 || g.stride[1] > 1 || g.stride[2] > 1;
+}
+inline bool hostStridedForwardApplies(const WindowGeometry& g) {
+  return g.stride[2] > 1;
+}
+
+#if HALO3D_CONV3D_AVX512
+
+inline constexpr int kStridedMaxR = 8;
+template <int OB>
+inline constexpr int kStridedR = OB >= 8 ? 3 : (OB == 4 ? 6 : 8);
+
+// A run of channels computed by one register tile.
+struct StridedBlock {
+  index_t first;
+  int size;
+};
+
+inline std::vector<StridedBlock> stridedBlocks(index_t channels) {
+  std::vector<StridedBlock> blocks;
+  index_t c = 0;
+  for (int size = 8; size >= 1; size /= 2)
+    for (; c + size <= channels; c += size)
+      blocks.push_back({c, size});
+  return blocks;
+}
+
+// Weights (O, I, taps) repacked for blocks over `dim` (0: output channels, 1: input channels):
+// block b holds [tap][other channel][b's channels], so a tile's broadcasts are contiguous.
+template <class T, class WeightView>
+Kokkos::View<T*, Kokkos::HostSpace> stridedPack(const WeightView& w, int dim) {
+  const index_t o_n = index_t(w.extent(0)), i_n = index_t(w.extent(1));
+  const index_t taps = index_t(w.extent(2) * w.extent(3) * w.extent(4));
+  const index_t blocked = dim == 0 ? o_n : i_n, other = dim == 0 ? i_n : o_n;
+  Kokkos::View<T*, Kokkos::HostSpace> packed(
+      Kokkos::view_alloc("halo3d::conv3d strided packed weights", Kokkos::WithoutInitializing),
+      o_n * i_n * taps);
+  const T* src = w.data();
+  for (const StridedBlock& b : stridedBlocks(blocked))
+    for (index_t t = 0; t < taps; ++t)
+      for (index_t c = 0; c < other; ++c)
+        for (int k = 0; k < b.size; ++k) {
+          const index_t o = dim == 0 ? b.first + k : c, i = dim == 0 ? c : b.first + k;
+          packed(b.first * other * taps + (t * other + c) * b.size + k) =
+              src[(o * i_n + i) * taps + t];
+        }
+  return packed;
+}
+
+template <class T>
+struct StridedPass {
+  const T* in;
+  index_t in_sample, in_channel, in_channels;
+  T* out;
+  index_t out_sample, out_channel;
+  const T* packed;
+  const T* bias;  // nullptr: no bias
+  int taps;
+};
+
+// A tile's taps (those some lane reads), per position the input offset of lane 0 and its lanes,
+// and per position the output offset of lane 0 and the lanes to store.
+template <class T>
+struct StridedTile {
+  int count = 0;
+  std::vector<int> tap;
+  std::vector<index_t> offset;  // [j * kStridedMaxR + r]
+  std::vector<typename Simd<T>::mask> mask;
+  index_t out_offset[kStridedMaxR];
+  typename Simd<T>::mask out_mask[kStridedMaxR];
+
+  explicit StridedTile(int taps)
+      : tap(std::size_t(taps)), offset(std::size_t(taps) * kStridedMaxR), mask(offset.size()) {}
+};
+
+inline void stridedScatter(float* p, __mmask16 m, __m512i index, __m512 v) {
+  _mm512_mask_i32scatter_ps(p, m, index, v, 4);
+}
+inline void stridedScatter(double* p, __mmask8 m, __m256i index, __m512d v) {
+  _mm512_mask_i32scatter_pd(p, m, index, v, 8);
+}
+
+// Output lanes are `out_stride` apart (a scatter) when Scatter.
+template <class T, int OB, int R, bool Scatter>
+void stridedTile(const StridedPass<T>& p, index_t first, index_t n, const StridedTile<T>& tile,
+                 typename Simd<T>::index out_stride) {
+  using S = Simd<T>;
+  typename S::vec acc[OB][R];
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      acc[o][r] = S::zero();
+  const T* in_n = p.in + n * p.in_sample;
+  const T* w_block = p.packed + first * p.in_channels * p.taps;
+  for (int j = 0; j < tile.count; ++j) {
+    const T* w_tap = w_block + index_t(tile.tap[std::size_t(j)]) * p.in_channels * OB;
+    const T* src[R];
+    typename S::mask m[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      src[r] = in_n + tile.offset[std::size_t(j) * kStridedMaxR + r];
+      m[r] = tile.mask[std::size_t(j) * kStridedMaxR + r];
+    }
+    for (index_t ic = 0; ic < p.in_channels; ++ic) {
+      typename S::vec xv[R];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        xv[r] = S::load(src[r], m[r]);
+        src[r] += p.in_channel;
+      }
+      const T* wv = w_tap + ic * OB;
+#pragma GCC unroll 8
+      for (int o = 0; o < OB; ++o) {
+        const typename S::vec b = S::broadcast(wv[o]);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          acc[o][r] = S::fma(b, xv[r], acc[o][r]);
+      }
+    }
+  }
+  T* out_n = p.out + n * p.out_sample;
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o) {
+    T* dst = out_n + (first + o) * p.out_channel;
+    if (p.bias) {
+      const typename S::vec b = S::broadcast(p.bias[first + o]);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        acc[o][r] = S::add(acc[o][r], b);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      if constexpr (Scatter)
+        stridedScatter(dst + tile.out_offset[r], tile.out_mask[r], out_stride, acc[o][r]);
+      else
+        S::store(dst + tile.out_offset[r], acc[o][r], tile.out_mask[r]);
+    }
+  }
+}
+
+// A set of output cells computed by the same taps: cells first[d] + step[d] * i, i < count[d],
+// per dimension, the taps (kd, kh, kw) in `kd` x `kh` x `kw`, and their positions (W vectors of a
+// row) numbered row-major.
+struct StridedClass {
+  index_t first[3], step[3], count[3];
+  index_t vectors;
+  std::vector<int> k[3];
+  index_t positions() const { return count[0] * count[1] * vectors; }
+};
+
+// Range [begin, end) of class c's positions: one work item per channel block.
+struct StridedChunk {
+  int cls;
+  index_t begin, end;
+};
+
+// Runs every sample, chunk and channel block in parallel. The Tiler fills a tile from its
+// positions (class, global cells d, h, w of lane 0, lane counts):
+//   void operator()(const StridedClass&, const index_t* d, const index_t* h, const index_t* w,
+//                   const int* lanes, int R, StridedTile<T>&) const
+template <class T, bool Scatter, class ExecSpace, class Tiler>
+void runStrided(const ExecSpace& exec, const char* label, StridedPass<T> p,
+                const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
+                index_t samples, const std::vector<StridedClass>& classes, int out_stride,
+                const Tiler& tiler) {
+  p.packed = packed.data();
+  const std::vector<StridedBlock> blocks = stridedBlocks(out_channels);
+  constexpr index_t kChunk = 48;  // a multiple of every R
+  std::vector<StridedChunk> chunks;
+  for (std::size_t c = 0; c < classes.size(); ++c)
+    for (index_t b = 0; b < classes[c].positions(); b += kChunk)
+      chunks.push_back({int(c), b, std::min(b + kChunk, classes[c].positions())});
+  if (chunks.empty() || samples == 0) return;
+  const index_t nb = index_t(blocks.size()), nc = index_t(chunks.size());
+  const typename Simd<T>::index stride_index = Simd<T>::strideIndex(out_stride);
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, samples * nc * nb),
+      [=](index_t item) {
+        (void)packed;  // captured: the packed weights live as long as the kernel
+        const StridedBlock& blk = blocks[std::size_t(item % nb)];
+        const StridedChunk& ch = chunks[std::size_t((item / nb) % nc)];
+        const index_t n = item / (nb * nc);
+        const StridedClass& cls = classes[std::size_t(ch.cls)];
+        StridedTile<T> tile(p.taps);
+        auto range = [&](auto ob) {
+          constexpr int OB = decltype(ob)::value;
+          constexpr int R = kStridedR<OB>;
+          constexpr int V = Simd<T>::lanes;
+          index_t d[R], h[R], w[R];
+          int lanes[R];
+          for (index_t p0 = ch.begin; p0 < ch.end; p0 += R) {
+            for (int r = 0; r < R; ++r) {
+              const index_t q = std::min(p0 + r, ch.end - 1), row = q / cls.vectors;
+              const index_t v = q % cls.vectors;
+              d[r] = cls.first[0] + cls.step[0] * (row / cls.count[1]);
+              h[r] = cls.first[1] + cls.step[1] * (row % cls.count[1]);
+              w[r] = cls.first[2] + cls.step[2] * v * V;
+              lanes[r] = int(std::min<index_t>(V, cls.count[2] - v * V));
+            }
+            tiler(cls, d, h, w, lanes, R, tile);
+            stridedTile<T, OB, R, Scatter>(p, blk.first, n, tile, stride_index);
+          }
+        };
+        switch (blk.size) {
+          case 8:
+            range(std::integral_constant<int, 8>());
+            break;
+          case 4:
+            range(std::integral_constant<int, 4>());
+            break;
+          case 2:
+            range(std::integral_constant<int, 2>());
+            break;
+          default:
+            range(std::integral_constant<int, 1>());
+            break;
+        }
+      });
+}
+
+// Backward-data: the phase classes of dx_box, and per tile the dy cells each tap reads.
+template <class T>
+class StridedBackwardDataTiler {
+ public:
+  template <class DyView, class DxView>
+  StridedBackwardDataTiler(const Conv3dIndexing& ix, const DyView& dy, const DxView& dx,
+                           const Box& dy_box)
+      : _ix(ix),
+        _dy_plane(index_t(dy.stride_2())),
+        _dy_row(index_t(dy.stride_3())),
+        _dx_plane(index_t(dx.stride_2())),
+        _dx_row(index_t(dx.stride_3())),
+        _dy_box(dy_box) {}
+
+  static std::vector<StridedClass> classes(const Conv3dIndexing& ix, const Box& dx_box) {
+    std::vector<StridedClass> out;
+    const int s0 = ix.stride[0], s1 = ix.stride[1], s2 = ix.stride[2];
+    for (int f0 = 0; f0 < s0 && f0 < dx_box.extent(0); ++f0)
+      for (int f1 = 0; f1 < s1 && f1 < dx_box.extent(1); ++f1)
+        for (int f2 = 0; f2 < s2 && f2 < dx_box.extent(2); ++f2) {
+          StridedClass c;
+          const int f[3] = {f0, f1, f2};
+          for (int d = 0; d < 3; ++d) {
+            c.first[d] = dx_box.min(d) + f[d];
+            c.step[d] = ix.stride[d];
+            c.count[d] = (dx_box.max(d) - c.first[d] + ix.stride[d] - 1) / ix.stride[d];
+            for (int k = 0; k < ix.kernel[d]; ++k) {
+              const index_t r = (c.first[d] + ix.padding[d] - index_t(k) * ix.dilation[d]) %
+                                index_t(ix.stride[d]);
+              if (r == 0) c.k[d].push_back(k);
+            }
+          }
+          c.vectors = (c.count[2] + Simd<T>::lanes - 1) / Simd<T>::lanes;
+          out.push_back(std::move(c));
+        }
+    return out;
+  }
+
+  void operator()(const StridedClass& cls, const index_t* d, const index_t* h, const index_t* w,
+                  const int* lanes, int positions, StridedTile<T>& tile) const {
+    for (int r = 0; r < positions; ++r) {
+      tile.out_offset[r] = (d[r] + _ix.in_shift[0]) * _dx_plane +
+                           (h[r] + _ix.in_shift[1]) * _dx_row + w[r] + _ix.in_shift[2];
+      tile.out_mask[r] = laneRange<T>(0, lanes[r]);
+    }
+    int count = 0;
+    index_t cd[kStridedMaxR], ch[kStridedMaxR];
+    bool plane_ok[kStridedMaxR], row_ok[kStridedMaxR];
+    for (int kd : cls.k[0]) {
+      bool any_plane = false;
+      for (int r = 0; r < positions; ++r) {
+        cd[r] = (d[r] + _ix.padding[0] - index_t(kd) * _ix.dilation[0]) / _ix.stride[0];
+        plane_ok[r] = cd[r] >= _dy_box.min(0) && cd[r] < _dy_box.max(0);
+        any_plane = any_plane || plane_ok[r];
+      }
+      if (!any_plane) continue;
+      for (int kh : cls.k[1]) {
+        bool any_row = false;
+        for (int r = 0; r < positions; ++r) {
+          ch[r] = (h[r] + _ix.padding[1] - index_t(kh) * _ix.dilation[1]) / _ix.stride[1];
+          row_ok[r] = plane_ok[r] && ch[r] >= _dy_box.min(1) && ch[r] < _dy_box.max(1);
+          any_row = any_row || row_ok[r];
+        }
+        if (!any_row) continue;
+        for (int kw : cls.k[2]) {
+          const std::size_t slot = std::size_t(count) * kStridedMaxR;
+          bool any = false;
+          for (int r = 0; r < positions; ++r) {
+            const index_t cw0 =
+                (w[r] + _ix.padding[2] - index_t(kw) * _ix.dilation[2]) / _ix.stride[2];
+            const auto m = row_ok[r]
+                               ? laneRange<T>(_dy_box.min(2) - cw0,
+                                              std::min<index_t>(lanes[r], _dy_box.max(2) - cw0))
+                               : typename Simd<T>::mask(0);
+            tile.mask[slot + std::size_t(r)] = m;
+            tile.offset[slot + std::size_t(r)] = m ? (cd[r] + _ix.out_shift[0]) * _dy_plane +
+                                                         (ch[r] + _ix.out_shift[1]) * _dy_row +
+                                                         cw0 + _ix.out_shift[2]
+                                                   : 0;
+            any = any || m != 0;
+          }
+          if (any) tile.tap[std::size_t(count++)] = (kd * _ix.kernel[1] + kh) * _ix.kernel[2] + kw;
+        }
+      }
+    }
+    tile.count = count;
+  }
+
+ private:
+  Conv3dIndexing _ix;
+  index_t _dy_plane, _dy_row, _dx_plane, _dx_row;
+  Box _dy_box;
+};
+
+// See conv3dBackwardData in kernels/Conv3d.hpp; the caller has run checkBackwardData.
+template <class ExecSpace, class T>
+void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
+                               const Conv3dWeightsOn<T, ExecSpace>& w, const WindowGeometry& g,
+                               const Tensor<T, ExecSpace>& dx, const Box& dx_box,
+                               const Box& dy_box) {
+  const index_t samples = dx.block().localSamples();
+  if (dx_box.empty() || samples == 0) return;
+  const Conv3dIndexing ix = makeIndexing(g, dx, dy);
+  const auto& dyv = dy.view();
+  const auto& dxv = dx.view();
+  StridedPass<T> p{};
+  p.in = dyv.data();
+  p.in_sample = index_t(dyv.stride_0());
+  p.in_channel = index_t(dyv.stride_1());
+  p.in_channels = dy.block().channels();
+  p.out = dxv.data();
+  p.out_sample = index_t(dxv.stride_0());
+  p.out_channel = index_t(dxv.stride_1());
+  p.bias = nullptr;
+  p.taps = ix.taps();
+  const StridedBackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box);
+  const auto classes = StridedBackwardDataTiler<T>::classes(ix, dx_box);
+  if (g.stride[2] > 1)
+    runStrided<T, true>(exec, "halo3d::conv3dBackwardData(host strided)", p, stridedPack<T>(w, 1),
+                        dx.block().channels(), samples, classes, g.stride[2], tiler);
+  else
+    runStrided<T, false>(exec, "halo3d::conv3dBackwardData(host strided)", p, stridedPack<T>(w, 1),
+                         dx.block().channels(), samples, classes, 1, tiler);
+}
+
+// Forward: one class (every output cell of out_box, every tap), reading x or its W phases.
+template <class T>
+class StridedForwardTiler {
+ public:
+  // x local W index xw of a row lies at (xw % s) * phase_width + xw / s of the row's phase layout
+  // (s = 1: xw).
+  StridedForwardTiler(const Conv3dIndexing& ix, index_t in_plane, index_t in_row,
+                      index_t phase_width, index_t y_plane, index_t y_row)
+      : _ix(ix),
+        _in_plane(in_plane),
+        _in_row(in_row),
+        _phase_width(phase_width),
+        _y_plane(y_plane),
+        _y_row(y_row) {}
+
+  void operator()(const StridedClass&, const index_t* d, const index_t* h, const index_t* w,
+                  const int* lanes, int positions, StridedTile<T>& tile) const {
+    const index_t s = _ix.stride[2];
+    for (int r = 0; r < positions; ++r) {
+      tile.out_offset[r] = (d[r] + _ix.out_shift[0]) * _y_plane +
+                           (h[r] + _ix.out_shift[1]) * _y_row + w[r] + _ix.out_shift[2];
+      tile.out_mask[r] = laneRange<T>(0, lanes[r]);
+    }
+    int count = 0;
+    for (int kd = 0; kd < _ix.kernel[0]; ++kd)
+      for (int kh = 0; kh < _ix.kernel[1]; ++kh)
+        for (int kw = 0; kw < _ix.kernel[2]; ++kw) {
+          const std::size_t slot = std::size_t(count) * kStridedMaxR;
+          for (int r = 0; r < positions; ++r) {
+            const index_t xd = _ix.inputOf(0, d[r], kd) + _ix.in_shift[0];
+            const index_t xh = _ix.inputOf(1, h[r], kh) + _ix.in_shift[1];
+            const index_t xw = _ix.inputOf(2, w[r], kw) + _ix.in_shift[2];
+            tile.offset[slot + std::size_t(r)] =
+                xd * _in_plane + xh * _in_row + (xw % s) * _phase_width + xw / s;
+            tile.mask[slot + std::size_t(r)] = tile.out_mask[r];
+          }
+          tile.tap[std::size_t(count++)] = (kd * _ix.kernel[1] + kh) * _ix.kernel[2] + kw;
+        }
+    tile.count = count;
+  }
+
+ private:
+  Conv3dIndexing _ix;
+  index_t _in_plane, _in_row, _phase_width, _y_plane, _y_row;
+};
+
+// See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
+template <class ExecSpace, class T>
+void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                          const Conv3dWeightsOn<T, ExecSpace>& w,
+                          const Conv3dBiasOn<T, ExecSpace>& b, const WindowGeometry& g,
+                          const Tensor<T, ExecSpace>& y, const Box& out_box) {
+  const index_t samples = y.block().localSamples();
+  if (out_box.empty() || samples == 0) return;
+  const Conv3dIndexing ix = makeIndexing(g, x, y);
+  const auto& xv = x.view();
+  const auto& yv = y.view();
+  const index_t s = g.stride[2];
+  const index_t channels = x.block().channels();
+  StridedPass<T> p{};
+  p.in_channels = channels;
+  p.out = yv.data();
+  p.out_sample = index_t(yv.stride_0());
+  p.out_channel = index_t(yv.stride_1());
+  p.bias = b.extent(0) ? b.data() : nullptr;
+  p.taps = ix.taps();
+  index_t in_plane = index_t(xv.stride_2()), in_row = index_t(xv.stride_3()), phase_width = 0;
+  Kokkos::View<T*, Kokkos::HostSpace> phases;
+  if (s > 1) {
+    // x's rows (every sample, channel, plane and row of the allocation) with their W phases
+    // de-interleaved: row r's cell s j + f goes to r * s * phase_width + f * phase_width + j.
+    const index_t wl = index_t(xv.extent(4)),
+                  rows_per_channel = index_t(xv.extent(2) * xv.extent(3));
+    phase_width = (wl + s - 1) / s;
+    const index_t rows = samples * channels * rows_per_channel;
+    phases = Kokkos::View<T*, Kokkos::HostSpace>(
+        Kokkos::view_alloc("halo3d::conv3d strided x phases", Kokkos::WithoutInitializing),
+        rows * s * phase_width);
+    const T* src = xv.data();
+    T* dst = phases.data();
+    const index_t x_sample = index_t(xv.stride_0()), x_channel = index_t(xv.stride_1());
+    const index_t x_plane = index_t(xv.stride_2()), x_row = index_t(xv.stride_3());
+    const index_t hl = index_t(xv.extent(3));
+    Kokkos::parallel_for(
+        "halo3d::conv3dForward(host strided phases)",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, rows), [=](index_t r) {
+          const index_t row = r % rows_per_channel, nc = r / rows_per_channel;
+          const T* in = src + (nc / channels) * x_sample + (nc % channels) * x_channel +
+                        (row / hl) * x_plane + (row % hl) * x_row;
+          T* out = dst + r * s * phase_width;
+          for (index_t f = 0; f < s; ++f)
+            for (index_t j = 0; f + s * j < wl; ++j)
+              out[f * phase_width + j] = in[f + s * j];
+        });
+    in_row = s * phase_width;
+    in_plane = hl * in_row;
+    p.in = phases.data();
+    p.in_channel = rows_per_channel * in_row;
+    p.in_sample = channels * p.in_channel;
+  } else {
+    p.in = xv.data();
+    p.in_sample = index_t(xv.stride_0());
+    p.in_channel = index_t(xv.stride_1());
+  }
+  StridedClass cls;
+  for (int d = 0; d < 3; ++d) {
+    cls.first[d] = out_box.min(d);
+    cls.step[d] = 1;
+    cls.count[d] = out_box.extent(d);
+  }
+  cls.vectors = (cls.count[2] + Simd<T>::lanes - 1) / Simd<T>::lanes;
+  const StridedForwardTiler<T> tiler(ix, in_plane, in_row, phase_width, index_t(yv.stride_2()),
+                                     index_t(yv.stride_3()));
+  // The tiler lambda captures the phase buffer, so that it lives as long as the kernel.
+  const auto packed = stridedPack<T>(w, 0);
+  runStrided<T, false>(
+      exec, "halo3d::conv3dForward(host strided)", p, packed, y.block().channels(), samples, {cls},
+      1,
+      [=](const StridedClass& c, const index_t* d, const index_t* h, const index_t* ww,
+          const int* lanes, int positions, StridedTile<T>& tile) {
+        (void)phases;
+        tiler(c, d, h, ww, lanes, positions, tile);
+      });
+}
+
+#endif
+
+}  // namespace halo3d::kernels::impl
