@@ -1,5 +1,6 @@
 #pragma once
-// Host SIMD conv3d for strided geometries (any stride above 1): forward and backward-data.
+// Host SIMD conv3d for strided geometries (any stride above 1): forward, backward-data and
+// backward-filter.
 //
 // Backward-data uses the phase (sub-pixel) decomposition: along a dimension of stride s, the dx
 // cells q with the same (q + p) mod s receive from the same taps k (those with q + p - k dil a
@@ -9,8 +10,9 @@
 // with the W stride (a scatter). Tiles hold positions of one class only, so every tap they visit is
 // read by all their rows: no FMAs are spent on taps that a stride skips.
 //
-// Forward de-interleaves x's W phases once per call (x[s j + f] -> xp[f][j]) when the W stride is
-// above 1, so that every tap reads a contiguous vector of the phase buffer instead of a gather.
+// Forward and backward-filter de-interleave x's W phases once per call (x[s j + f] -> xp[f][j])
+// when the W stride is above 1, so that every tap reads a contiguous vector of the phase buffer
+// instead of a gather.
 //
 // Register tile: OB channels x R positions as in Conv3dHostDirect.hpp. Every output value is summed
 // in one order (taps ascending, then the channels of the other side, bias last) whichever tile,
@@ -35,6 +37,7 @@ namespace halo3d::kernels::impl {
 inline bool hostStridedBackwardDataApplies(const WindowGeometry& g) {
   return g.stride[0] > 1 || g.stride[1] > 1 || g.stride[2] > 1;
 }
+// Also backward-filter, which reads x through the same de-interleaved W phases as forward.
 inline bool hostStridedForwardApplies(const WindowGeometry& g) {
   return g.stride[2] > 1;
 }
@@ -379,24 +382,76 @@ void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>
                          dx.block().channels(), samples, classes, 1, tiler);
 }
 
-// Forward: one class (every output cell of out_box, every tap), reading x or its W phases.
+// x as the strided passes read it: with W stride s > 1, every row of x's allocation (all samples,
+// channels, planes, rows) with its W phases de-interleaved, so that cell s j + f of a row lies at
+// f * phase_width + j; with s = 1, x itself. Local cell (xd, xh, xw) of a channel lies at
+// offset(xd, xh, xw); lanes xw, xw + s, ... are contiguous there.
+template <class T>
+struct StridedInput {
+  Kokkos::View<T*, Kokkos::HostSpace> phases;  // empty for s = 1
+  const T* data;
+  index_t sample, channel, plane, row, phase_width, s;
+
+  index_t offset(index_t xd, index_t xh, index_t xw) const {
+    return xd * plane + xh * row + (xw % s) * phase_width + xw / s;
+  }
+};
+
+template <class ExecSpace, class T>
+StridedInput<T> stridedInput(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_t s) {
+  const auto& xv = x.view();
+  StridedInput<T> in{};
+  in.s = s;
+  if (s == 1) {
+    in.data = xv.data();
+    in.sample = index_t(xv.stride_0());
+    in.channel = index_t(xv.stride_1());
+    in.plane = index_t(xv.stride_2());
+    in.row = index_t(xv.stride_3());
+    return in;
+  }
+  const index_t samples = x.block().localSamples(), channels = x.block().channels();
+  const index_t wl = index_t(xv.extent(4)), hl = index_t(xv.extent(3));
+  const index_t rows_per_channel = index_t(xv.extent(2)) * hl;
+  in.phase_width = (wl + s - 1) / s;
+  in.row = s * in.phase_width;
+  in.plane = hl * in.row;
+  in.channel = rows_per_channel * in.row;
+  in.sample = channels * in.channel;
+  const index_t rows = samples * channels * rows_per_channel;
+  in.phases = Kokkos::View<T*, Kokkos::HostSpace>(
+      Kokkos::view_alloc("halo3d::conv3d strided x phases", Kokkos::WithoutInitializing),
+      std::max<index_t>(rows * in.row, 1));
+  in.data = in.phases.data();
+  const T* src = xv.data();
+  T* dst = in.phases.data();
+  const index_t x_sample = index_t(xv.stride_0()), x_channel = index_t(xv.stride_1());
+  const index_t x_plane = index_t(xv.stride_2()), x_row = index_t(xv.stride_3());
+  const index_t row_len = in.row, pw = in.phase_width;
+  Kokkos::parallel_for(
+      "halo3d::conv3d(host strided phases)",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, rows), [=](index_t r) {
+        const index_t row = r % rows_per_channel, nc = r / rows_per_channel;
+        const T* from = src + (nc / channels) * x_sample + (nc % channels) * x_channel +
+                        (row / hl) * x_plane + (row % hl) * x_row;
+        T* to = dst + r * row_len;
+        for (index_t f = 0; f < s; ++f)
+          for (index_t j = 0; f + s * j < wl; ++j)
+            to[f * pw + j] = from[f + s * j];
+      });
+  return in;
+}
+
+// Forward: one class (every output cell of out_box, every tap), reading x through StridedInput.
 template <class T>
 class StridedForwardTiler {
  public:
-  // x local W index xw of a row lies at (xw % s) * phase_width + xw / s of the row's phase layout
-  // (s = 1: xw).
-  StridedForwardTiler(const Conv3dIndexing& ix, index_t in_plane, index_t in_row,
-                      index_t phase_width, index_t y_plane, index_t y_row)
-      : _ix(ix),
-        _in_plane(in_plane),
-        _in_row(in_row),
-        _phase_width(phase_width),
-        _y_plane(y_plane),
-        _y_row(y_row) {}
+  StridedForwardTiler(const Conv3dIndexing& ix, const StridedInput<T>& in, index_t y_plane,
+                      index_t y_row)
+      : _ix(ix), _in(in), _y_plane(y_plane), _y_row(y_row) {}
 
   void operator()(const StridedClass&, const index_t* d, const index_t* h, const index_t* w,
                   const int* lanes, int positions, StridedTile<T>& tile) const {
-    const index_t s = _ix.stride[2];
     for (int r = 0; r < positions; ++r) {
       tile.out_offset[r] = (d[r] + _ix.out_shift[0]) * _y_plane +
                            (h[r] + _ix.out_shift[1]) * _y_row + w[r] + _ix.out_shift[2];
@@ -408,11 +463,10 @@ class StridedForwardTiler {
         for (int kw = 0; kw < _ix.kernel[2]; ++kw) {
           const std::size_t slot = std::size_t(count) * kStridedMaxR;
           for (int r = 0; r < positions; ++r) {
-            const index_t xd = _ix.inputOf(0, d[r], kd) + _ix.in_shift[0];
-            const index_t xh = _ix.inputOf(1, h[r], kh) + _ix.in_shift[1];
-            const index_t xw = _ix.inputOf(2, w[r], kw) + _ix.in_shift[2];
             tile.offset[slot + std::size_t(r)] =
-                xd * _in_plane + xh * _in_row + (xw % s) * _phase_width + xw / s;
+                _in.offset(_ix.inputOf(0, d[r], kd) + _ix.in_shift[0],
+                           _ix.inputOf(1, h[r], kh) + _ix.in_shift[1],
+                           _ix.inputOf(2, w[r], kw) + _ix.in_shift[2]);
             tile.mask[slot + std::size_t(r)] = tile.out_mask[r];
           }
           tile.tap[std::size_t(count++)] = (kd * _ix.kernel[1] + kh) * _ix.kernel[2] + kw;
@@ -422,7 +476,8 @@ class StridedForwardTiler {
 
  private:
   Conv3dIndexing _ix;
-  index_t _in_plane, _in_row, _phase_width, _y_plane, _y_row;
+  StridedInput<T> _in;  // holds the phase buffer as long as the kernel holds the tiler
+  index_t _y_plane, _y_row;
 };
 
 // See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
@@ -434,55 +489,18 @@ void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const index_t samples = y.block().localSamples();
   if (out_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, x, y);
-  const auto& xv = x.view();
   const auto& yv = y.view();
-  const index_t s = g.stride[2];
-  const index_t channels = x.block().channels();
+  const StridedInput<T> in = stridedInput(exec, x, g.stride[2]);
   StridedPass<T> p{};
-  p.in_channels = channels;
+  p.in = in.data;
+  p.in_sample = in.sample;
+  p.in_channel = in.channel;
+  p.in_channels = x.block().channels();
   p.out = yv.data();
   p.out_sample = index_t(yv.stride_0());
   p.out_channel = index_t(yv.stride_1());
   p.bias = b.extent(0) ? b.data() : nullptr;
   p.taps = ix.taps();
-  index_t in_plane = index_t(xv.stride_2()), in_row = index_t(xv.stride_3()), phase_width = 0;
-  Kokkos::View<T*, Kokkos::HostSpace> phases;
-  if (s > 1) {
-    // x's rows (every sample, channel, plane and row of the allocation) with their W phases
-    // de-interleaved: row r's cell s j + f goes to r * s * phase_width + f * phase_width + j.
-    const index_t wl = index_t(xv.extent(4)),
-                  rows_per_channel = index_t(xv.extent(2) * xv.extent(3));
-    phase_width = (wl + s - 1) / s;
-    const index_t rows = samples * channels * rows_per_channel;
-    phases = Kokkos::View<T*, Kokkos::HostSpace>(
-        Kokkos::view_alloc("halo3d::conv3d strided x phases", Kokkos::WithoutInitializing),
-        rows * s * phase_width);
-    const T* src = xv.data();
-    T* dst = phases.data();
-    const index_t x_sample = index_t(xv.stride_0()), x_channel = index_t(xv.stride_1());
-    const index_t x_plane = index_t(xv.stride_2()), x_row = index_t(xv.stride_3());
-    const index_t hl = index_t(xv.extent(3));
-    Kokkos::parallel_for(
-        "halo3d::conv3dForward(host strided phases)",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, rows), [=](index_t r) {
-          const index_t row = r % rows_per_channel, nc = r / rows_per_channel;
-          const T* in = src + (nc / channels) * x_sample + (nc % channels) * x_channel +
-                        (row / hl) * x_plane + (row % hl) * x_row;
-          T* out = dst + r * s * phase_width;
-          for (index_t f = 0; f < s; ++f)
-            for (index_t j = 0; f + s * j < wl; ++j)
-              out[f * phase_width + j] = in[f + s * j];
-        });
-    in_row = s * phase_width;
-    in_plane = hl * in_row;
-    p.in = phases.data();
-    p.in_channel = rows_per_channel * in_row;
-    p.in_sample = channels * p.in_channel;
-  } else {
-    p.in = xv.data();
-    p.in_sample = index_t(xv.stride_0());
-    p.in_channel = index_t(xv.stride_1());
-  }
   StridedClass cls;
   for (int d = 0; d < 3; ++d) {
     cls.first[d] = out_box.min(d);
@@ -490,17 +508,171 @@ void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
     cls.count[d] = out_box.extent(d);
   }
   cls.vectors = (cls.count[2] + Simd<T>::lanes - 1) / Simd<T>::lanes;
-  const StridedForwardTiler<T> tiler(ix, in_plane, in_row, phase_width, index_t(yv.stride_2()),
-                                     index_t(yv.stride_3()));
-  // The tiler lambda captures the phase buffer, so that it lives as long as the kernel.
-  const auto packed = stridedPack<T>(w, 0);
   runStrided<T, false>(
-      exec, "halo3d::conv3dForward(host strided)", p, packed, y.block().channels(), samples, {cls},
-      1,
-      [=](const StridedClass& c, const index_t* d, const index_t* h, const index_t* ww,
-          const int* lanes, int positions, StridedTile<T>& tile) {
-        (void)phases;
-        tiler(c, d, h, ww, lanes, positions, tile);
+      exec, "halo3d::conv3dForward(host strided)", p, stridedPack<T>(w, 0), y.block().channels(),
+      samples, {cls}, 1,
+      StridedForwardTiler<T>(ix, in, index_t(yv.stride_2()), index_t(yv.stride_3())));
+}
+
+// Backward-filter: dw(o, i, t) = sum over samples and output cells c of dy(o, c) x(i, c @ t), as
+// dot products over W vectors of output cells. x is read through StridedInput, so the x vector of
+// (input channel i, tap t) at a position lies at the position's base + i * channel + tap_off[t]
+// (contiguous lanes). Register tile: 4 output channels x 6 (i, t) pairs; the positions are split
+// into one contiguous range per thread, each reducing into its own partial dw (double), summed in
+// thread order at the end, so the result does not depend on thread timing.
+template <class T>
+struct StridedFilterPosition {
+  index_t x_base, dy_offset;  // sample included; dy at channel 0
+  typename Simd<T>::mask mask;
+};
+
+template <class T, int OB, int JB>
+void stridedFilterTile(const T* dy, index_t dy_channel, const T* x, const index_t* pair_off,
+                       const StridedFilterPosition<T>* pos, index_t count, index_t o0,
+                       index_t pairs, index_t j0, int nj, double* partial) {
+  using S = Simd<T>;
+  typename S::vec acc[OB][JB];
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o)
+#pragma GCC unroll 8
+    for (int j = 0; j < JB; ++j)
+      acc[o][j] = S::zero();
+  index_t off[JB];
+#pragma GCC unroll 8
+  for (int j = 0; j < JB; ++j)
+    off[j] = pair_off[j0 + std::min(j, nj - 1)];
+  const T* dy0 = dy + o0 * dy_channel;
+  for (index_t q = 0; q < count; ++q) {
+    const StridedFilterPosition<T>& ps = pos[q];
+    typename S::vec dv[OB];
+#pragma GCC unroll 8
+    for (int o = 0; o < OB; ++o)
+      dv[o] = S::load(dy0 + ps.dy_offset + o * dy_channel, ps.mask);
+    const T* xb = x + ps.x_base;
+#pragma GCC unroll 8
+    for (int j = 0; j < JB; ++j) {
+      const typename S::vec xv = S::load(xb + off[j], ps.mask);
+#pragma GCC unroll 8
+      for (int o = 0; o < OB; ++o)
+        acc[o][j] = S::fma(dv[o], xv, acc[o][j]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int o = 0; o < OB; ++o)
+    for (int j = 0; j < nj; ++j)
+      partial[(o0 + o) * pairs + j0 + j] += double(S::sum(acc[o][j]));
+}
+
+// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
+template <class ExecSpace, class T>
+void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                                 const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                                 const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                                 const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                                 bool accumulate) {
+  constexpr int V = Simd<T>::lanes;
+  const index_t samples = dy.block().localSamples();
+  const index_t out_ch = dy.block().channels(), in_ch = x.block().channels();
+  const Conv3dIndexing ix = makeIndexing(g, x, dy);
+  const index_t taps = ix.taps(), pairs = in_ch * taps;
+  const bool has_bias = db.extent(0) > 0;
+  const index_t weights = out_ch * pairs;
+  if (out_box.empty() || samples == 0) {
+    if (!accumulate) {
+      Kokkos::deep_copy(exec, dw, T(0));
+      if (has_bias) Kokkos::deep_copy(exec, db, T(0));
+    }
+    return;
+  }
+  const StridedInput<T> in = stridedInput(exec, x, g.stride[2]);
+  const auto& dyv = dy.view();
+  // Pair (i, t) at a position: base + i * channel + the tap's offset from the window origin. The
+  // origin is x's local cell of tap 0, whose W phase tap kw shifts by kw * dil.
+  std::vector<index_t> pair_off(static_cast<std::size_t>(pairs));
+  const index_t a0 = index_t(-ix.padding[2]) + ix.in_shift[2];
+  const index_t s = g.stride[2];
+  auto floorDiv = [](index_t a, index_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  for (index_t i = 0; i < in_ch; ++i)
+    for (int kd = 0; kd < ix.kernel[0]; ++kd)
+      for (int kh = 0; kh < ix.kernel[1]; ++kh)
+        for (int kw = 0; kw < ix.kernel[2]; ++kw) {
+          const index_t a = a0 + index_t(kw) * ix.dilation[2];
+          const index_t t = (kd * ix.kernel[1] + kh) * ix.kernel[2] + kw;
+          pair_off[std::size_t(i * taps + t)] =
+              i * in.channel + index_t(kd) * ix.dilation[0] * in.plane +
+              index_t(kh) * ix.dilation[1] * in.row + (a - floorDiv(a, s) * s) * in.phase_width +
+              floorDiv(a, s);
+        }
+  // Positions: W vectors of out_box rows, every sample.
+  const index_t vectors = (out_box.extent(2) + V - 1) / V;
+  const index_t rows = out_box.extent(0) * out_box.extent(1);
+  const index_t per_sample = rows * vectors, positions = samples * per_sample;
+  std::vector<StridedFilterPosition<T>> pos(static_cast<std::size_t>(positions));
+  const index_t dy_sample = index_t(dyv.stride_0()), dy_plane = index_t(dyv.stride_2()),
+                dy_row = index_t(dyv.stride_3());
+  for (index_t q = 0; q < positions; ++q) {
+    const index_t n = q / per_sample, row = (q % per_sample) / vectors, v = q % vectors;
+    const index_t d = out_box.min(0) + row / out_box.extent(1);
+    const index_t h = out_box.min(1) + row % out_box.extent(1);
+    const index_t w0 = out_box.min(2) + v * V;
+    auto& ps = pos[std::size_t(q)];
+    ps.x_base = n * in.sample + (ix.inputOf(0, d, 0) + ix.in_shift[0]) * in.plane +
+                (ix.inputOf(1, h, 0) + ix.in_shift[1]) * in.row + w0;
+    ps.dy_offset = n * dy_sample + (d + ix.out_shift[0]) * dy_plane +
+                   (h + ix.out_shift[1]) * dy_row + w0 + ix.out_shift[2];
+    ps.mask = laneRange<T>(0, out_box.max(2) - w0);
+  }
+  const int threads = std::max(1, int(exec.concurrency()));
+  const index_t parts = std::min<index_t>(threads, positions);
+  Kokkos::View<double**, Kokkos::HostSpace> partial("halo3d::conv3d strided dw partials", parts,
+                                                    weights + out_ch);
+  const T* dyp = dyv.data();
+  const index_t dy_channel = index_t(dyv.stride_1());
+  const T* xp = in.data;
+  const StridedFilterPosition<T>* posp = pos.data();
+  const index_t* offp = pair_off.data();
+  constexpr index_t kChunk = 128;  // 4 dy vectors of 128 positions stay in L1
+  Kokkos::parallel_for(
+      "halo3d::conv3dBackwardFilter(host strided)",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, parts),
+      [=](index_t part) {
+        (void)in;  // captured: the phase buffer lives as long as the kernel
+        double* acc = &partial(part, 0);
+        const index_t begin = positions * part / parts, end = positions * (part + 1) / parts;
+        for (index_t c0 = begin; c0 < end; c0 += kChunk) {
+          const index_t count = std::min(kChunk, end - c0);
+          const StridedFilterPosition<T>* cp = posp + c0;
+          index_t o0 = 0;
+          for (; o0 + 4 <= out_ch; o0 += 4)
+            for (index_t j0 = 0; j0 < pairs; j0 += 6)
+              stridedFilterTile<T, 4, 6>(dyp, dy_channel, xp, offp, cp, count, o0, pairs, j0,
+                                         int(std::min<index_t>(6, pairs - j0)), acc);
+          for (; o0 < out_ch; ++o0)
+            for (index_t j0 = 0; j0 < pairs; j0 += 8)
+              stridedFilterTile<T, 1, 8>(dyp, dy_channel, xp, offp, cp, count, o0, pairs, j0,
+                                         int(std::min<index_t>(8, pairs - j0)), acc);
+          if (has_bias)
+            for (index_t o = 0; o < out_ch; ++o) {
+              typename Simd<T>::vec sum = Simd<T>::zero();
+              for (index_t q = 0; q < count; ++q)
+                sum = Simd<T>::add(
+                    sum, Simd<T>::load(dyp + cp[q].dy_offset + o * dy_channel, cp[q].mask));
+              acc[weights + o] += double(Simd<T>::sum(sum));
+            }
+        }
+      });
+  T* dwp = dw.data();
+  T* dbp = has_bias ? db.data() : nullptr;
+  Kokkos::parallel_for(
+      "halo3d::conv3dBackwardFilter(host strided sum)",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, weights + out_ch),
+      [=](index_t k) {
+        if (k >= weights && !has_bias) return;
+        double sum = 0;
+        for (index_t part = 0; part < parts; ++part)
+          sum += partial(part, k);
+        T* dst = k < weights ? dwp + k : dbp + (k - weights);
+        *dst = accumulate ? T(double(*dst) + sum) : T(sum);
       });
 }
 

@@ -86,7 +86,11 @@ void conv3dBackwardFilter(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   checkBackwardFilter(x, dy, g, dw, db, out_box);
   runConv3dPass<T>(
       exec, path, true,
-      [&](const auto& e) { conv3dBackwardFilterHost(e, x, dy, g, dw, db, out_box, accumulate); },
+      [&](const auto& e) {
+        if (hostStridedForwardApplies(g))
+          return conv3dBackwardFilterStrided(e, x, dy, g, dw, db, out_box, accumulate);
+        conv3dBackwardFilterHost(e, x, dy, g, dw, db, out_box, accumulate);
+      },
       [&] { conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate); },
       [&] { conv3dBackwardFilterTeam(exec, x, dy, g, dw, db, out_box, accumulate, tuning); });
 }

@@ -88,12 +88,14 @@ void matchReference(const ConvCase& c, bool direct) {
     kernels::impl::conv3dForwardStrided(exec, ours.x, ours.w, ours.b, c.g, ours.y, out);
     kernels::impl::conv3dBackwardDataStrided(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(),
                                              dy_box);
+    kernels::impl::conv3dBackwardFilterStrided(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out,
+                                               true);
 #endif
   } else {
     kernels::conv3dForward(exec, ours.x, ours.w, ours.b, c.g, ours.y, out);
     kernels::conv3dBackwardData(exec, ours.dy, ours.w, c.g, ours.dx, c.inBox(), dy_box);
+    kernels::conv3dBackwardFilter(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out, true);
   }
-  kernels::conv3dBackwardFilter(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out, true);
   kernels::reference::conv3dForward(exec, ref.x, ref.w, ref.b, c.g, ref.y, out);
   kernels::reference::conv3dBackwardData(exec, ref.dy, ref.w, c.g, ref.dx, c.inBox(), dy_box);
   kernels::reference::conv3dBackwardFilter(exec, ref.x, ref.dy, c.g, ref.dw, ref.db, out, true);
