@@ -631,7 +631,7 @@ void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpac
   const T* xp = in.data;
   const StridedFilterPosition<T>* posp = pos.data();
   const index_t* offp = pair_off.data();
-  constexpr index_t kChunk = 128;  // 4 dy vectors of 128 positions stay in L1
+  constexpr index_t kChunk = 64;  // 6 x vectors of 64 positions stay in L1
   Kokkos::parallel_for(
       "halo3d::conv3dBackwardFilter(host strided)",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, parts),
@@ -642,15 +642,18 @@ void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpac
         for (index_t c0 = begin; c0 < end; c0 += kChunk) {
           const index_t count = std::min(kChunk, end - c0);
           const StridedFilterPosition<T>* cp = posp + c0;
-          index_t o0 = 0;
-          for (; o0 + 4 <= out_ch; o0 += 4)
-            for (index_t j0 = 0; j0 < pairs; j0 += 6)
-              stridedFilterTile<T, 4, 6>(dyp, dy_channel, xp, offp, cp, count, o0, pairs, j0,
-                                         int(std::min<index_t>(6, pairs - j0)), acc);
-          for (; o0 < out_ch; ++o0)
-            for (index_t j0 = 0; j0 < pairs; j0 += 8)
-              stridedFilterTile<T, 1, 8>(dyp, dy_channel, xp, offp, cp, count, o0, pairs, j0,
-                                         int(std::min<index_t>(8, pairs - j0)), acc);
+          // Pair groups outer: a group's x vectors stay in L1 while every output block passes
+          // over them (the chunk's dy vectors of all channels stay in L2).
+          for (index_t j0 = 0; j0 < pairs; j0 += 6) {
+            const int nj = int(std::min<index_t>(6, pairs - j0));
+            index_t o0 = 0;
+            for (; o0 + 4 <= out_ch; o0 += 4)
+              stridedFilterTile<T, 4, 6>(dyp, dy_channel, xp, offp, cp, count, o0, pairs, j0, nj,
+                                         acc);
+            for (; o0 < out_ch; ++o0)
+              stridedFilterTile<T, 1, 6>(dyp, dy_channel, xp, offp, cp, count, o0, pairs, j0, nj,
+                                         acc);
+          }
           if (has_bias)
             for (index_t o = 0; o < out_ch; ++o) {
               typename Simd<T>::vec sum = Simd<T>::zero();

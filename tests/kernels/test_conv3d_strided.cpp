@@ -161,5 +161,70 @@ TEST(Conv3dStrided, BoxByBoxIsBitwiseWholeBox) {
   }
 }
 
+// One block of a spatial split (owned cells a sub-box of the volume, ghosts around it, as a grid's
+// blocks hold them): the three passes through the dispatch against the reference on the same
+// tensors, with dx_box reaching one cell into the ghosts (inside the volume) and dy_box the owned
+// output cells.
+template <class T>
+void splitBlock(const ConvCase& c, int dim, bool upper) {
+  SCOPED_TRACE(::testing::Message() << (sizeof(T) == 4 ? "float " : "double ") << c << " split "
+                                    << dim << (upper ? " upper" : " lower"));
+  const HostExec exec;
+  auto half = [&](const Box& whole) {
+    auto lo = whole.min(), hi = whole.max();
+    const index_t mid = (lo[std::size_t(dim)] + hi[std::size_t(dim)]) / 2;
+    (upper ? lo : hi)[std::size_t(dim)] = mid;
+    return Box(lo, hi);
+  };
+  const Box in_owned = half(c.inBox()), out_owned = half(c.outBox());
+  if (in_owned.empty() || out_owned.empty()) return;
+  const HaloWidths halo = HaloWidths::uniform(6);  // wide enough for every window of the sweep
+  struct Set {
+    HostTensor<T> x, dx, y, dy;
+    HostWeights<T> w, dw;
+    HostBias<T> b, db;
+  };
+  auto make = [&] {
+    ConvParams<T> prm(c);
+    Set st{HostTensor<T>("x", TensorBlock(c.inShape(), 0, c.samples, in_owned, halo)),
+           HostTensor<T>("dx", TensorBlock(c.inShape(), 0, c.samples, in_owned, halo)),
+           HostTensor<T>("y", TensorBlock(c.outShape(), 0, c.samples, out_owned, halo)),
+           HostTensor<T>("dy", TensorBlock(c.outShape(), 0, c.samples, out_owned, halo)),
+           prm.w,
+           prm.dw,
+           prm.b,
+           prm.db};
+    fillUniform(st.x.view(), 11);
+    fillUniform(st.dy.view(), 12);
+    fillUniform(st.w, 13);
+    fillUniform(st.b, 14);
+    fillAll(st.dx, T(7));
+    return st;
+  };
+  Set ours = make(), ref = make();
+  const Box dx_box = intersect(in_owned.grown({1, 1, 1}, {1, 1, 1}), c.inBox());
+  kernels::conv3dForward(exec, ours.x, ours.w, ours.b, c.g, ours.y, out_owned);
+  kernels::conv3dBackwardData(exec, ours.dy, ours.w, c.g, ours.dx, dx_box, out_owned);
+  kernels::conv3dBackwardFilter(exec, ours.x, ours.dy, c.g, ours.dw, ours.db, out_owned, false);
+  kernels::reference::conv3dForward(exec, ref.x, ref.w, ref.b, c.g, ref.y, out_owned);
+  kernels::reference::conv3dBackwardData(exec, ref.dy, ref.w, c.g, ref.dx, dx_box, out_owned);
+  kernels::reference::conv3dBackwardFilter(exec, ref.x, ref.dy, c.g, ref.dw, ref.db, out_owned,
+                                           false);
+  exec.fence();
+  EXPECT_LE(maxRelError(ours.y.view(), ref.y.view()), tolerance<T>()) << "forward";
+  EXPECT_LE(maxRelError(ours.dx.view(), ref.dx.view()), tolerance<T>()) << "backward-data";
+  EXPECT_LE(maxRelError(ours.dw, ref.dw), tolerance<T>()) << "backward-filter dw";
+  EXPECT_LE(maxRelError(ours.db, ref.db), tolerance<T>()) << "backward-filter db";
+}
+
+TEST(Conv3dStrided, BlocksOfASpatialSplitMatchReference) {
+  for (const ConvCase& c : stridedSweep())
+    for (int dim = 0; dim < 3; ++dim)
+      for (bool upper : {false, true}) {
+        splitBlock<float>(c, dim, upper);
+        splitBlock<double>(c, dim, upper);
+      }
+}
+
 }  // namespace
 }  // namespace halo3d::testing
