@@ -21,6 +21,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "halo3d/core/HaloTensor.hpp"
