@@ -14,6 +14,7 @@
 #include "halo3d/kernels/impl/Conv3dHostBackwardData.hpp"
 #include "halo3d/kernels/impl/Conv3dHostBackwardFilter.hpp"
 #include "halo3d/kernels/impl/Conv3dHostForward.hpp"
+#include "halo3d/kernels/impl/Conv3dHostStrided.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 #include "halo3d/kernels/impl/Conv3dTeam.hpp"
 #include "halo3d/kernels/impl/TeamTuning.hpp"
@@ -50,7 +51,11 @@ void conv3dForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                    KernelPath path, const TeamTuning& tuning) {
   checkForward(x, w, b, g, y, out_box);
   runConv3dPass<T>(
-      exec, path, true, [&](const auto& e) { conv3dForwardHost(e, x, w, b, g, y, out_box); },
+      exec, path, true,
+      [&](const auto& e) {
+        if (hostStridedForwardApplies(g)) return conv3dForwardStrided(e, x, w, b, g, y, out_box);
+        conv3dForwardHost(e, x, w, b, g, y, out_box);
+      },
       [&] { conv3dForwardGeneric(exec, x, w, b, g, y, out_box); },
       [&] { conv3dForwardTeam(exec, x, w, b, g, y, out_box, tuning); });
 }
@@ -62,8 +67,12 @@ void conv3dBackwardData(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy,
                         KernelPath path, const TeamTuning& tuning) {
   checkBackwardData(dy, w, g, dx, dx_box, dy_box);
   runConv3dPass<T>(
-      exec, path, hostBackwardDataApplies(g),
-      [&](const auto& e) { conv3dBackwardDataHost(e, dy, w, g, dx, dx_box, dy_box); },
+      exec, path, hostBackwardDataApplies(g) || hostStridedBackwardDataApplies(g),
+      [&](const auto& e) {
+        if (hostStridedBackwardDataApplies(g))
+          return conv3dBackwardDataStrided(e, dy, w, g, dx, dx_box, dy_box);
+        conv3dBackwardDataHost(e, dy, w, g, dx, dx_box, dy_box);
+      },
       [&] { conv3dBackwardDataGeneric(exec, dy, w, g, dx, dx_box, dy_box); },
       [&] { conv3dBackwardDataTeam(exec, dy, w, g, dx, dx_box, dy_box, tuning); });
 }
@@ -77,7 +86,11 @@ void conv3dBackwardFilter(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   checkBackwardFilter(x, dy, g, dw, db, out_box);
   runConv3dPass<T>(
       exec, path, true,
-      [&](const auto& e) { conv3dBackwardFilterHost(e, x, dy, g, dw, db, out_box, accumulate); },
+      [&](const auto& e) {
+        if (hostStridedForwardApplies(g))
+          return conv3dBackwardFilterStrided(e, x, dy, g, dw, db, out_box, accumulate);
+        conv3dBackwardFilterHost(e, x, dy, g, dw, db, out_box, accumulate);
+      },
       [&] { conv3dBackwardFilterGeneric(exec, x, dy, g, dw, db, out_box, accumulate); },
       [&] { conv3dBackwardFilterTeam(exec, x, dy, g, dw, db, out_box, accumulate, tuning); });
 }
