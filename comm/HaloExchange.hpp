@@ -398,9 +398,11 @@ void HaloExchange<T, M>::finish() {
     for (const Route& r : s.recvs)
       impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
   } else {
-    // Unpack each packed message as it lands, while the others are still in flight. progress()
-    // may have completed some (or all) receives already: MPI_Waitany then reports them no more,
-    // so the routes left over at the end are unpacked after the loop.
+    // Gather: unpack each packed message as it lands, while the others are still in flight (the
+    // regions are disjoint, so the order cannot matter). Scatter-sum: in route order, so that a
+    // cell fed by several neighbours (an edge, a corner) adds them in the same order every run and
+    // results are reproducible. progress() may have completed some (or all) receives already:
+    // MPI_Waitany then reports them no more, so routes left over are unpacked after the loop.
     std::vector<char> unpacked(s.recvs.size(), 0);
     const auto unpack = [&](std::size_t route) {
       const Route& r = s.recvs[route];
@@ -409,8 +411,13 @@ void HaloExchange<T, M>::finish() {
     };
     for (std::size_t left = _recv_count; left > 0; --left) {
       int i = MPI_UNDEFINED;
-      checkMpi(MPI_Waitany(int(_recv_count), _requests.data(), &i, MPI_STATUS_IGNORE),
-               "halo receive");
+      if (accumulate) {
+        i = int(_recv_count - left);
+        checkMpi(MPI_Wait(&_requests[std::size_t(i)], MPI_STATUS_IGNORE), "halo receive");
+      } else {
+        checkMpi(MPI_Waitany(int(_recv_count), _requests.data(), &i, MPI_STATUS_IGNORE),
+                 "halo receive");
+      }
       if (i == MPI_UNDEFINED) break;
       if (_recv_route[std::size_t(i)] >= 0) unpack(std::size_t(_recv_route[std::size_t(i)]));
     }
