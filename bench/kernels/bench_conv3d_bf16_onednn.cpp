@@ -19,6 +19,7 @@
 #include "halo3d/kernels/Conv3dBf16.hpp"
 #include "support/ConvPasses.hpp"
 #include "support/ManualTime.hpp"
+#include "support/OneDnnMemory.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -71,21 +72,6 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-memory toPrimitive(const dnnl::engine& eng, dnnl::stream& strm, memory& plain,
-                   const memory::desc& md) {
-  if (plain.get_desc() == md) return plain;
-  memory m(md, eng);
-  dnnl::reorder(plain, m).execute(strm, plain, m);
-  return m;
-}
-
-void fillPlainFloat(memory& m, std::uint32_t seed) {
-  float* p = static_cast<float*>(m.get_data_handle());
-  const std::size_t n = m.get_desc().get_size() / sizeof(float);
-  for (std::size_t k = 0; k < n; ++k)
-    p[k] = hashValue(k, seed);
-}
-
 void benchOneDnnBf16(benchmark::State& state, Conv3dShape s) {
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
@@ -96,9 +82,9 @@ void benchOneDnnBf16(benchmark::State& state, Conv3dShape s) {
   // Plain float data, reordered (converted) once into oneDNN's bf16 layouts, untimed.
   memory src_plain({src, dt::f32, tag::ncdhw}, eng), wei_plain({wei, dt::f32, tag::oidhw}, eng);
   memory bia_mem({bia, dt::f32, tag::x}, eng);
-  fillPlainFloat(src_plain, 1);
-  fillPlainFloat(wei_plain, 3);
-  fillPlainFloat(bia_mem, 4);
+  fillPlain(src_plain, 1);
+  fillPlain(wei_plain, 3);
+  fillPlain(bia_mem, 4);
   const dnnl::convolution_forward::primitive_desc pd(
       {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
        memory::desc(src, dt::bf16, tag::any), memory::desc(wei, dt::bf16, tag::any),

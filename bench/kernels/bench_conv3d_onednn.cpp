@@ -1,11 +1,12 @@
 // conv3d forward, backward-data and backward-filter: halo3d's kernels and oneDNN's in the same
 // binary, on the same shapes, so that both are measured in the same run. Shapes C<in>_K<out>_D<n>
 // are N=1, n^3 volumes, 3^3 kernels, padding 1, stride 1: (a) C4_K16_D128, (b) C16_K32_D64,
-// (c) C32_K64_D32, (d) C64_K64_D16, (e) C32_K32_D64, plus a tiny `smoke` shape that CTest runs.
+// (c) C32_K64_D32, (d) C64_K64_D16, (e) C32_K32_D64, plus a tiny `smoke` shape that CTest runs; and
+// C<in>_K<out>_D<n>_s2 with stride 2, CosmoFlow's strided convolution (and a strided `smoke`).
 // Both libraries honour OMP_NUM_THREADS, reported as `threads`.
 //
 // Timing: manual time, fenced on both sides (Kokkos fence / oneDNN stream wait before starting and
-// stopping the clock). `GFLOP/s` counts 2 N O I k^3 D H W flops for every pass. Buffers are
+// stopping the clock). `GFLOP/s` counts 2 N O I k^3 Do Ho Wo flops for every pass. Buffers are
 // allocated once and filled once outside the timed region (HaloTensors are zero-initialised by
 // construction: their ghosts are the padding; parameter Views are allocated WithoutInitializing).
 //
@@ -23,6 +24,7 @@
 
 #include "support/ConvPasses.hpp"
 #include "support/ManualTime.hpp"
+#include "support/OneDnnMemory.hpp"
 
 namespace halo3d::bench {
 namespace {
@@ -40,12 +42,13 @@ void setCounters(benchmark::State& state, const Shape& s, int threads) {
 void fillInput(const HaloTensor<float>& x, const Shape& s) {
   const auto xv = x.view();
   const index_t channels = s.in_ch;
+  const index_t pad = s.pad;
   Kokkos::parallel_for(
       "fill x",
       Kokkos::MDRangePolicy<Exec, Kokkos::Rank<3>>({0, 0, 0}, {s.extent, s.extent, s.extent}),
       KOKKOS_LAMBDA(index_t d, index_t h, index_t c) {
         for (index_t i = 0; i < channels; ++i)
-          xv(0, i, d + 1, h + 1, c + 1) = float((d * 7 + h * 3 + c + i) % 17) / 8.0f - 1.0f;
+          xv(0, i, d + pad, h + pad, c + pad) = float((d * 7 + h * 3 + c + i) % 17) / 8.0f - 1.0f;
       });
 }
 
@@ -63,28 +66,13 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-// A oneDNN memory in the primitive's layout, filled from a plain-layout memory by a reorder.
-memory toPrimitive(const dnnl::engine& eng, dnnl::stream& strm, memory& plain,
-                   const memory::desc& md) {
-  if (plain.get_desc() == md) return plain;
-  memory m(md, eng);
-  dnnl::reorder(plain, m).execute(strm, plain, m);
-  return m;
-}
-
-void fillPlain(memory& m, std::uint32_t seed) {
-  float* p = static_cast<float*>(m.get_data_handle());
-  const std::size_t n = m.get_desc().get_size() / sizeof(float);
-  for (std::size_t k = 0; k < n; ++k)
-    p[k] = float((k * 2654435761u ^ seed) % 2001) / 1000.0f - 1.0f;
-}
-
 void benchOneDnn(benchmark::State& state, Shape s, Pass pass) {
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
-  const memory::dims src{1, s.in_ch, s.extent, s.extent, s.extent},
-      dst{1, s.out_ch, s.extent, s.extent, s.extent};
-  const memory::dims wei{s.out_ch, s.in_ch, 3, 3, 3}, bia{s.out_ch}, strides{1, 1, 1}, pad{1, 1, 1};
+  const index_t o = s.outExtent(), k = s.kernel;
+  const memory::dims src{1, s.in_ch, s.extent, s.extent, s.extent}, dst{1, s.out_ch, o, o, o};
+  const memory::dims wei{s.out_ch, s.in_ch, k, k, k}, bia{s.out_ch},
+      strides{s.stride, s.stride, s.stride}, pad{s.pad, s.pad, s.pad};
   const memory::desc src_any(src, dt::f32, tag::any), dst_any(dst, dt::f32, tag::any);
   const memory::desc wei_any(wei, dt::f32, tag::any), bia_md(bia, dt::f32, tag::x);
   memory src_plain({src, dt::f32, tag::ncdhw}, eng), dst_plain({dst, dt::f32, tag::ncdhw}, eng);
@@ -137,18 +125,30 @@ void benchOneDnn(benchmark::State& state, Shape s, Pass pass) {
   setCounters(state, s, Kokkos::DefaultHostExecutionSpace().concurrency());
 }
 
+// CosmoFlow's strided convolution (features.9: 64 -> 128, 3^3, stride 2, padding 1) at 128^3 and
+// 256^3 model inputs, and a tiny strided shape for CTest.
+const Shape kStridedShapes[] = {{"smoke_C2_K4_D9_s2", 2, 4, 9, 3, 2, 1},
+                                {"C64_K128_D16_s2", 64, 128, 16, 3, 2, 1},
+                                {"C64_K128_D32_s2", 64, 128, 32, 3, 2, 1}};
+
 // Each shape's six benchmarks registered next to each other, ours then oneDNN's, pass by pass.
+void registerShape(const Shape& s) {
+  for (Pass pass : kPasses) {
+    const std::string op = std::string("conv3d_") + passName(pass) + "/" + s.name;
+    benchmark::RegisterBenchmark(op.c_str(), benchHalo3d, s, pass)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("onednn_" + op).c_str(), benchOneDnn, s, pass)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
 const bool registered = [] {
   for (const Shape& s : kConv3dShapes)
-    for (Pass pass : kPasses) {
-      const std::string op = std::string("conv3d_") + passName(pass) + "/" + s.name;
-      benchmark::RegisterBenchmark(op.c_str(), benchHalo3d, s, pass)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-      benchmark::RegisterBenchmark(("onednn_" + op).c_str(), benchOneDnn, s, pass)
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
-    }
+    registerShape(s);
+  for (const Shape& s : kStridedShapes)
+    registerShape(s);
   return true;
 }();
 
