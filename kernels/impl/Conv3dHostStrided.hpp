@@ -28,6 +28,7 @@
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
+#include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
@@ -49,54 +50,6 @@ inline bool hostStridedForwardApplies(const WindowGeometry& g) {
 inline constexpr int kStridedMaxR = 8;
 template <int OB>
 inline constexpr int kStridedR = OB >= 8 ? 3 : (OB == 4 ? 6 : 8);
-
-// A run of channels computed by one register tile.
-struct StridedBlock {
-  index_t first;
-  int size;
-};
-
-inline std::vector<StridedBlock> stridedBlocks(index_t channels) {
-  std::vector<StridedBlock> blocks;
-  index_t c = 0;
-  for (int size = 8; size >= 1; size /= 2)
-    for (; c + size <= channels; c += size)
-      blocks.push_back({c, size});
-  return blocks;
-}
-
-// Weights (O, I, taps) repacked for blocks over `dim` (0: output channels, 1: input channels):
-// block b holds [tap][other channel][b's channels], so a tile's broadcasts are contiguous.
-template <class T, class WeightView>
-Kokkos::View<T*, Kokkos::HostSpace> stridedPack(const WeightView& w, int dim) {
-  const index_t o_n = index_t(w.extent(0)), i_n = index_t(w.extent(1));
-  const index_t taps = index_t(w.extent(2) * w.extent(3) * w.extent(4));
-  const index_t blocked = dim == 0 ? o_n : i_n, other = dim == 0 ? i_n : o_n;
-  Kokkos::View<T*, Kokkos::HostSpace> packed(
-      Kokkos::view_alloc("halo3d::conv3d strided packed weights", Kokkos::WithoutInitializing),
-      o_n * i_n * taps);
-  const T* src = w.data();
-  for (const StridedBlock& b : stridedBlocks(blocked))
-    for (index_t t = 0; t < taps; ++t)
-      for (index_t c = 0; c < other; ++c)
-        for (int k = 0; k < b.size; ++k) {
-          const index_t o = dim == 0 ? b.first + k : c, i = dim == 0 ? c : b.first + k;
-          packed(b.first * other * taps + (t * other + c) * b.size + k) =
-              src[(o * i_n + i) * taps + t];
-        }
-  return packed;
-}
-
-template <class T>
-struct StridedPass {
-  const T* in;
-  index_t in_sample, in_channel, in_channels;
-  T* out;
-  index_t out_sample, out_channel;
-  const T* packed;
-  const T* bias;  // nullptr: no bias
-  int taps;
-};
 
 // A tile's taps (those some lane reads), per position the input offset of lane 0 and its lanes,
 // and per position the output offset of lane 0 and the lanes to store.
@@ -122,7 +75,7 @@ inline void stridedScatter(double* p, __mmask8 m, __m256i index, __m512d v) {
 
 // Output lanes are `out_stride` apart (a scatter) when Scatter.
 template <class T, int OB, int R, bool Scatter>
-void stridedTile(const StridedPass<T>& p, index_t first, index_t n, const StridedTile<T>& tile,
+void stridedTile(const DirectConv<T>& p, index_t first, index_t n, const StridedTile<T>& tile,
                  typename Simd<T>::index out_stride) {
   using S = Simd<T>;
   typename S::vec acc[OB][R];
@@ -200,12 +153,12 @@ struct StridedChunk {
 //   void operator()(const StridedClass&, const index_t* d, const index_t* h, const index_t* w,
 //                   const int* lanes, int R, StridedTile<T>&) const
 template <class T, bool Scatter, class ExecSpace, class Tiler>
-void runStrided(const ExecSpace& exec, const char* label, StridedPass<T> p,
+void runStrided(const ExecSpace& exec, const char* label, DirectConv<T> p,
                 const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
                 index_t samples, const std::vector<StridedClass>& classes, int out_stride,
                 const Tiler& tiler) {
   p.packed = packed.data();
-  const std::vector<StridedBlock> blocks = stridedBlocks(out_channels);
+  const std::vector<ChannelBlock> blocks = channelBlocks(out_channels);
   constexpr index_t kChunk = 48;  // a multiple of every R
   std::vector<StridedChunk> chunks;
   for (std::size_t c = 0; c < classes.size(); ++c)
@@ -218,7 +171,7 @@ void runStrided(const ExecSpace& exec, const char* label, StridedPass<T> p,
       label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, samples * nc * nb),
       [=](index_t item) {
         (void)packed;  // captured: the packed weights live as long as the kernel
-        const StridedBlock& blk = blocks[std::size_t(item % nb)];
+        const ChannelBlock& blk = blocks[std::size_t(item % nb)];
         const StridedChunk& ch = chunks[std::size_t((item / nb) % nc)];
         const index_t n = item / (nb * nc);
         const StridedClass& cls = classes[std::size_t(ch.cls)];
@@ -364,7 +317,7 @@ void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);
   const auto& dyv = dy.view();
   const auto& dxv = dx.view();
-  StridedPass<T> p{};
+  DirectConv<T> p{};
   p.in = dyv.data();
   p.in_sample = index_t(dyv.stride_0());
   p.in_channel = index_t(dyv.stride_1());
@@ -377,10 +330,10 @@ void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>
   const StridedBackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box);
   const auto classes = StridedBackwardDataTiler<T>::classes(ix, dx_box);
   if (g.stride[2] > 1)
-    runStrided<T, true>(exec, "halo3d::conv3dBackwardData(host strided)", p, stridedPack<T>(w, 1),
+    runStrided<T, true>(exec, "halo3d::conv3dBackwardData(host strided)", p, packWeights<T>(w, 1),
                         dx.block().channels(), samples, classes, g.stride[2], tiler);
   else
-    runStrided<T, false>(exec, "halo3d::conv3dBackwardData(host strided)", p, stridedPack<T>(w, 1),
+    runStrided<T, false>(exec, "halo3d::conv3dBackwardData(host strided)", p, packWeights<T>(w, 1),
                          dx.block().channels(), samples, classes, 1, tiler);
 }
 
@@ -493,7 +446,7 @@ void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const Conv3dIndexing ix = makeIndexing(g, x, y);
   const auto& yv = y.view();
   const StridedInput<T> in = stridedInput(exec, x, g.stride[2]);
-  StridedPass<T> p{};
+  DirectConv<T> p{};
   p.in = in.data;
   p.in_sample = in.sample;
   p.in_channel = in.channel;
@@ -511,7 +464,7 @@ void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   }
   cls.vectors = (cls.count[2] + Simd<T>::lanes - 1) / Simd<T>::lanes;
   runStrided<T, false>(
-      exec, "halo3d::conv3dForward(host strided)", p, stridedPack<T>(w, 0), y.block().channels(),
+      exec, "halo3d::conv3dForward(host strided)", p, packWeights<T>(w, 0), y.block().channels(),
       samples, {cls}, 1,
       StridedForwardTiler<T>(ix, in, index_t(yv.stride_2()), index_t(yv.stride_3())));
 }
