@@ -46,26 +46,28 @@ KOKKOS_INLINE_FUNCTION float hashed(std::uint64_t i) {
 template <class F>
 void forOwnedCells(const char* label, const TensorBlock& xb, index_t samples, index_t edge,
                    const F& f) {
+  // Plain integers in the lambda: Box's accessors are host functions.
   const Box o = xb.owned();
-  const index_t n0 = xb.sampleBegin();
+  const index_t n0 = xb.sampleBegin(), d0 = o.min(0), h0 = o.min(1), w0 = o.min(2);
   Kokkos::parallel_for(
       label,
       Kokkos::MDRangePolicy<Kokkos::Rank<4>, Kokkos::IndexType<index_t>>(
-          {0, o.min(0), o.min(1), o.min(2)}, {samples, o.max(0), o.max(1), o.max(2)}),
+          {0, d0, h0, w0}, {samples, o.max(0), o.max(1), o.max(2)}),
       KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w) {
         const std::uint64_t g = std::uint64_t((((n0 + n) * edge + d) * edge + h) * edge + w);
-        f(n, d - o.min(0), h - o.min(1), w - o.min(2), g);
+        f(n, d - d0, h - h0, w - w0, g);
       });
 }
 
 void fillInput(const HaloTensor<float>& x, index_t edge) {
   const TensorBlock& xb = x.block();
   const Extents3 lo = xb.toLocal(xb.owned().min());
+  const index_t ld = lo[0], lh = lo[1], lw = lo[2];  // std::array's operator[] is host-only
   auto xv = x.view();
   forOwnedCells(
       "bench::unet_input", xb, xb.localSamples(), edge,
       KOKKOS_LAMBDA(index_t n, index_t d, index_t h, index_t w, std::uint64_t g) {
-        xv(n, 0, d + lo[0], h + lo[1], w + lo[2]) = hashed(g);
+        xv(n, 0, d + ld, h + lh, w + lw) = hashed(g);
       });
 }
 

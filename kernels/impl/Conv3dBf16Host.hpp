@@ -34,10 +34,14 @@
 namespace halo3d::kernels::impl {
 
 inline bool bf16EngineApplies(const WindowGeometry& g) {
-  if (!HALO3D_CONV3D_AVX512BF16) return false;
+#if HALO3D_CONV3D_AVX512BF16
   for (int d = 0; d < 3; ++d)
     if (g.stride[d] != 1 || g.dilation[d] != 1) return false;
   return true;
+#else
+  (void)g;
+  return false;
+#endif
 }
 
 #if HALO3D_CONV3D_AVX512BF16
