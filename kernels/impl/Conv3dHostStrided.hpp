@@ -317,16 +317,7 @@ void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);
   const auto& dyv = dy.view();
   const auto& dxv = dx.view();
-  DirectConv<T> p{};
-  p.in = dyv.data();
-  p.in_sample = index_t(dyv.stride_0());
-  p.in_channel = index_t(dyv.stride_1());
-  p.in_channels = dy.block().channels();
-  p.out = dxv.data();
-  p.out_sample = index_t(dxv.stride_0());
-  p.out_channel = index_t(dxv.stride_1());
-  p.bias = nullptr;
-  p.taps = ix.taps();
+  DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.taps());
   const StridedBackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box);
   const auto classes = StridedBackwardDataTiler<T>::classes(ix, dx_box);
   if (g.stride[2] > 1)
