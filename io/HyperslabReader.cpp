@@ -41,14 +41,16 @@ HyperslabReader::OpenFile& HyperslabReader::openFile(int file) {
     }
     return _open.front();
   }
-  // Every rank of the group reads the same samples in the same order, so opens and closes
-  // (collective under MPI-IO) match across the group.
+  // Opens and closes are collective under MPI-IO. Collective reads need the group's communicator
+  // (every rank of the group reads the same samples in the same order, so they match); independent
+  // reads open on MPI_COMM_SELF, so that no rank waits for another's I/O thread.
   if (int(_open.size()) >= _options.open_files) _open.pop_back();
   const SampleFileLayout& layout = _catalog.file(file);
   const SampleDatasets names = datasetsOf(_catalog.kind());
   OpenFile f;
   f.file = file;
-  f.handle = h5::openFileParallel(layout.path, _comm);
+  f.handle = h5::openFileParallel(layout.path,
+                                  _options.mode == IoMode::Collective ? _comm : MPI_COMM_SELF);
   f.input = h5::openDataset(f.handle, layout.path, names.input);
   f.target = h5::openDataset(f.handle, layout.path, names.target);
   _open.push_front(std::move(f));

@@ -71,8 +71,8 @@ struct HostTile {
 class HyperslabReader;
 
 // Owns a reader and deletes it on the process's I/O thread (impl::IoExecutor): closing its files is
-// HDF5 work, collective over its communicator, so it queues behind other collective I/O like any
-// read.
+// HDF5 work (collective over its communicator in IoMode::Collective), so it queues behind the
+// other I/O like any read.
 struct DeleteOnIoThread {
   void operator()(HyperslabReader* reader) const;
 };
@@ -86,9 +86,11 @@ class HyperslabReader {
     return HyperslabReaderPtr(new HyperslabReader(catalog, comm, options));
   }
 
-  // `comm` is the spatial group's communicator: every read is collective over it (all its ranks
-  // read the same sample, each its own box, in the same order). Throws InputError on invalid
-  // options.
+  // `comm` is the spatial group's communicator. In IoMode::Collective every read is collective
+  // over it (all its ranks read the same sample, each its own box, in the same order); in
+  // IoMode::Independent files are opened on MPI_COMM_SELF and nothing is collective: a rank never
+  // waits for another's reads. "Collective" below means "collective in IoMode::Collective".
+  // Throws InputError on invalid options.
   HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm, const ReadOptions& options);
   // Closes the open files: collective over `comm`.
   ~HyperslabReader();

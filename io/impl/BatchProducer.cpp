@@ -16,6 +16,7 @@ struct BatchProducer::Pending {
   std::vector<StorePlan::Source> sources;
   index_t k0 = 0, k1 = 0;  // this group's positions
   std::future<void> done;
+  std::exception_ptr failure;  // this rank's, set by fill(); the ranks agree on it in next()
 };
 
 namespace {
@@ -135,15 +136,18 @@ std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, in
   return p;
 }
 
+// No collective here: the ranks agree on failures on the calling thread, in next(). A collective on
+// the I/O thread makes each rank's I/O thread wait for its peers' at a moment unrelated to the
+// compute; on a machine with a core per rank the waiting thread polls MPI on the core its own rank
+// computes on, and a spatial split, whose ranks meet at every halo exchange, loses that time
+// twice (docs/scaling.md, "The I/O thread's collectives").
 void BatchProducer::fill(Pending& p) {
-  std::exception_ptr failure;
   try {
     fillLocal(p);
   } catch (...) {
-    failure = std::current_exception();
+    p.failure = std::current_exception();
   }
-  if (!failure) failure = _reader->takeProblem();
-  agreeOnError(failure, _world);
+  if (!p.failure) p.failure = _reader->takeProblem();
 }
 
 void BatchProducer::fillLocal(Pending& p) {
@@ -260,16 +264,21 @@ void BatchProducer::advance() {
   }
 }
 
-HostBatch BatchProducer::next() {
-  require(!_failed, "data loader: an earlier read failed; the loader cannot continue");
-  if (!_inflight) launch();
+void BatchProducer::finishInflight() {
   try {
     _inflight->done.get();
+    agreeOnError(_inflight->failure, _world);
   } catch (...) {
     _inflight.reset();
     _failed = true;
     throw;
   }
+}
+
+HostBatch BatchProducer::next() {
+  require(!_failed, "data loader: an earlier read failed; the loader cannot continue");
+  if (!_inflight) launch();
+  finishInflight();
   HostBatch out = std::move(_inflight->batch);
   _inflight.reset();
   advance();
@@ -286,13 +295,7 @@ void BatchProducer::seek(index_t epoch, index_t step) {
                       epoch, " step ", step, ": outside the ", _schedule.stepsPerEpoch(),
                       " steps of an epoch");
   if (_inflight) {
-    try {
-      _inflight->done.get();
-    } catch (...) {
-      _failed = true;
-      _inflight.reset();
-      throw;
-    }
+    finishInflight();
     _inflight.reset();
   }
   _epoch = epoch;

@@ -5,8 +5,10 @@
 // prefetching, waited for at once otherwise. Not a template: DataLoader<MemorySpace> only moves the
 // finished host batch to its memory space.
 //
-// Communicators: the filling side uses its own duplicates of the grid's world, spatial and data
-// communicators, so that its collectives never match the main thread's.
+// Communicators: the filling side uses its own duplicates of the grid's spatial and data
+// communicators (the reader's collective opens and reads in IoMode::Collective, the data store's
+// messages), so that they never match the main thread's. The ranks agree on a failed fill on the
+// calling thread, in next() and seek(), over the producer's own duplicate of the world.
 
 #include <Kokkos_Core.hpp>
 
@@ -61,6 +63,9 @@ class BatchProducer {
   struct Pending;
   std::unique_ptr<Pending> prepare(index_t epoch, index_t step);
   void fill(Pending& p);
+  // Waits for the batch in flight and agrees on failures (collective over the world); throws on
+  // every rank if any rank failed, and the producer is then failed.
+  void finishInflight();
   void fillLocal(Pending& p);
   void readOwnSamples(Pending& p);
   void launch();
