@@ -70,10 +70,14 @@ class Predictor {
     const double small = std::ceil(std::log2(double(_plan.grid().size()))) * worldLink().alpha_s;
     p.allreduce_s += 3 * small + gradientAllreduce();
     p.compute_s += optimizerStep();
-    // The batch read, hidden by prefetch up to the step's compute.
+    // The batch read, hidden by prefetch up to the step's compute, if a core is free for the
+    // loader's thread. A host rank whose threads fill the node's cores reads on its own core: the
+    // read (CPU-bound from the page cache) then takes its time from the step, prefetch or not.
     const double read = readSeconds();
     const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
-    p.io_s = _run.prefetch ? std::max(0.0, read - busy) : read;
+    const bool idle_core =
+        _m.devices_per_node > 0 || _ranks_per_node * _run.threads_per_rank < _m.cores_per_node;
+    p.io_s = _run.prefetch && idle_core ? std::max(0.0, read - busy) : read;
     p.step_s = busy + p.io_s;
     memory(p);
     return p;

@@ -14,7 +14,9 @@
 //              (MPI_Iallreduce into a receive buffer, for which Open MPI's libnbc takes binomial
 //              under 4 ranks or 64 KiB, else reduce-scatter + allgather: 2 log2 P alpha +
 //              2 (P-1)/P n beta + (P-1)/P n gamma per bucket), which backward does not hide;
-//   io         the batch read (bytes over the read rate), hidden by prefetch up to the step's time.
+//   io         the batch read (bytes over the read rate), hidden by prefetch up to the step's time
+//              when a core is free for the loader's thread (a device machine, or host ranks times
+//              threads below the node's cores), else the whole read.
 // The step takes the sum over layers of the slowest representative rank. Ranks times threads beyond
 // a node's cores share them: host compute and copies stretch by that factor.
 //

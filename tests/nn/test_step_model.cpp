@@ -119,6 +119,35 @@ TEST(StepModel, MemoryOfASmallModelAgainstItsAllocations) {
   EXPECT_GE(p.peak_bytes, activations + params);
 }
 
+// The batch read of a prefetching loader: hidden behind the step when a core is free for the
+// loader's thread, the whole read when the ranks' threads fill the cores (it then runs on a rank's
+// own core). One conv on 1 x 2 x 8^3 at grid 2x1x1x1: each rank reads 1 x 2 x 8^3 floats, 4 KiB.
+TEST(StepModel, PrefetchHidesTheReadOnlyWithAFreeCore) {
+  auto model = oneConv(2, 3, 8);
+  const ModelPlan plan = model->plan(GridShape(2, 1, 1, 1), 2);
+  Machine m = linksOnly(1e-6, 1e-9, 1e-9);
+  m.io_read_bytes_per_s = 4096.0 / 10;  // the read takes 10 s, far longer than the step
+  CalibrationOptions o;
+  o.repetitions = 1;
+  calibrate(*model, {plan}, m, o);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  run.ranks_per_node = 2;
+  const auto io = [&](int cores, bool prefetch) {
+    m.cores_per_node = cores;
+    run.prefetch = prefetch;
+    const StepPrediction p = predictStep(plan, m, run);
+    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
+    EXPECT_DOUBLE_EQ(p.step_s, busy + p.io_s);
+    return std::make_pair(p.io_s, busy);
+  };
+  const auto [free_core, busy] = io(4, true);
+  EXPECT_NEAR(free_core, 10.0 - busy, 1e-9);
+  EXPECT_NEAR(io(2, true).first, 10.0, 1e-9);  // 2 ranks fill 2 cores: nothing hides the read
+  EXPECT_NEAR(io(4, false).first, 10.0, 1e-9);
+}
+
 // Grid choice at 4 ranks, batch 2: 4 sample groups cannot share 2 samples, every other grid of a
 // 32^3 CosmoFlow plans; the valid ones come fastest first; a limit below every plan is refused with
 // the smallest requirement.
