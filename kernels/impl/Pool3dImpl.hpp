@@ -15,6 +15,7 @@
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KernelPath.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
 #include "halo3d/kernels/impl/IndexMath.hpp"
 #include "halo3d/kernels/impl/Pool3dChecks.hpp"
@@ -181,10 +182,15 @@ T windowScale(const WindowGeometry& g) {
 // output side (y, dy) and argmax (max only), the window axes and the average's scale.
 template <class T>
 struct PoolBodyCommon {
+  // The arithmetic type: float for bf16 storage, T itself otherwise.
+  using Acc = ComputeType<T>;
+  // The row loops of Pool3dHostRows.hpp and the summed-row buffers work on float and double only:
+  // bf16 rows take cellRow, in operator()'s order, so that both paths give the same bits.
+  static constexpr bool kRowEngines = std::is_same_v<T, Acc>;
   // local = global + shift (Kokkos::Array: std::array is host-only under CUDA)
   Kokkos::Array<index_t, 3> xs, ys, as;
   Kokkos::Array<PoolAxis, 3> ax;
-  T scale;  // avg: 1 / (kD kH kW)
+  Acc scale;  // avg: 1 / (kD kH kW)
 
   // Fills the above from the tensors, after checking that argmax (if any) is laid out like `out`
   // and holds `argmax_box`.
@@ -198,19 +204,20 @@ struct PoolBodyCommon {
     xs = deviceArray(localShift(in));
     ys = deviceArray(localShift(out));
     ax = poolAxes(g, in.block().globalExtents());
-    scale = windowScale<T>(g);
+    scale = windowScale<Acc>(g);
   }
 };
 
 template <class T, class MemorySpace, bool kMax>
 struct PoolForwardBody : PoolBodyCommon<T> {
   using Common = PoolBodyCommon<T>;
-  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
+  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys, Common::kRowEngines;
+  using typename Common::Acc;
   typename PoolViews<T, MemorySpace>::const_tensor x;
   typename PoolViews<T, MemorySpace>::tensor y;
   typename PoolViews<T, MemorySpace>::index_tensor argmax;  // max only
   PoolRanges<MemorySpace> taps;  // {first input cell, k0, k1} per output coordinate
-  T no_cell;                     // max of an empty window: -inf, as PyTorch
+  Acc no_cell;                   // max of an empty window: -inf, as PyTorch
   // The output cells [wfull0, wfull1) along W whose taps all lie in the volume (host rows).
   index_t wfull0 = 0, wfull1 = 0;
   bool index32 = false;  // the volume's linear indices fit 32 bits
@@ -219,7 +226,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
     const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
     const index_t fw = taps.at(2, ow, 0), kw0 = taps.at(2, ow, 1), kw1 = taps.at(2, ow, 2);
-    T acc = kMax ? no_cell : T(0);
+    Acc acc = kMax ? no_cell : Acc(0);
     index_t best = -1;
     for (index_t kd = kd0; kd < kd1; ++kd) {
       const index_t id = fd + kd * ax[0].dilation;
@@ -227,7 +234,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
         const index_t ih = fh + kh * ax[1].dilation;
         for (index_t kw = kw0; kw < kw1; ++kw) {
           const index_t iw = fw + kw * ax[2].dilation;
-          const T v = x(n, c, id + xs[0], ih + xs[1], iw + xs[2]);
+          const Acc v = Acc(x(n, c, id + xs[0], ih + xs[1], iw + xs[2]));
           if constexpr (kMax) {
             // PyTorch's test: a strictly greater value or a NaN takes over, so the first maximum
             // wins.
@@ -242,10 +249,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       }
     }
     if constexpr (kMax) {
-      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = acc;
+      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = T(acc);
       argmax(n, c, od + as[0], oh + as[1], ow + as[2]) = best;
     } else {
-      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = acc * scale;
+      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = T(acc * scale);
     }
   }
 
@@ -257,10 +264,12 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   // accumulators on the stack, each cell seeing its taps in window order so that the first maximum
   // wins.
   void hostRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
-    if constexpr (kMax) {
-      if (maxRow(n, c, od, oh, w0, w1)) return;
-    } else {
-      if (avgRow(n, c, od, oh, w0, w1)) return;
+    if constexpr (kRowEngines) {
+      if constexpr (kMax) {
+        if (maxRow(n, c, od, oh, w0, w1)) return;
+      } else {
+        if (avgRow(n, c, od, oh, w0, w1)) return;
+      }
     }
     cellRow(n, c, od, oh, w0, w1);
   }
@@ -310,10 +319,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     index_t* arow = kMax ? &argmax(n, c, od + as[0], oh + as[1], 0) + as[2] : nullptr;
     for (index_t c0 = w0; c0 < w1; c0 += kChunk) {
       const index_t cn = w1 - c0 < kChunk ? w1 - c0 : kChunk;
-      T acc[kChunk];
+      Acc acc[kChunk];
       index_t best[kChunk], first[kChunk], k0[kChunk], k1[kChunk];
       for (index_t j = 0; j < cn; ++j) {
-        acc[j] = kMax ? no_cell : T(0);
+        acc[j] = kMax ? no_cell : Acc(0);
         best[j] = -1;
         first[j] = taps.at(2, c0 + j, 0);
         k0[j] = taps.at(2, c0 + j, 1);
@@ -328,7 +337,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
           for (index_t j = 0; j < cn; ++j) {
             for (index_t kw = k0[j]; kw < k1[j]; ++kw) {
               const index_t iw = first[j] + kw * dil;
-              const T v = xrow[iw];
+              const Acc v = Acc(xrow[iw]);
               if constexpr (kMax) {
                 if (best[j] < 0 || v > acc[j] || v != v) {
                   acc[j] = v;
@@ -343,10 +352,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       }
       for (index_t j = 0; j < cn; ++j) {
         if constexpr (kMax) {
-          yrow[c0 + j] = acc[j];
+          yrow[c0 + j] = T(acc[j]);
           arow[c0 + j] = best[j];
         } else {
-          yrow[c0 + j] = acc[j] * scale;
+          yrow[c0 + j] = T(acc[j] * scale);
         }
       }
     }
@@ -439,7 +448,8 @@ struct PoolForwardBody : PoolBodyCommon<T> {
 template <class T, class MemorySpace, bool kMax>
 struct PoolBackwardBody : PoolBodyCommon<T> {
   using Common = PoolBodyCommon<T>;
-  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
+  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys, Common::kRowEngines;
+  using typename Common::Acc;
   typename PoolViews<T, MemorySpace>::const_tensor dy;
   typename PoolViews<T, MemorySpace>::const_index_tensor argmax;  // max only
   typename PoolViews<T, MemorySpace>::tensor dx;
@@ -451,31 +461,33 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
     const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
     const index_t ow0 = outputs.at(2, iw, 0), ow1 = outputs.at(2, iw, 1);
     const index_t self = (id * ax[1].extent + ih) * ax[2].extent + iw;
-    T sum = T(0);
+    Acc sum = Acc(0);
     for (index_t od = od0; od < od1; ++od)
       for (index_t oh = oh0; oh < oh1; ++oh)
         for (index_t ow = ow0; ow < ow1; ++ow) {
           if constexpr (kMax) {
             if (argmax(n, c, od + as[0], oh + as[1], ow + as[2]) == self)
-              sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
+              sum += Acc(dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]));
           } else {
             if (!dilated || (ax[0].isTap(id, od) && ax[1].isTap(ih, oh) && ax[2].isTap(iw, ow)))
-              sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
+              sum += Acc(dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]));
           }
         }
-    dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = kMax ? sum : sum * scale;
+    dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = T(kMax ? sum : sum * scale);
   }
 
   // Input cells [w0, w1) of row (n, c, id, ih) through row pointers of dy and argmax. Average
   // pooling sums the covering (od, oh) rows of dy into one row buffer first, then each cell's
   // outputs from it (see PoolForwardBody::hostRow); max pooling keeps operator()'s order.
   void hostRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
-    if (withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
-          spreadRow<decltype(s)::value, decltype(k)::value>(n, c, id, ih, w0, w1);
-        }))
-      return;
-    if constexpr (!kMax)
-      if (avgRow(n, c, id, ih, w0, w1)) return;
+    if constexpr (kRowEngines) {
+      if (withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
+            spreadRow<decltype(s)::value, decltype(k)::value>(n, c, id, ih, w0, w1);
+          }))
+        return;
+      if constexpr (!kMax)
+        if (avgRow(n, c, id, ih, w0, w1)) return;
+    }
     cellRow(n, c, id, ih, w0, w1);
   }
 
@@ -557,10 +569,10 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
     T* dxrow = &dx(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
     for (index_t c0 = w0; c0 < w1; c0 += kChunk) {
       const index_t cn = w1 - c0 < kChunk ? w1 - c0 : kChunk;
-      T acc[kChunk];
+      Acc acc[kChunk];
       index_t o0[kChunk], o1[kChunk];
       for (index_t j = 0; j < cn; ++j) {
-        acc[j] = T(0);
+        acc[j] = Acc(0);
         o0[j] = outputs.at(2, c0 + j, 0);
         o1[j] = outputs.at(2, c0 + j, 1);
       }
@@ -573,15 +585,15 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
             const index_t iw = c0 + j;
             for (index_t ow = o0[j]; ow < o1[j]; ++ow) {
               if constexpr (kMax) {
-                if (arow[ow] == self + iw) acc[j] += dyrow[ow];
+                if (arow[ow] == self + iw) acc[j] += Acc(dyrow[ow]);
               } else {
-                if (row_taps && (!dilated || ax[2].isTap(iw, ow))) acc[j] += dyrow[ow];
+                if (row_taps && (!dilated || ax[2].isTap(iw, ow))) acc[j] += Acc(dyrow[ow]);
               }
             }
           }
         }
       for (index_t j = 0; j < cn; ++j)
-        dxrow[c0 + j] = kMax ? acc[j] : acc[j] * scale;
+        dxrow[c0 + j] = T(kMax ? acc[j] : acc[j] * scale);
     }
   }
 
@@ -676,7 +688,7 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
         row[1] = k0;
         row[2] = k1;
       });
-  body.no_cell = -std::numeric_limits<T>::infinity();
+  body.no_cell = -std::numeric_limits<ComputeType<T>>::infinity();
   {
     const PoolAxis& w = body.ax[2];
     const index_t last = w.extent - 1 - w.dilation * (w.taps - 1);  // the last full window's first
