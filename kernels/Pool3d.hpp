@@ -33,8 +33,9 @@
 //
 // T may be bf16 (ComputeType.hpp): values load as float, comparisons, sums and the average's scale
 // are in float, each output rounds once to bf16. Max pooling then picks the same cell as on the
-// float values and returns it unchanged. bf16 rows take the host code's cell-by-cell loop (window
-// order, as the device code), not the vectorised row loops: both paths give the same bits.
+// float values and returns it unchanged. In the host code bf16 takes only the row loops that keep
+// the device code's order (max pooling, forward and backward); average pooling takes the
+// cell-by-cell loop in window order: both paths give the same bits.
 
 #include <Kokkos_Core.hpp>
 

@@ -184,8 +184,9 @@ template <class T>
 struct PoolBodyCommon {
   // The arithmetic type: float for bf16 storage, T itself otherwise.
   using Acc = ComputeType<T>;
-  // The row loops of Pool3dHostRows.hpp and the summed-row buffers work on float and double only:
-  // bf16 rows take cellRow, in operator()'s order, so that both paths give the same bits.
+  // bf16 rows take only the row loops that keep operator()'s order (max forward selects; max
+  // backward adds each cell's dy in operator()'s order, in float slots), the others cellRow, so
+  // that both paths give the same bits; average pooling's row loops sum in another order.
   static constexpr bool kRowEngines = std::is_same_v<T, Acc>;
   // local = global + shift (Kokkos::Array: std::array is host-only under CUDA)
   Kokkos::Array<index_t, 3> xs, ys, as;
@@ -264,12 +265,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   // accumulators on the stack, each cell seeing its taps in window order so that the first maximum
   // wins.
   void hostRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
-    if constexpr (kRowEngines) {
-      if constexpr (kMax) {
-        if (maxRow(n, c, od, oh, w0, w1)) return;
-      } else {
-        if (avgRow(n, c, od, oh, w0, w1)) return;
-      }
+    if constexpr (kMax) {
+      if (maxRow(n, c, od, oh, w0, w1)) return;
+    } else if constexpr (kRowEngines) {
+      if (avgRow(n, c, od, oh, w0, w1)) return;
     }
     cellRow(n, c, od, oh, w0, w1);
   }
@@ -480,14 +479,14 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   // pooling sums the covering (od, oh) rows of dy into one row buffer first, then each cell's
   // outputs from it (see PoolForwardBody::hostRow); max pooling keeps operator()'s order.
   void hostRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
-    if constexpr (kRowEngines) {
+    if constexpr (kMax || kRowEngines) {
       if (withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
             spreadRow<decltype(s)::value, decltype(k)::value>(n, c, id, ih, w0, w1);
           }))
         return;
-      if constexpr (!kMax)
-        if (avgRow(n, c, id, ih, w0, w1)) return;
     }
+    if constexpr (!kMax && kRowEngines)
+      if (avgRow(n, c, id, ih, w0, w1)) return;
     cellRow(n, c, id, ih, w0, w1);
   }
 
@@ -527,10 +526,10 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
         cellRow(n, c, id, ih, c0, c1);
         continue;
       }
-      T slots[kSlots], scratch[kSlots];
+      Acc slots[kSlots], scratch[kSlots];
       for (index_t i = 0; i < S * len; ++i)
-        slots[i] = T(0);
-      const SpreadRow<S, KW, T> spread{slots, len, lead};
+        slots[i] = Acc(0);
+      const SpreadRow<S, KW, Acc> spread{slots, len, lead};
       if constexpr (kMax) {
         for (index_t od = od0; od < od1; ++od)
           for (index_t oh = oh0; oh < oh1; ++oh) {
@@ -540,23 +539,23 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
             // outside [0, W) can match a cell of another row, but is never written out.
             const index_t t0 = rowbase + p0;
             spread.add(count, [&](index_t o, int kw) {
-              return arow[o] == t0 + S * o + kw ? dyrow[o] : T(0);
+              return arow[o] == t0 + S * o + kw ? Acc(dyrow[o]) : Acc(0);
             });
           }
       } else {
-        T sum[kSlots];
+        Acc sum[kSlots];
         for (index_t o = 0; o < count; ++o)
-          sum[o] = T(0);
+          sum[o] = Acc(0);
         for (index_t od = od0; od < od1; ++od)
           for (index_t oh = oh0; oh < oh1; ++oh) {
             if (dilated && !(ax[0].isTap(id, od) && ax[1].isTap(ih, oh))) continue;
             const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + oa;
             for (index_t o = 0; o < count; ++o)
-              sum[o] += dyrow[o];
+              sum[o] += Acc(dyrow[o]);
           }
         spread.add(count, [&](index_t o, int) { return sum[o]; });
       }
-      spread.write(c0 - base, c1 - c0, kMax ? T(1) : scale, dxrow + c0, scratch);
+      spread.write(c0 - base, c1 - c0, kMax ? Acc(1) : scale, dxrow + c0, scratch);
     }
   }
 
