@@ -331,5 +331,44 @@ TEST(MemoryBoundBf16, PoolingMatchesFloat) {
   }
 }
 
+// A layer computes a block's outputs in pieces (interior and slabs around a halo exchange): each
+// bf16 cell gets the bits of the whole-box call, on both paths.
+TEST(MemoryBoundBf16, PoolingPiecesEqualTheWholeBox) {
+  for (const PoolWindow& s : kWindows) {
+    SCOPED_TRACE(s.name);
+    const TensorBlock bx = TensorBlock::whole(s.x_shape);
+    const TensorBlock by = TensorBlock::whole(pooledShape(s));
+    const Twin x = twin("x", bx, 18, -2.0, 2.0), dy = twin("dy", by, 19);
+    for (KernelPath path : kPaths)
+      for (bool is_max : {true, false}) {
+        DeviceTensor<bf16> y_whole("y_whole", by), y_parts("y_parts", by);
+        DeviceTensor<bf16> dx_whole("dx_whole", bx), dx_parts("dx_parts", bx);
+        DeviceTensor<index_t> arg("arg", by), arg_parts("arg_parts", by);
+        const auto forward = [&](const DeviceTensor<bf16>& y, const DeviceTensor<index_t>& a,
+                                 const Box& box) {
+          if (is_max)
+            kernels::maxPool3dForward(Exec(), x.b, s.g, y, a, box, path);
+          else
+            kernels::avgPool3dForward(Exec(), x.b, s.g, y, box, path);
+        };
+        const auto backward = [&](const DeviceTensor<bf16>& dx, const Box& box) {
+          if (is_max)
+            kernels::maxPool3dBackward(Exec(), dy.b, arg, s.g, dx, box, by.owned(), path);
+          else
+            kernels::avgPool3dBackward(Exec(), dy.b, s.g, dx, box, by.owned(), path);
+        };
+        forward(y_whole, arg, by.owned());
+        for (const Box& piece : interiorAndSlabs(by.owned(), 1))
+          forward(y_parts, arg_parts, piece);
+        EXPECT_TRUE(identicalOn(toHost(y_parts), toHost(y_whole), by.owned())) << is_max;
+        EXPECT_TRUE(sameLabels(arg_parts, arg, by.owned()));
+        backward(dx_whole, bx.owned());
+        for (const Box& piece : interiorAndSlabs(bx.owned(), 2))
+          backward(dx_parts, piece);
+        EXPECT_TRUE(identicalOn(toHost(dx_parts), toHost(dx_whole), bx.owned())) << is_max;
+      }
+  }
+}
+
 }  // namespace
 }  // namespace halo3d::testing
