@@ -32,10 +32,9 @@
 // cell whatever box it is computed in.
 //
 // T may be bf16 (ComputeType.hpp): values load as float, comparisons, sums and the average's scale
-// are in float, each output rounds once to bf16. Max pooling then picks the same cell as on the
-// float values and returns it unchanged. In the host code bf16 takes only the row loops that keep
-// the device code's order (max pooling, forward and backward); average pooling takes the
-// cell-by-cell loop in window order: both paths give the same bits.
+// are in float (float accumulators and row buffers), each output rounds once to bf16. So each path
+// gives its float result rounded to bf16, and max pooling picks the same cell as on the float
+// values and returns it unchanged.
 
 #include <Kokkos_Core.hpp>
 

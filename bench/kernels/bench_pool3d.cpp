@@ -7,9 +7,9 @@
 // kinds: CosmoFlow's k3s2p1 pools (64^3 and 128^3, width 0.25 and 1) and the U-Net's k2s2 pools
 // (64^3, base 8, depth 3). `pct_of_stream` compares the compulsory bytes per second with a STREAM
 // copy measured once in the same process (`stream_GB/s`, with as many threads as the run has).
-// Max pooling on the host path also has bf16 rows (`maxpool3d_<pass>_bf16/...`, registered right
-// after the fp32 row of the same shape): bf16 activations, float comparisons, the same int64
-// argmax; their GB/s counts 2-byte x and y.
+// The host path also has bf16 rows (`<kind>pool3d_<pass>_bf16/...`, registered right after the
+// fp32 row of the same shape): bf16 activations, float arithmetic, the same int64 argmax; their
+// GB/s counts 2-byte x and y.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -129,7 +129,7 @@ void registerAll() {
                                  (backward ? "bwd" : "fwd") +
                                  (path == KernelPath::Device ? "_device" : "");
         const std::string prefix = kind + "/";
-        // The fp32 row, then (max pooling, host path) the bf16 row of the same shape.
+        // The fp32 row, then (host path) the bf16 row of the same shape.
         const auto add = [&](const Shape& s) {
           const std::string shape =
               "C" + std::to_string(s.c) + "_D" + std::to_string(s.d) + "_" + s.window;
@@ -137,7 +137,7 @@ void registerAll() {
           benchmark::RegisterBenchmark((prefix + shape).c_str(), pool3d<float>, cfg)
               ->UseManualTime()
               ->Unit(benchmark::kMillisecond);
-          if (is_max && path == KernelPath::Fastest)
+          if (path == KernelPath::Fastest)
             benchmark::RegisterBenchmark((kind + "_bf16/" + shape).c_str(), pool3d<bf16>, cfg)
                 ->UseManualTime()
                 ->Unit(benchmark::kMillisecond);

@@ -104,14 +104,14 @@ void maxPoolRowInterior(const T* const* rows, const std::int32_t* bases, int nro
 }
 
 // Average pooling forward over `cells` interior cells from a buffer of summed window rows: cell j
-// is (sum over kw of b[S j + kw]) * scale.
-template <int S, int KW, class T>
-void avgPoolRowInterior(const T* b, index_t cells, T scale, T* y) {
+// is (sum over kw of b[S j + kw]) * scale, rounded once to the storage type Out.
+template <int S, int KW, class T, class Out>
+void avgPoolRowInterior(const T* b, index_t cells, T scale, Out* y) {
   for (index_t j = 0; j < cells; ++j) {
     T acc = T(0);
     for (int kw = 0; kw < KW; ++kw)
       acc += b[S * j + kw];
-    y[j] = acc * scale;
+    y[j] = Out(acc * scale);
   }
 }
 

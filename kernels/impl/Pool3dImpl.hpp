@@ -182,12 +182,10 @@ T windowScale(const WindowGeometry& g) {
 // output side (y, dy) and argmax (max only), the window axes and the average's scale.
 template <class T>
 struct PoolBodyCommon {
-  // The arithmetic type: float for bf16 storage, T itself otherwise.
+  // The arithmetic type: float for bf16 storage, T itself otherwise. bf16 takes the same host row
+  // loops as float, with float accumulators and buffers and one rounding per output, so that each
+  // path gives the float result of that path rounded to bf16.
   using Acc = ComputeType<T>;
-  // bf16 rows take only the row loops that keep operator()'s order (max forward selects; max
-  // backward adds each cell's dy in operator()'s order, in float slots), the others cellRow, so
-  // that both paths give the same bits; average pooling's row loops sum in another order.
-  static constexpr bool kRowEngines = std::is_same_v<T, Acc>;
   // local = global + shift (Kokkos::Array: std::array is host-only under CUDA)
   Kokkos::Array<index_t, 3> xs, ys, as;
   Kokkos::Array<PoolAxis, 3> ax;
@@ -212,7 +210,7 @@ struct PoolBodyCommon {
 template <class T, class MemorySpace, bool kMax>
 struct PoolForwardBody : PoolBodyCommon<T> {
   using Common = PoolBodyCommon<T>;
-  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys, Common::kRowEngines;
+  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
   using typename Common::Acc;
   typename PoolViews<T, MemorySpace>::const_tensor x;
   typename PoolViews<T, MemorySpace>::tensor y;
@@ -267,7 +265,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   void hostRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
     if constexpr (kMax) {
       if (maxRow(n, c, od, oh, w0, w1)) return;
-    } else if constexpr (kRowEngines) {
+    } else {
       if (avgRow(n, c, od, oh, w0, w1)) return;
     }
     cellRow(n, c, od, oh, w0, w1);
@@ -383,16 +381,16 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       }
       const index_t len = hi > lo ? hi - lo : 0;
       if (len + 1 > kBuf) return false;
-      T buf[kBuf];
+      Acc buf[kBuf];
       for (index_t i = 0; i <= len; ++i)  // one zero past the end, for clamped outside taps
-        buf[i] = T(0);
+        buf[i] = Acc(0);
       for (index_t kd = kd0; kd < kd1; ++kd) {
         const index_t id = fd + kd * ax[0].dilation;
         for (index_t kh = kh0; kh < kh1; ++kh) {
           const index_t ih = fh + kh * ax[1].dilation;
           const T* xrow = &x(n, c, id + xs[0], ih + xs[1], 0) + xs[2] + lo;
           for (index_t i = 0; i < len; ++i)
-            buf[i] += xrow[i];
+            buf[i] += Acc(xrow[i]);
         }
       }
       // Every tap of the window, those outside the volume adding +0 (which changes no sum): a
@@ -400,19 +398,19 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       // clamped into the buffer, which is read but not used.
       const index_t* r = &taps.at(2, c0, 0);
       const index_t cells = c1 - c0;
-      const T* b = buf;
+      const Acc* b = buf;
       T* out = yrow + c0;
-      const T sc = scale;
+      const Acc sc = scale;
       // Cells [ja, jb) of the chunk, clamped taps.
       const auto sum = [&](auto window, index_t ja, index_t jb) {
         for (index_t j = ja; j < jb; ++j) {
           const index_t f = r[3 * j] - lo, k0 = r[3 * j + 1], k1 = r[3 * j + 2];
-          T acc = T(0);
+          Acc acc = Acc(0);
           for (index_t kw = 0; kw < decltype(window)::value; ++kw) {
             const index_t i = std::min(std::max<index_t>(f + kw * dil, 0), len);
-            acc += kw >= k0 && kw < k1 ? b[i] : T(0);
+            acc += kw >= k0 && kw < k1 ? b[i] : Acc(0);
           }
-          out[j] = acc * sc;
+          out[j] = T(acc * sc);
         }
       };
       // The interior cells (every tap in the volume) with constant-stride taps, the others with
@@ -434,10 +432,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       if (!fixed)
         for (index_t j = 0; j < cells; ++j) {
           const index_t f = r[3 * j] - lo;
-          T acc = T(0);
+          Acc acc = Acc(0);
           for (index_t kw = r[3 * j + 1]; kw < r[3 * j + 2]; ++kw)
             acc += buf[f + kw * dil];
-          out[j] = acc * sc;
+          out[j] = T(acc * sc);
         }
     }
     return true;
@@ -447,7 +445,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
 template <class T, class MemorySpace, bool kMax>
 struct PoolBackwardBody : PoolBodyCommon<T> {
   using Common = PoolBodyCommon<T>;
-  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys, Common::kRowEngines;
+  using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
   using typename Common::Acc;
   typename PoolViews<T, MemorySpace>::const_tensor dy;
   typename PoolViews<T, MemorySpace>::const_index_tensor argmax;  // max only
@@ -479,13 +477,11 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   // pooling sums the covering (od, oh) rows of dy into one row buffer first, then each cell's
   // outputs from it (see PoolForwardBody::hostRow); max pooling keeps operator()'s order.
   void hostRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
-    if constexpr (kMax || kRowEngines) {
-      if (withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
-            spreadRow<decltype(s)::value, decltype(k)::value>(n, c, id, ih, w0, w1);
-          }))
-        return;
-    }
-    if constexpr (!kMax && kRowEngines)
+    if (withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
+          spreadRow<decltype(s)::value, decltype(k)::value>(n, c, id, ih, w0, w1);
+        }))
+      return;
+    if constexpr (!kMax)
       if (avgRow(n, c, id, ih, w0, w1)) return;
     cellRow(n, c, id, ih, w0, w1);
   }
@@ -615,48 +611,48 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
       // Three zeros past the end: the candidate outputs below read up to two cells past a cell's
       // last output (and discard them).
       if (len + 3 > kBuf) return false;
-      T buf[kBuf];
+      Acc buf[kBuf];
       for (index_t i = 0; i < len + 3; ++i)
-        buf[i] = T(0);
+        buf[i] = Acc(0);
       for (index_t od = od0; od < od1; ++od)
         for (index_t oh = oh0; oh < oh1; ++oh) {
           if (dilated && !(ax[0].isTap(id, od) && ax[1].isTap(ih, oh))) continue;
           const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + lo;
           for (index_t i = 0; i < len; ++i)
-            buf[i] += dyrow[i];
+            buf[i] += Acc(dyrow[i]);
         }
       if (dilated) {
         for (index_t iw = c0; iw < c1; ++iw) {
           const index_t o0 = outputs.at(2, iw, 0), o1 = outputs.at(2, iw, 1);
-          T acc = T(0);
+          Acc acc = Acc(0);
           for (index_t ow = o0; ow < o1; ++ow)
             if (ax[2].isTap(iw, ow)) acc += buf[ow - lo];
-          dxrow[iw] = acc * scale;
+          dxrow[iw] = T(acc * scale);
         }
       } else {
         // A fixed number of candidate outputs per cell (absent ones add +0, which changes no sum):
         // a loop the compiler vectorises over the cells.
         const index_t* r = &outputs.at(2, c0, 0);
         const index_t cells = c1 - c0;
-        const T* b = buf;
+        const Acc* b = buf;
         T* out = dxrow + c0;
-        const T sc = scale;
+        const Acc sc = scale;
         const auto sum = [&](auto most) {
           for (index_t j = 0; j < cells; ++j) {
             // o0 <= o1 <= len: a cell without outputs reads only the zeros.
             const index_t o1 = r[3 * j + 1] - lo, o0 = std::min(r[3 * j] - lo, o1);
-            T acc = T(0);
+            Acc acc = Acc(0);
             for (index_t t = 0; t < decltype(most)::value; ++t)
-              acc += o0 + t < o1 ? b[o0 + t] : T(0);
-            out[j] = acc * sc;
+              acc += o0 + t < o1 ? b[o0 + t] : Acc(0);
+            out[j] = T(acc * sc);
           }
         };
         if (!withFixedTaps((span - 1) / ax[2].stride + 1, sum))
           for (index_t j = 0; j < cells; ++j) {
-            T acc = T(0);
+            Acc acc = Acc(0);
             for (index_t ow = r[3 * j]; ow < r[3 * j + 1]; ++ow)
               acc += buf[ow - lo];
-            out[j] = acc * sc;
+            out[j] = T(acc * sc);
           }
       }
     }

@@ -8,12 +8,11 @@
 //     softmax probabilities: bf16 result == bf16(float result), bit for bit;
 //   - copies (channels) and max pooling (a selection): the bf16 result IS the input's bits, and
 //     argmax equals float's (bf16's coarse values tie often: the first-maximum rule is exercised);
-//   - partial sums in double (batch-norm statistics and backward sums, loss sums): equal to
-//   float's,
-//     bit for bit (the same doubles added in the same order);
-//   - average pooling and pooling backward: bf16's host and device code both sum in the device
-//     code's window order, so the bf16 result == bf16(float result on KernelPath::Device). Against
-//     float's host code, which may sum in another order, the check is a tolerance: half a bf16 ulp
+//   - partial sums in double (batch-norm statistics and backward sums, loss sums): float's
+//     sums, bit for bit (the same doubles added in the same order);
+//   - average pooling and pooling backward: each path sums in its own order, float or bf16 alike,
+//     so the bf16 result == bf16(float result on the same path). Against the float result of the
+//     other path, which may sum in another order, the check is a tolerance: half a bf16 ulp
 //     (the one rounding; bf16 keeps 8 significant bits, so half an ulp is up to 2^-8 |ref| at the
 //     bottom of a binade, 2^-9 |ref| only at its top) plus what reordering a float sum of K terms
 //     can change, at most 2 (K - 1) u sum|term| <= 2 K^2 u max|term| (u = 2^-24), times the
@@ -298,6 +297,9 @@ TEST(MemoryBoundBf16, PoolingMatchesFloat) {
     const Twin x = twin("x", bx, 16, -2.0, -0.5), dy = twin("dy", by, 17);
     const double taps = double(s.g.kernel[0] * s.g.kernel[1] * s.g.kernel[2]);
     for (KernelPath path : kPaths) {
+      SCOPED_TRACE(path == KernelPath::Fastest ? "host code" : "device code");
+      const KernelPath other =
+          path == KernelPath::Fastest ? KernelPath::Device : KernelPath::Fastest;
       // Max: a selection, so the same cell and the same value as float's.
       Outputs y(by), dx(bx);
       DeviceTensor<index_t> arg_b("arg_b", by), arg_f("arg_f", by);
@@ -305,28 +307,27 @@ TEST(MemoryBoundBf16, PoolingMatchesFloat) {
       kernels::maxPool3dForward(Exec(), x.f, s.g, y.f, arg_f, by.owned(), path);
       EXPECT_TRUE(roundedEqual(y.b, y.f, by.owned())) << "max forward";
       EXPECT_TRUE(sameLabels(arg_b, arg_f, by.owned())) << "argmax";
-      // Backward sums in window order on both of bf16's paths, as float's device code does.
+      // The sums: float's result on the same path (same order), rounded; against the other path's
+      // order, the summation tolerance.
       kernels::maxPool3dBackward(Exec(), dy.b, arg_b, s.g, dx.b, bx.owned(), by.owned(), path);
-      kernels::maxPool3dBackward(Exec(), dy.f, arg_f, s.g, dx.f, bx.owned(), by.owned(),
-                                 KernelPath::Device);
-      EXPECT_TRUE(roundedEqual(dx.b, dx.f, bx.owned())) << "max backward";
       kernels::maxPool3dBackward(Exec(), dy.f, arg_f, s.g, dx.f, bx.owned(), by.owned(), path);
+      EXPECT_TRUE(roundedEqual(dx.b, dx.f, bx.owned())) << "max backward";
+      kernels::maxPool3dBackward(Exec(), dy.f, arg_f, s.g, dx.f, bx.owned(), by.owned(), other);
       EXPECT_TRUE(withinSummationTolerance(dx.b, dx.f, bx.owned(), taps, 1.0, 1.0))
-          << "max backward against float on this path";
+          << "max backward against float on the other path";
 
       kernels::avgPool3dForward(Exec(), x.b, s.g, y.b, by.owned(), path);
-      kernels::avgPool3dForward(Exec(), x.f, s.g, y.f, by.owned(), KernelPath::Device);
-      EXPECT_TRUE(roundedEqual(y.b, y.f, by.owned())) << "avg forward";
       kernels::avgPool3dForward(Exec(), x.f, s.g, y.f, by.owned(), path);
+      EXPECT_TRUE(roundedEqual(y.b, y.f, by.owned())) << "avg forward";
+      kernels::avgPool3dForward(Exec(), x.f, s.g, y.f, by.owned(), other);
       EXPECT_TRUE(withinSummationTolerance(y.b, y.f, by.owned(), taps, 2.0, 1.0 / taps))
-          << "avg forward against float on this path";
+          << "avg forward against float on the other path";
       kernels::avgPool3dBackward(Exec(), dy.b, s.g, dx.b, bx.owned(), by.owned(), path);
-      kernels::avgPool3dBackward(Exec(), dy.f, s.g, dx.f, bx.owned(), by.owned(),
-                                 KernelPath::Device);
-      EXPECT_TRUE(roundedEqual(dx.b, dx.f, bx.owned())) << "avg backward";
       kernels::avgPool3dBackward(Exec(), dy.f, s.g, dx.f, bx.owned(), by.owned(), path);
+      EXPECT_TRUE(roundedEqual(dx.b, dx.f, bx.owned())) << "avg backward";
+      kernels::avgPool3dBackward(Exec(), dy.f, s.g, dx.f, bx.owned(), by.owned(), other);
       EXPECT_TRUE(withinSummationTolerance(dx.b, dx.f, bx.owned(), taps, 1.0, 1.0 / taps))
-          << "avg backward against float on this path";
+          << "avg backward against float on the other path";
     }
   }
 }
