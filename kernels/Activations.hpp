@@ -8,12 +8,14 @@
 //
 // Every tensor holds the same global (N, C, D, H, W) and samples; the output box must lie in the
 // output's owned cells and in the inputs' allocations. Outputs may be the same tensor as an input
-// (in place). Host code takes whole W rows, device code one cell per thread (`path`,
-// core/KernelPath.hpp).
+// (in place). T is float, double or bf16 (computed in float, rounded once on the store: the bf16
+// result is the float result rounded to bf16). Host code takes whole W rows, device code one cell
+// per thread (`path`, core/KernelPath.hpp).
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
@@ -65,5 +67,6 @@ void leakyReluBackward(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultE
                                                KernelPath);
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_ACTIVATIONS, extern)
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_ACTIVATIONS, extern)
 
 }  // namespace halo3d::kernels

@@ -30,7 +30,7 @@ void batchNormStatistics(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   impl::reduceBox<2>(
       exec, "halo3d::batchNormStatistics", channels, x.block().localSamples(), box,
       KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
-        const double v = xc(n, c, d, h, w);
+        const double v = double(xc(n, c, d, h, w));
         return impl::sums(v, v * v);
       },
       stats, accumulate, path);
@@ -62,12 +62,12 @@ void batchNormMoments(const ExecSpace& exec,
       });
 }
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class P>
 void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                      const NonDeduced<Vector<const T, ExecSpace>>& mean,
-                      const NonDeduced<Vector<const T, ExecSpace>>& var,
-                      const NonDeduced<Vector<const T, ExecSpace>>& gamma,
-                      const NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
+                      const NonDeduced<Vector<const P, ExecSpace>>& mean,
+                      const NonDeduced<Vector<const P, ExecSpace>>& var,
+                      const NonDeduced<Vector<const P, ExecSpace>>& gamma,
+                      const NonDeduced<Vector<const P, ExecSpace>>& beta, double eps,
                       const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
   const char* kernel = "batchNormForward";
   impl::requireCellwise(kernel, y, box, x);
@@ -79,13 +79,14 @@ void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   impl::forEachRow(
       exec, "halo3d::batchNormForward", y.block().localSamples(), channels, box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
-        const T mu = mean(c);
-        const T scale = T(double(gamma(c)) / math::sqrt(double(var(c)) + eps));
-        const T shift = beta(c);
+        using C = ComputeType<T>;
+        const C mu = C(mean(c));
+        const C scale = C(double(gamma(c)) / math::sqrt(double(var(c)) + eps));
+        const C shift = C(beta(c));
         const T* x = xc.row(n, c, d, h, w0);
         T* y = yc.row(n, c, d, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i)
-          y[i] = (x[i] - mu) * scale + shift;
+          y[i] = T((C(x[i]) - mu) * scale + shift);
       },
       path);
 }
@@ -113,11 +114,11 @@ void batchNormUpdateRunningStats(const ExecSpace& exec,
       });
 }
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class P>
 void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                            const Tensor<T, ExecSpace>& dy,
-                           const NonDeduced<Vector<const T, ExecSpace>>& mean,
-                           const NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
+                           const NonDeduced<Vector<const P, ExecSpace>>& mean,
+                           const NonDeduced<Vector<const P, ExecSpace>>& var, double eps,
                            const Vector<double, ExecSpace>& sums, const Box& box, bool accumulate,
                            KernelPath path) {
   const char* kernel = "batchNormBackwardSums";
@@ -140,19 +141,19 @@ void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   impl::reduceBox<2>(
       exec, "halo3d::batchNormBackwardSums", channels, x.block().localSamples(), box,
       KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
-        const double g = dyc(n, c, d, h, w);
+        const double g = double(dyc(n, c, d, h, w));
         const double xhat = (double(xc(n, c, d, h, w)) - double(mean(c))) * invstd(c);
         return impl::sums(g, g * xhat);
       },
       sums, accumulate, path);
 }
 
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class P>
 void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy,
-                       const NonDeduced<Vector<const T, ExecSpace>>& mean,
-                       const NonDeduced<Vector<const T, ExecSpace>>& var,
-                       const NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
+                       const NonDeduced<Vector<const P, ExecSpace>>& mean,
+                       const NonDeduced<Vector<const P, ExecSpace>>& var,
+                       const NonDeduced<Vector<const P, ExecSpace>>& gamma, double eps,
                        const NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
                        const Tensor<T, ExecSpace>& dx, const Box& box, KernelPath path) {
   const char* kernel = "batchNormBackward";
@@ -169,17 +170,18 @@ void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
       exec, "halo3d::batchNormBackward", dx.block().localSamples(), channels, box,
       KOKKOS_LAMBDA(index_t n, index_t c, index_t d, index_t h, index_t w0, index_t w1) {
         const double invstd = 1.0 / math::sqrt(double(var(c)) + eps);
-        const T mu = mean(c);
-        const T inv = T(invstd);
-        const T scale = T(double(gamma(c)) * invstd);
-        const T mean_dy = T(sums(c) / count);
-        const T mean_dy_xhat = T(sums(channels + c) / count);
+        using C = ComputeType<T>;
+        const C mu = C(mean(c));
+        const C inv = C(invstd);
+        const C scale = C(double(gamma(c)) * invstd);
+        const C mean_dy = C(sums(c) / count);
+        const C mean_dy_xhat = C(sums(channels + c) / count);
         const T* x = xc.row(n, c, d, h, w0);
         const T* dy = dyc.row(n, c, d, h, w0);
         T* dx = dxc.row(n, c, d, h, w0);
         for (index_t i = 0; i < w1 - w0; ++i) {
-          const T xhat = (x[i] - mu) * inv;
-          dx[i] = scale * (dy[i] - mean_dy - xhat * mean_dy_xhat);
+          const C xhat = (C(x[i]) - mu) * inv;
+          dx[i] = T(scale * (C(dy[i]) - mean_dy - xhat * mean_dy_xhat));
         }
       },
       path);
@@ -203,5 +205,6 @@ void batchNormParameterGradients(const ExecSpace& exec,
 }
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_BATCHNORM, )
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_BATCHNORM_ACTIVATIONS, )
 
 }  // namespace halo3d::kernels

@@ -19,6 +19,11 @@
 // Every tensor holds the same global (N, C, D, H, W) and samples; output boxes lie in the output's
 // owned cells and in the inputs' allocations.
 //
+// Activations may be bf16 (template parameter T) with float per-channel Views (P =
+// ComputeType<T>, ComputeType.hpp): the sums stay in double, the normalisations compute in float
+// and round each output once. The per-channel kernels (moments, running statistics, parameter
+// gradients) work on parameters alone and take float for a bf16 run.
+//
 // Paths: the partial sums (statistics, backward sums) and the two normalisations have host code
 // (whole W rows, per-thread lanes) and device code (one thread per cell, one team per chunk of a
 // reduction), chosen by `path` (core/KernelPath.hpp). The per-channel kernels (moments, running
@@ -27,6 +32,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
@@ -55,12 +61,12 @@ void batchNormMoments(const ExecSpace& exec,
 // y = gamma (x - mean) / sqrt(var + eps) + beta on `box`, per channel. Training passes the batch
 // moments, evaluation the running statistics. x, y are (N, C, D, H, W); the per-channel Views have
 // extent C.
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class P = ComputeType<T>>
 void batchNormForward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                      const NonDeduced<Vector<const T, ExecSpace>>& mean,
-                      const NonDeduced<Vector<const T, ExecSpace>>& var,
-                      const NonDeduced<Vector<const T, ExecSpace>>& gamma,
-                      const NonDeduced<Vector<const T, ExecSpace>>& beta, double eps,
+                      const NonDeduced<Vector<const P, ExecSpace>>& mean,
+                      const NonDeduced<Vector<const P, ExecSpace>>& var,
+                      const NonDeduced<Vector<const P, ExecSpace>>& gamma,
+                      const NonDeduced<Vector<const P, ExecSpace>>& beta, double eps,
                       const Tensor<T, ExecSpace>& y, const Box& box,
                       KernelPath path = KernelPath::Fastest);
 
@@ -77,23 +83,23 @@ void batchNormUpdateRunningStats(const ExecSpace& exec,
 
 // sums = [sums if accumulate] + per-channel partial [sum dy, sum dy * xhat] over all samples and
 // `box`, with xhat = (x - mean) / sqrt(var + eps). x, dy are (N, C, D, H, W); sums has extent 2C.
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class P = ComputeType<T>>
 void batchNormBackwardSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                            const Tensor<T, ExecSpace>& dy,
-                           const NonDeduced<Vector<const T, ExecSpace>>& mean,
-                           const NonDeduced<Vector<const T, ExecSpace>>& var, double eps,
+                           const NonDeduced<Vector<const P, ExecSpace>>& mean,
+                           const NonDeduced<Vector<const P, ExecSpace>>& var, double eps,
                            const Vector<double, ExecSpace>& sums, const Box& box,
                            bool accumulate = false, KernelPath path = KernelPath::Fastest);
 
 // dx = gamma invstd (dy - sum dy / M - xhat sum(dy xhat) / M) on `box`, given the GLOBAL sums and
 // count M (the batch-statistics gradient; in evaluation the statistics are constants and dx = gamma
 // invstd dy). x, dy, dx are (N, C, D, H, W).
-template <class ExecSpace, class T>
+template <class ExecSpace, class T, class P = ComputeType<T>>
 void batchNormBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
                        const Tensor<T, ExecSpace>& dy,
-                       const NonDeduced<Vector<const T, ExecSpace>>& mean,
-                       const NonDeduced<Vector<const T, ExecSpace>>& var,
-                       const NonDeduced<Vector<const T, ExecSpace>>& gamma, double eps,
+                       const NonDeduced<Vector<const P, ExecSpace>>& mean,
+                       const NonDeduced<Vector<const P, ExecSpace>>& var,
+                       const NonDeduced<Vector<const P, ExecSpace>>& gamma, double eps,
                        const NonDeduced<Vector<const double, ExecSpace>>& sums, double count,
                        const Tensor<T, ExecSpace>& dx, const Box& box,
                        KernelPath path = KernelPath::Fastest);
@@ -119,14 +125,14 @@ void batchNormMoments(const NonDeduced<Vector<const double, DefaultExec>>& stats
                       const Vector<T, DefaultExec>& mean, const Vector<T, DefaultExec>& var) {
   batchNormMoments(DefaultExec(), stats, mean, var);
 }
-template <class T>
+template <class T, class P = ComputeType<T>>
 void batchNormForward(const Tensor<T, DefaultExec>& x,
-                      const NonDeduced<Vector<const T, DefaultExec>>& mean,
-                      const NonDeduced<Vector<const T, DefaultExec>>& var,
-                      const NonDeduced<Vector<const T, DefaultExec>>& gamma,
-                      const NonDeduced<Vector<const T, DefaultExec>>& beta, double eps,
+                      const NonDeduced<Vector<const P, DefaultExec>>& mean,
+                      const NonDeduced<Vector<const P, DefaultExec>>& var,
+                      const NonDeduced<Vector<const P, DefaultExec>>& gamma,
+                      const NonDeduced<Vector<const P, DefaultExec>>& beta, double eps,
                       const Tensor<T, DefaultExec>& y, const Box& box) {
-  batchNormForward(DefaultExec(), x, mean, var, gamma, beta, eps, y, box);
+  batchNormForward<DefaultExec, T, P>(DefaultExec(), x, mean, var, gamma, beta, eps, y, box);
 }
 template <class T>
 void batchNormUpdateRunningStats(const NonDeduced<Vector<const T, DefaultExec>>& mean,
@@ -135,22 +141,24 @@ void batchNormUpdateRunningStats(const NonDeduced<Vector<const T, DefaultExec>>&
                                  const Vector<T, DefaultExec>& running_var) {
   batchNormUpdateRunningStats(DefaultExec(), mean, var, count, momentum, running_mean, running_var);
 }
-template <class T>
+template <class T, class P = ComputeType<T>>
 void batchNormBackwardSums(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultExec>& dy,
-                           const NonDeduced<Vector<const T, DefaultExec>>& mean,
-                           const NonDeduced<Vector<const T, DefaultExec>>& var, double eps,
+                           const NonDeduced<Vector<const P, DefaultExec>>& mean,
+                           const NonDeduced<Vector<const P, DefaultExec>>& var, double eps,
                            const Vector<double, DefaultExec>& sums, const Box& box,
                            bool accumulate = false) {
-  batchNormBackwardSums(DefaultExec(), x, dy, mean, var, eps, sums, box, accumulate);
+  batchNormBackwardSums<DefaultExec, T, P>(DefaultExec(), x, dy, mean, var, eps, sums, box,
+                                           accumulate);
 }
-template <class T>
+template <class T, class P = ComputeType<T>>
 void batchNormBackward(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultExec>& dy,
-                       const NonDeduced<Vector<const T, DefaultExec>>& mean,
-                       const NonDeduced<Vector<const T, DefaultExec>>& var,
-                       const NonDeduced<Vector<const T, DefaultExec>>& gamma, double eps,
+                       const NonDeduced<Vector<const P, DefaultExec>>& mean,
+                       const NonDeduced<Vector<const P, DefaultExec>>& var,
+                       const NonDeduced<Vector<const P, DefaultExec>>& gamma, double eps,
                        const NonDeduced<Vector<const double, DefaultExec>>& sums, double count,
                        const Tensor<T, DefaultExec>& dx, const Box& box) {
-  batchNormBackward(DefaultExec(), x, dy, mean, var, gamma, eps, sums, count, dx, box);
+  batchNormBackward<DefaultExec, T, P>(DefaultExec(), x, dy, mean, var, gamma, eps, sums, count, dx,
+                                       box);
 }
 template <class T>
 void batchNormParameterGradients(const NonDeduced<Vector<const double, DefaultExec>>& sums,
@@ -159,28 +167,35 @@ void batchNormParameterGradients(const NonDeduced<Vector<const double, DefaultEx
   batchNormParameterGradients(DefaultExec(), sums, dgamma, dbeta, accumulate);
 }
 
-#define HALO3D_KERNELS_BATCHNORM(PREFIX, E, T)                                                    \
+// The kernels on activations, for activation storage T and parameters ComputeType<T>.
+#define HALO3D_KERNELS_BATCHNORM_ACTIVATIONS(PREFIX, E, T)                                        \
   PREFIX template void batchNormStatistics<E, T>(                                                 \
       const E&, const Tensor<T, E>&, const Vector<double, E>&, const Box&, bool, KernelPath);     \
-  PREFIX template void batchNormMoments<E, T>(const E&, const Vector<const double, E>&,           \
-                                              const Vector<T, E>&, const Vector<T, E>&);          \
-  PREFIX template void batchNormForward<E, T>(                                                    \
-      const E&, const Tensor<T, E>&, const Vector<const T, E>&, const Vector<const T, E>&,        \
-      const Vector<const T, E>&, const Vector<const T, E>&, double, const Tensor<T, E>&,          \
-      const Box&, KernelPath);                                                                    \
-  PREFIX template void batchNormUpdateRunningStats<E, T>(                                         \
-      const E&, const Vector<const T, E>&, const Vector<const T, E>&, double, double,             \
-      const Vector<T, E>&, const Vector<T, E>&);                                                  \
-  PREFIX template void batchNormBackwardSums<E, T>(                                               \
-      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,              \
-      const Vector<const T, E>&, double, const Vector<double, E>&, const Box&, bool, KernelPath); \
-  PREFIX template void batchNormBackward<E, T>(                                                   \
-      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const T, E>&,              \
-      const Vector<const T, E>&, const Vector<const T, E>&, double,                               \
-      const Vector<const double, E>&, double, const Tensor<T, E>&, const Box&, KernelPath);       \
-  PREFIX template void batchNormParameterGradients<E, T>(                                         \
+  PREFIX template void batchNormForward<E, T, ComputeType<T>>(                                    \
+      const E&, const Tensor<T, E>&, const Vector<const ComputeType<T>, E>&,                      \
+      const Vector<const ComputeType<T>, E>&, const Vector<const ComputeType<T>, E>&,             \
+      const Vector<const ComputeType<T>, E>&, double, const Tensor<T, E>&, const Box&,            \
+      KernelPath);                                                                                \
+  PREFIX template void batchNormBackwardSums<E, T, ComputeType<T>>(                               \
+      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const ComputeType<T>, E>&, \
+      const Vector<const ComputeType<T>, E>&, double, const Vector<double, E>&, const Box&, bool, \
+      KernelPath);                                                                                \
+  PREFIX template void batchNormBackward<E, T, ComputeType<T>>(                                   \
+      const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Vector<const ComputeType<T>, E>&, \
+      const Vector<const ComputeType<T>, E>&, const Vector<const ComputeType<T>, E>&, double,     \
+      const Vector<const double, E>&, double, const Tensor<T, E>&, const Box&, KernelPath);
+// The per-channel kernels, on parameters alone: float and double (a bf16 run's are float).
+#define HALO3D_KERNELS_BATCHNORM(PREFIX, E, T)                                           \
+  HALO3D_KERNELS_BATCHNORM_ACTIVATIONS(PREFIX, E, T)                                     \
+  PREFIX template void batchNormMoments<E, T>(const E&, const Vector<const double, E>&,  \
+                                              const Vector<T, E>&, const Vector<T, E>&); \
+  PREFIX template void batchNormUpdateRunningStats<E, T>(                                \
+      const E&, const Vector<const T, E>&, const Vector<const T, E>&, double, double,    \
+      const Vector<T, E>&, const Vector<T, E>&);                                         \
+  PREFIX template void batchNormParameterGradients<E, T>(                                \
       const E&, const Vector<const double, E>&, const Vector<T, E>&, const Vector<T, E>&, bool);
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_BATCHNORM, extern)
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_BATCHNORM_ACTIVATIONS, extern)
 
 }  // namespace halo3d::kernels

@@ -67,5 +67,6 @@ void insertChannels(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_
 }
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_CHANNELS, )
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_CHANNELS, )
 
 }  // namespace halo3d::kernels

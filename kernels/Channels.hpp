@@ -4,12 +4,14 @@
 // gradient back apart.
 //
 // Tensors hold the same global N, D, H, W and the same samples; their channel counts differ. The
-// box must lie in the output's owned cells and in the input's allocation. Host code copies whole W
+// box must lie in the output's owned cells and in the input's allocation. T is float, double or
+// bf16 (copies: the same bits). Host code copies whole W
 // rows, device code one cell per thread (`path`, core/KernelPath.hpp).
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
@@ -57,5 +59,6 @@ void insertChannels(const Tensor<T, DefaultExec>& x, index_t c0, const Tensor<T,
                                             const Tensor<T, E>&, const Box&, KernelPath);
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_CHANNELS, extern)
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_CHANNELS, extern)
 
 }  // namespace halo3d::kernels

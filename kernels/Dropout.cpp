@@ -23,7 +23,7 @@ struct DropoutRows {
   RandomStream stream;
   index_t n0, channels, depth, height, width;  // the global tensor
   std::uint64_t threshold;
-  T keep_scale;
+  ComputeType<T> keep_scale;
 
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t d, index_t h, index_t w0,
                                          index_t w1) const {
@@ -31,10 +31,11 @@ struct DropoutRows {
         std::uint64_t((((n0 + n) * channels + c) * depth + d) * height + h) * width;
     const T* x_row = x.row(n, c, d, h, w0);
     T* y_row = y.row(n, c, d, h, w0);
-    const T scale = keep_scale;
+    using C = ComputeType<T>;
+    const C scale = keep_scale;
     const std::uint64_t cut = threshold;
     auto apply = [&](index_t w, std::uint32_t bits) {
-      y_row[w - w0] = x_row[w - w0] * (T(bits >= cut) * scale);
+      y_row[w - w0] = T(C(x_row[w - w0]) * (C(bits >= cut) * scale));
     };
     if constexpr (kTiled) {
       constexpr index_t kTile = 64;
@@ -80,7 +81,7 @@ void applyMask(const char* kernel, const ExecSpace& exec, const Tensor<T, ExecSp
     rows.height = g[3];
     rows.width = g[4];
     rows.threshold = std::uint64_t(std::llround(std::ldexp(p, 32)));
-    rows.keep_scale = T(1.0 / (1.0 - p));
+    rows.keep_scale = ComputeType<T>(1.0 / (1.0 - p));
     return rows;
   };
   if constexpr (kRunsOnHost<ExecSpace>) {
@@ -111,5 +112,6 @@ void dropoutBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& dy, doub
 }
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_DROPOUT, )
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_DROPOUT, )
 
 }  // namespace halo3d::kernels

@@ -8,6 +8,9 @@
 // A cell is dropped when its 32 random bits are below round(p * 2^32), the same test for float and
 // double.
 //
+// bf16 tensors: the cell times the keep factor in float, rounded once to bf16 (the float result
+// rounded), the same mask.
+//
 // Paths (core/KernelPath.hpp): the host code draws a W row's Philox blocks first, four cells per
 // block, then applies them; the device code draws each cell's bits in its own thread. Both give
 // every cell the same bits.
@@ -15,6 +18,7 @@
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 #include "halo3d/kernels/Random.hpp"
 
@@ -53,5 +57,6 @@ void dropoutBackward(const Tensor<T, DefaultExec>& dy, double p, const RandomStr
                                              KernelPath);
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_DROPOUT, extern)
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_DROPOUT, extern)
 
 }  // namespace halo3d::kernels

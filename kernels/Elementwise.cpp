@@ -24,12 +24,13 @@ void requireSameExtent(const char* kernel, const X& x, const Y& y) {
 }  // namespace
 
 template <class ExecSpace, class T>
-void fill(const ExecSpace& exec, NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box,
-          KernelPath path) {
+void fill(const ExecSpace& exec, NonDeduced<ComputeType<T>> value, const Tensor<T, ExecSpace>& y,
+          const Box& box, KernelPath path) {
   impl::requireAllocated("fill", y, box, "box");
+  const T stored = T(value);
   impl::forEachCellRow(
       exec, "halo3d::fill", y, box, path, KOKKOS_LAMBDA(index_t width, T * y) {
-        const T v = value;
+        const T v = stored;
         for (index_t i = 0; i < width; ++i)
           y[i] = v;
       });
@@ -49,45 +50,49 @@ void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, 
 }
 
 template <class ExecSpace, class T>
-void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
+void scale(const ExecSpace& exec, NonDeduced<ComputeType<T>> alpha, const Tensor<T, ExecSpace>& y,
            const Box& box, KernelPath path) {
+  using C = ComputeType<T>;
   impl::requireOwned("scale", y, box);
   impl::forEachCellRow(
       exec, "halo3d::scale", y, box, path, KOKKOS_LAMBDA(index_t width, T * y) {
-        const T s = alpha;
+        const C s = alpha;
         for (index_t i = 0; i < width; ++i)
-          y[i] *= s;
+          y[i] = T(C(y[i]) * s);
       });
 }
 
 template <class ExecSpace, class T>
 void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, ExecSpace>& b,
          const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
+  using C = ComputeType<T>;
   impl::requireCellwise("add", y, box, a, b);
   impl::forEachCellRow(
       exec, "halo3d::add", y, box, path,
       KOKKOS_LAMBDA(index_t width, T * y, const T* a_row, const T* b_row) {
         for (index_t i = 0; i < width; ++i)
-          y[i] = a_row[i] + b_row[i];
+          y[i] = T(C(a_row[i]) + C(b_row[i]));
       },
       a, b);
 }
 
 template <class ExecSpace, class T>
-void axpby(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
-           NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path) {
+void axpby(const ExecSpace& exec, NonDeduced<ComputeType<T>> alpha, const Tensor<T, ExecSpace>& x,
+           NonDeduced<ComputeType<T>> beta, const Tensor<T, ExecSpace>& y, const Box& box,
+           KernelPath path) {
+  using C = ComputeType<T>;
   impl::requireCellwise("axpby", y, box, x);
-  const bool read_y = beta != T(0);
+  const bool read_y = beta != C(0);
   impl::forEachCellRow(
       exec, "halo3d::axpby", y, box, path,
       KOKKOS_LAMBDA(index_t width, T * y, const T* x) {
-        const T a = alpha, b = beta;
+        const C a = alpha, b = beta;
         if (read_y) {
           for (index_t i = 0; i < width; ++i)
-            y[i] = a * x[i] + b * y[i];
+            y[i] = T(a * C(x[i]) + b * C(y[i]));
         } else {
           for (index_t i = 0; i < width; ++i)
-            y[i] = a * x[i];
+            y[i] = T(a * C(x[i]));
         }
       },
       x);
@@ -150,5 +155,6 @@ void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
 }
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_ELEMENTWISE, )
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_ELEMENTWISE_TENSOR, )
 
 }  // namespace halo3d::kernels

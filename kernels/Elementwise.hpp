@@ -9,6 +9,11 @@
 // reads only itself. Flat kernels: Views of equal extent; T comes from the output View, inputs
 // convert from View<T*>.
 //
+// The tensor kernels also take bf16 tensors: values load as float, the arithmetic is in float and
+// each result rounds once to bf16 (for inputs that are bf16, the float result rounded); their
+// scalars (value, alpha, beta) are ComputeType<T>, float for bf16 (ComputeType.hpp). The flat
+// kernels are for parameters and exist for float and double only.
+//
 // Paths: the tensor kernels and sumOfSquares have host code (whole W rows, per-thread lanes) and
 // device code (one thread per cell, one team per chunk of a reduction), chosen by `path`
 // (core/KernelPath.hpp). The other flat kernels are one range kernel on every backend.
@@ -16,21 +21,22 @@
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
 
 // y = value on `box`, ghosts allowed. y is (N, C, D, H, W).
 template <class ExecSpace, class T>
-void fill(const ExecSpace& exec, NonDeduced<T> value, const Tensor<T, ExecSpace>& y, const Box& box,
-          KernelPath path = KernelPath::Fastest);
+void fill(const ExecSpace& exec, NonDeduced<ComputeType<T>> value, const Tensor<T, ExecSpace>& y,
+          const Box& box, KernelPath path = KernelPath::Fastest);
 // y = x on `box`. x and y are (N, C, D, H, W) with any ghost widths.
 template <class ExecSpace, class T>
 void copy(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, const Tensor<T, ExecSpace>& y,
           const Box& box, KernelPath path = KernelPath::Fastest);
 // y *= alpha on `box`.
 template <class ExecSpace, class T>
-void scale(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& y,
+void scale(const ExecSpace& exec, NonDeduced<ComputeType<T>> alpha, const Tensor<T, ExecSpace>& y,
            const Box& box, KernelPath path = KernelPath::Fastest);
 // y = a + b on `box` (a residual connection).
 template <class ExecSpace, class T>
@@ -38,8 +44,8 @@ void add(const ExecSpace& exec, const Tensor<T, ExecSpace>& a, const Tensor<T, E
          const Tensor<T, ExecSpace>& y, const Box& box, KernelPath path = KernelPath::Fastest);
 // y = alpha x + beta y on `box`; beta == 0 assigns without reading y (BLAS convention).
 template <class ExecSpace, class T>
-void axpby(const ExecSpace& exec, NonDeduced<T> alpha, const Tensor<T, ExecSpace>& x,
-           NonDeduced<T> beta, const Tensor<T, ExecSpace>& y, const Box& box,
+void axpby(const ExecSpace& exec, NonDeduced<ComputeType<T>> alpha, const Tensor<T, ExecSpace>& x,
+           NonDeduced<ComputeType<T>> beta, const Tensor<T, ExecSpace>& y, const Box& box,
            KernelPath path = KernelPath::Fastest);
 
 // y(i) = value.
@@ -70,7 +76,7 @@ void sumOfSquares(const ExecSpace& exec, const Vector<T, ExecSpace>& x,
 
 // The same on the default execution-space instance.
 template <class T>
-void fill(NonDeduced<T> value, const Tensor<T, DefaultExec>& y, const Box& box) {
+void fill(NonDeduced<ComputeType<T>> value, const Tensor<T, DefaultExec>& y, const Box& box) {
   fill(DefaultExec(), value, y, box);
 }
 template <class T>
@@ -78,12 +84,12 @@ void copy(const Tensor<T, DefaultExec>& x, const Tensor<T, DefaultExec>& y, cons
   copy(DefaultExec(), x, y, box);
 }
 template <class T>
-void scale(NonDeduced<T> alpha, const Tensor<T, DefaultExec>& y, const Box& box) {
+void scale(NonDeduced<ComputeType<T>> alpha, const Tensor<T, DefaultExec>& y, const Box& box) {
   scale(DefaultExec(), alpha, y, box);
 }
 template <class T>
-void axpby(NonDeduced<T> alpha, const Tensor<T, DefaultExec>& x, NonDeduced<T> beta,
-           const Tensor<T, DefaultExec>& y, const Box& box) {
+void axpby(NonDeduced<ComputeType<T>> alpha, const Tensor<T, DefaultExec>& x,
+           NonDeduced<ComputeType<T>> beta, const Tensor<T, DefaultExec>& y, const Box& box) {
   axpby(DefaultExec(), alpha, x, beta, y, box);
 }
 template <class T>
@@ -92,15 +98,19 @@ void add(const Tensor<T, DefaultExec>& a, const Tensor<T, DefaultExec>& b,
   add(DefaultExec(), a, b, y, box);
 }
 
+#define HALO3D_KERNELS_ELEMENTWISE_TENSOR(PREFIX, E, T)                                           \
+  PREFIX template void fill<E, T>(const E&, ComputeType<T>, const Tensor<T, E>&, const Box&,      \
+                                  KernelPath);                                                    \
+  PREFIX template void copy<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Box&, \
+                                  KernelPath);                                                    \
+  PREFIX template void scale<E, T>(const E&, ComputeType<T>, const Tensor<T, E>&, const Box&,     \
+                                   KernelPath);                                                   \
+  PREFIX template void add<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,              \
+                                 const Tensor<T, E>&, const Box&, KernelPath);                    \
+  PREFIX template void axpby<E, T>(const E&, ComputeType<T>, const Tensor<T, E>&, ComputeType<T>, \
+                                   const Tensor<T, E>&, const Box&, KernelPath);
 #define HALO3D_KERNELS_ELEMENTWISE(PREFIX, E, T)                                                   \
-  PREFIX template void fill<E, T>(const E&, T, const Tensor<T, E>&, const Box&, KernelPath);       \
-  PREFIX template void copy<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&, const Box&,  \
-                                  KernelPath);                                                     \
-  PREFIX template void scale<E, T>(const E&, T, const Tensor<T, E>&, const Box&, KernelPath);      \
-  PREFIX template void add<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,               \
-                                 const Tensor<T, E>&, const Box&, KernelPath);                     \
-  PREFIX template void axpby<E, T>(const E&, T, const Tensor<T, E>&, T, const Tensor<T, E>&,       \
-                                   const Box&, KernelPath);                                        \
+  HALO3D_KERNELS_ELEMENTWISE_TENSOR(PREFIX, E, T)                                                  \
   PREFIX template void fill<E, T>(const E&, T, const Vector<T, E>&);                               \
   PREFIX template void copy<E, T>(const E&, const Vector<const T, E>&, const Vector<T, E>&);       \
   PREFIX template void scale<E, T>(const E&, T, const Vector<T, E>&);                              \
@@ -111,5 +121,6 @@ void add(const Tensor<T, DefaultExec>& a, const Tensor<T, DefaultExec>& b,
                                           bool, KernelPath);
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_ELEMENTWISE, extern)
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_ELEMENTWISE_TENSOR, extern)
 
 }  // namespace halo3d::kernels

@@ -52,13 +52,14 @@ void mseLossBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& pred,
   const char* kernel = "mseLossBackward";
   impl::requireCellwise(kernel, dpred, box, pred, target);
   require<ShapeError>(count > 0.0, kernel, ": count ", count, " must be positive");
-  const T scale = T(2.0 / count);
+  using C = ComputeType<T>;
+  const C scale = C(2.0 / count);
   impl::forEachCellRow(
       exec, "halo3d::mseLossBackward", dpred, box, path,
       KOKKOS_LAMBDA(index_t width, T * g, const T* p, const T* t) {
-        const T s = scale;
+        const C s = scale;
         for (index_t i = 0; i < width; ++i)
-          g[i] = s * (p[i] - t[i]);
+          g[i] = T(s * (C(p[i]) - C(t[i])));
       },
       pred, target);
 }
@@ -139,7 +140,7 @@ void softmaxCrossEntropyBackward(const ExecSpace& exec, const Tensor<T, ExecSpac
           const bool valid = label >= 0 && label < classes;
           const impl::SoftmaxNorm z = impl::softmaxNorm(xc, classes, n, d, h, w);
           for (index_t c = 0; c < classes; ++c) {
-            const double g = z.p(xc(n, c, d, h, w)) - (c == index_t(label) ? 1.0 : 0.0);
+            const double g = z.p(double(xc(n, c, d, h, w))) - (c == index_t(label) ? 1.0 : 0.0);
             dc(n, c, d, h, w) = valid ? T(g * inv_count) : T(0);
           }
         }
@@ -162,7 +163,7 @@ void softDiceSums(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
   impl::classOverlapSums(
       exec, "halo3d::softDiceSums", classes, labels, box,
       KOKKOS_LAMBDA(index_t c, index_t n, index_t d, index_t h, index_t w) {
-        return impl::softmaxNorm(xc, classes, n, d, h, w).p(xc(n, c, d, h, w));
+        return impl::softmaxNorm(xc, classes, n, d, h, w).p(double(xc(n, c, d, h, w)));
       },
       sums, accumulate, path);
 }
@@ -197,9 +198,9 @@ void softDiceBackward(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
           };
           double dot = 0.0;
           for (index_t c = 0; c < classes; ++c)
-            dot += z.p(xc(n, c, d, h, w)) * grad_p(c);
+            dot += z.p(double(xc(n, c, d, h, w))) * grad_p(c);
           for (index_t c = 0; c < classes; ++c)
-            dc(n, c, d, h, w) = T(z.p(xc(n, c, d, h, w)) * (grad_p(c) - dot));
+            dc(n, c, d, h, w) = T(z.p(double(xc(n, c, d, h, w))) * (grad_p(c) - dot));
         }
       },
       path);
@@ -265,6 +266,8 @@ void requireValidLabels(const ExecSpace& exec, const Tensor<L, ExecSpace>& label
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_LOSSES, )
 HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_LABEL_LOSSES, )
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_TENSOR_LOSSES, )
+HALO3D_KERNELS_FOR_BF16_AND_LABELS(HALO3D_KERNELS_LABEL_LOSSES, )
 HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_LABEL_CHECKS, )
 
 }  // namespace halo3d::kernels

@@ -22,6 +22,10 @@
 // (softDiceBadLabels). A layer checks either after the allreduce; requireValidLabels checks a
 // tensor directly, with the offending values in its message.
 //
+// The tensor kernels also take bf16 logits, predictions and targets (ComputeType.hpp): the sums
+// stay in double, the gradients compute as for float (double for the softmax ones, float for
+// MSE's) and round once to bf16. The flat MSE kernels (dense outputs) are float and double only.
+//
 // Paths (core/KernelPath.hpp): the sums and the tensor gradients have host code (whole W rows,
 // per-thread lanes) and device code (one thread per cell, one team per chunk of a reduction); the
 // flat mseLossBackward is one range kernel on every backend.
@@ -31,6 +35,7 @@
 #include <cstdint>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
@@ -141,11 +146,13 @@ void softDiceBackward(const Tensor<T, DefaultExec>& logits, const Tensor<L, Defa
   softDiceBackward(DefaultExec(), logits, labels, sums, eps, dlogits, box);
 }
 
+#define HALO3D_KERNELS_TENSOR_LOSSES(PREFIX, E, T)                                                \
+  PREFIX template void mseLossSums<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,      \
+                                         const Vector<double, E>&, const Box&, bool, KernelPath); \
+  PREFIX template void mseLossBackward<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,  \
+                                             double, const Tensor<T, E>&, const Box&, KernelPath);
 #define HALO3D_KERNELS_LOSSES(PREFIX, E, T)                                                        \
-  PREFIX template void mseLossSums<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,       \
-                                         const Vector<double, E>&, const Box&, bool, KernelPath);  \
-  PREFIX template void mseLossBackward<E, T>(const E&, const Tensor<T, E>&, const Tensor<T, E>&,   \
-                                             double, const Tensor<T, E>&, const Box&, KernelPath); \
+  HALO3D_KERNELS_TENSOR_LOSSES(PREFIX, E, T)                                                       \
   PREFIX template void mseLossSums<E, T>(const E&, const Vector<T, E>&, const Vector<const T, E>&, \
                                          const Vector<double, E>&, bool, KernelPath);              \
   PREFIX template void mseLossBackward<E, T>(const E&, const Vector<const T, E>&,                  \
@@ -170,6 +177,8 @@ void softDiceBackward(const Tensor<T, DefaultExec>& logits, const Tensor<L, Defa
 
 HALO3D_KERNELS_FOR_REALS(HALO3D_KERNELS_LOSSES, extern)
 HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_LABEL_LOSSES, extern)
+HALO3D_KERNELS_FOR_BF16(HALO3D_KERNELS_TENSOR_LOSSES, extern)
+HALO3D_KERNELS_FOR_BF16_AND_LABELS(HALO3D_KERNELS_LABEL_LOSSES, extern)
 HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_LABEL_CHECKS, extern)
 
 }  // namespace halo3d::kernels

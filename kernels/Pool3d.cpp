@@ -19,5 +19,6 @@ void validatePool3d(const WindowGeometry& g) {
 
 HALO3D_POOL3D_INSTANTIATE(, float, Kokkos::DefaultExecutionSpace)
 HALO3D_POOL3D_INSTANTIATE(, double, Kokkos::DefaultExecutionSpace)
+HALO3D_POOL3D_INSTANTIATE(, ::halo3d::bf16, Kokkos::DefaultExecutionSpace)
 
 }  // namespace halo3d::kernels

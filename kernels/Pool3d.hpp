@@ -30,12 +30,18 @@
 // summed rows; backward spreads dy over the W taps); the device code is one thread per cell,
 // neighbouring threads on neighbouring w. Both give the same argmax, and each the same bits for a
 // cell whatever box it is computed in.
+//
+// T may be bf16 (ComputeType.hpp): values load as float, comparisons, sums and the average's scale
+// are in float (float accumulators and row buffers), each output rounds once to bf16. So each path
+// gives its float result rounded to bf16, and max pooling picks the same cell as on the float
+// values and returns it unchanged.
 
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
@@ -123,7 +129,7 @@ void avgPool3dBackward(const HaloTensor<T, MemorySpace>& dy, const WindowGeometr
   avgPool3dBackward(typename MemorySpace::execution_space(), dy, g, dx, dx_box, dy.block().owned());
 }
 
-// Explicit instantiations (kernels/Pool3d.cpp) for float and double on the default execution
+// Explicit instantiations (kernels/Pool3d.cpp) for float, double and bf16 on the default execution
 // space.
 #define HALO3D_POOL3D_INSTANTIATE(EXTERN, T, EXEC)                                              \
   EXTERN template void maxPool3dForward<EXEC, T, EXEC::memory_space>(                           \
@@ -143,5 +149,6 @@ void avgPool3dBackward(const HaloTensor<T, MemorySpace>& dy, const WindowGeometr
 
 HALO3D_POOL3D_INSTANTIATE(extern, float, Kokkos::DefaultExecutionSpace)
 HALO3D_POOL3D_INSTANTIATE(extern, double, Kokkos::DefaultExecutionSpace)
+HALO3D_POOL3D_INSTANTIATE(extern, ::halo3d::bf16, Kokkos::DefaultExecutionSpace)
 
 }  // namespace halo3d::kernels

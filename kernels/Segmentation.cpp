@@ -25,6 +25,7 @@ void softmaxArgmax(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
     impl::requireSameShape(kernel, probs, logits);
     impl::requireOwned(kernel, probs, box);
   }
+  using C = ComputeType<T>;
   const index_t classes = logits.block().channels();
   const auto x = impl::readCells(logits);
   const auto y = impl::writeCells(labels);
@@ -34,20 +35,20 @@ void softmaxArgmax(const ExecSpace& exec, const Tensor<T, ExecSpace>& logits,
       exec, "halo3d::softmaxArgmax", logits.block().localSamples(), 1, box,
       KOKKOS_LAMBDA(index_t n, index_t, index_t d, index_t h, index_t w0, index_t w1) {
         for (index_t w = w0; w < w1; ++w) {
-          T best = x(n, 0, d, h, w);
+          C best = C(x(n, 0, d, h, w));
           L arg = 0;
           for (index_t c = 1; c < classes; ++c)
-            if (x(n, c, d, h, w) > best) {
-              best = x(n, c, d, h, w);
+            if (C(x(n, c, d, h, w)) > best) {
+              best = C(x(n, c, d, h, w));
               arg = L(c);
             }
           y(n, 0, d, h, w) = arg;
           if (!with_probs) continue;
-          T sum = 0;
+          C sum = 0;
           for (index_t c = 0; c < classes; ++c)
-            sum += math::exp(x(n, c, d, h, w) - best);
+            sum += math::exp(C(x(n, c, d, h, w)) - best);
           for (index_t c = 0; c < classes; ++c)
-            p(n, c, d, h, w) = math::exp(x(n, c, d, h, w) - best) / sum;
+            p(n, c, d, h, w) = T(math::exp(C(x(n, c, d, h, w)) - best) / sum);
         }
       },
       path);
@@ -77,6 +78,7 @@ void diceCounts(const ExecSpace& exec, const Tensor<L, ExecSpace>& pred,
 }
 
 HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_SEGMENTATION, )
+HALO3D_KERNELS_FOR_BF16_AND_LABELS(HALO3D_KERNELS_SEGMENTATION, )
 HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_DICE_COUNTS, )
 
 }  // namespace halo3d::kernels

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 
 namespace halo3d::kernels {
@@ -33,7 +34,8 @@ inline constexpr index_t diceCountsSize(index_t classes) {
 }
 
 // labels = argmax over the channels of logits, and, when `probs` is allocated, probs = softmax over
-// the channels (computed in T, from the largest logit), for every sample and every cell of `box`.
+// the channels (computed in ComputeType<T>, from the largest logit: float for bf16 logits, whose
+// probabilities round once to bf16), for every sample and every cell of `box`.
 // Requires box inside the owned cells of labels (and of probs) and in the allocation of logits;
 // probs laid out like logits. Throws ShapeError naming the tensors otherwise.
 template <class ExecSpace, class T, class L>
@@ -73,6 +75,7 @@ void diceCounts(const Tensor<L, DefaultExec>& pred, const Tensor<L, DefaultExec>
                                         KernelPath);
 
 HALO3D_KERNELS_FOR_REALS_AND_LABELS(HALO3D_KERNELS_SEGMENTATION, extern)
+HALO3D_KERNELS_FOR_BF16_AND_LABELS(HALO3D_KERNELS_SEGMENTATION, extern)
 HALO3D_KERNELS_FOR_LABELS(HALO3D_KERNELS_DICE_COUNTS, extern)
 
 }  // namespace halo3d::kernels

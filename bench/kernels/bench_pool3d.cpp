@@ -7,12 +7,16 @@
 // kinds: CosmoFlow's k3s2p1 pools (64^3 and 128^3, width 0.25 and 1) and the U-Net's k2s2 pools
 // (64^3, base 8, depth 3). `pct_of_stream` compares the compulsory bytes per second with a STREAM
 // copy measured once in the same process (`stream_GB/s`, with as many threads as the run has).
+// The host path also has bf16 rows (`<kind>pool3d_<pass>_bf16/...`, registered right after the
+// fp32 row of the same shape): bf16 activations, float arithmetic, the same int64 argmax; their
+// GB/s counts 2-byte x and y.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "halo3d/core/BFloat16.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
 #include "support/ConvPasses.hpp"
 #include "support/ManualTime.hpp"
@@ -31,24 +35,31 @@ struct Config {
   KernelPath path;
 };
 
+// The fill value of element i, as T (bf16 converts explicitly).
+template <class T>
+KOKKOS_INLINE_FUNCTION T patternValue(index_t i) {
+  return T(float((i * 7919) % 10007) - 5000.0f);
+}
+
 // Measured on first use, after Kokkos is initialised, and shared by every row of the run.
 double streamBytesPerSecond() {
   static const double bytes_per_second = streamCopyBytesPerSecond();
   return bytes_per_second;
 }
 
+template <class T>
 void pool3d(benchmark::State& state, const Config& cfg) {
   const Exec exec;
   const index_t e = cfg.extent;
-  HaloTensor<float, Memory> x("x", sampleBlock(cfg.channels, {e, e, e}));
-  HaloTensor<float, Memory> y("y", sampleBlock(cfg.channels, cfg.g.outputExtents({e, e, e})));
+  HaloTensor<T, Memory> x("x", sampleBlock(cfg.channels, {e, e, e}));
+  HaloTensor<T, Memory> y("y", sampleBlock(cfg.channels, cfg.g.outputExtents({e, e, e})));
   HaloTensor<index_t, Memory> argmax("argmax", y.block());
   // A pattern with few ties keeps the argmax realistic.
   const auto xv = x.view();
   Kokkos::parallel_for(
       "bench_fill",
       Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(exec, 0, index_t(xv.size())),
-      KOKKOS_LAMBDA(const index_t i) { xv.data()[i] = float((i * 7919) % 10007) - 5000.0f; });
+      KOKKOS_LAMBDA(const index_t i) { xv.data()[i] = patternValue<T>(i); });
   kernels::maxPool3dForward(exec, x, cfg.g, y, argmax, y.block().owned());
   auto run = [&] {
     if (cfg.backward) {
@@ -67,7 +78,7 @@ void pool3d(benchmark::State& state, const Config& cfg) {
   };
   const double stream = streamBytesPerSecond();
   const double seconds = timeFenced(state, exec, run);
-  const double bytes = double(x.view().size() + y.view().size()) * sizeof(float) +
+  const double bytes = double(x.view().size() + y.view().size()) * sizeof(T) +
                        (cfg.is_max ? double(argmax.view().size()) * sizeof(index_t) : 0.0);
   state.SetBytesProcessed(int64_t(bytes) * int64_t(state.iterations()));
   state.counters["stream_GB/s"] = stream / 1e9;
@@ -114,28 +125,30 @@ void registerAll() {
   for (bool is_max : {true, false})
     for (bool backward : {false, true})
       for (KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
-        const std::string prefix = std::string(is_max ? "maxpool3d_" : "avgpool3d_") +
-                                   (backward ? "bwd" : "fwd") +
-                                   (path == KernelPath::Device ? "_device" : "") + "/";
-        for (const Shape& s : shapes) {
-          const std::string name =
-              prefix + "C" + std::to_string(s.c) + "_D" + std::to_string(s.d) + "_" + s.window;
-          benchmark::RegisterBenchmark(name.c_str(), pool3d,
-                                       Config{s.c, s.d, s.g, is_max, backward, path})
+        const std::string kind = std::string(is_max ? "maxpool3d_" : "avgpool3d_") +
+                                 (backward ? "bwd" : "fwd") +
+                                 (path == KernelPath::Device ? "_device" : "");
+        const std::string prefix = kind + "/";
+        // The fp32 row, then (host path) the bf16 row of the same shape.
+        const auto add = [&](const Shape& s) {
+          const std::string shape =
+              "C" + std::to_string(s.c) + "_D" + std::to_string(s.d) + "_" + s.window;
+          const Config cfg{s.c, s.d, s.g, is_max, backward, path};
+          benchmark::RegisterBenchmark((prefix + shape).c_str(), pool3d<float>, cfg)
               ->UseManualTime()
               ->Unit(benchmark::kMillisecond);
-        }
-        if (path == KernelPath::Fastest)
-          for (const Shape& s : models) {
-            const std::string name =
-                prefix + "C" + std::to_string(s.c) + "_D" + std::to_string(s.d) + "_" + s.window;
-            benchmark::RegisterBenchmark(name.c_str(), pool3d,
-                                         Config{s.c, s.d, s.g, is_max, backward, path})
+          if (path == KernelPath::Fastest)
+            benchmark::RegisterBenchmark((kind + "_bf16/" + shape).c_str(), pool3d<bf16>, cfg)
                 ->UseManualTime()
                 ->Unit(benchmark::kMillisecond);
-          }
+        };
+        for (const Shape& s : shapes)
+          add(s);
+        if (path == KernelPath::Fastest)
+          for (const Shape& s : models)
+            add(s);
         benchmark::RegisterBenchmark(
-            (prefix + "smoke").c_str(), pool3d,
+            (prefix + "smoke").c_str(), pool3d<float>,
             Config{2, 5, WindowGeometry::cubic(3, 2, 1), is_max, backward, path})
             ->UseManualTime();
       }

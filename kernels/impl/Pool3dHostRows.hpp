@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "halo3d/core/Types.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 
 namespace halo3d::kernels::impl {
 
@@ -50,24 +51,26 @@ bool withRowShape(index_t stride, index_t taps, index_t dilation, const F& f) {
 // Max pooling forward over `cells` cells of one output row whose W taps all lie in the volume: cell
 // j pools x row r at positions first + S j + kw (kw < KW) for each window row r < nrows in window
 // order. rows[r] points at global position 0 of window row r, bases[r] is that row's global linear
-// index (the volume has fewer than 2^31 cells, so that the winners fit 32 bits in flight).
+// index (the volume has fewer than 2^31 cells, so that the winners fit 32 bits in flight). bf16
+// rows compare as float (exact) and store the winner back unchanged.
 template <int S, int KW, class T>
 void maxPoolRowInterior(const T* const* rows, const std::int32_t* bases, int nrows, index_t first,
                         index_t cells, T* y, index_t* argmax) {
+  using Acc = ComputeType<T>;
   constexpr int kChunk = 64;
   for (index_t c0 = 0; c0 < cells; c0 += kChunk) {
     const int m = int(std::min<index_t>(kChunk, cells - c0));
     const index_t f = first + S * c0;
-    T acc[kChunk];
+    Acc acc[kChunk];
     std::int32_t best[kChunk];
     {
       const T* p = rows[0] + f;
       const std::int32_t b = bases[0] + std::int32_t(f);
       for (int j = 0; j < m; ++j) {
-        T a = p[S * j];
+        Acc a = Acc(p[S * j]);
         std::int32_t w = b + S * j;
         for (int kw = 1; kw < KW; ++kw) {
-          const T v = p[S * j + kw];
+          const Acc v = Acc(p[S * j + kw]);
           // PyTorch's rule: a strictly greater value or a NaN takes over.
           const bool take = v > a || v != v;
           a = take ? v : a;
@@ -81,10 +84,10 @@ void maxPoolRowInterior(const T* const* rows, const std::int32_t* bases, int nro
       const T* p = rows[r] + f;
       const std::int32_t b = bases[r] + std::int32_t(f);
       for (int j = 0; j < m; ++j) {
-        T a = acc[j];
+        Acc a = acc[j];
         std::int32_t w = best[j];
         for (int kw = 0; kw < KW; ++kw) {
-          const T v = p[S * j + kw];
+          const Acc v = Acc(p[S * j + kw]);
           const bool take = v > a || v != v;
           a = take ? v : a;
           w = take ? b + S * j + kw : w;
@@ -94,21 +97,21 @@ void maxPoolRowInterior(const T* const* rows, const std::int32_t* bases, int nro
       }
     }
     for (int j = 0; j < m; ++j) {
-      y[c0 + j] = acc[j];
+      y[c0 + j] = T(acc[j]);
       argmax[c0 + j] = best[j];
     }
   }
 }
 
 // Average pooling forward over `cells` interior cells from a buffer of summed window rows: cell j
-// is (sum over kw of b[S j + kw]) * scale.
-template <int S, int KW, class T>
-void avgPoolRowInterior(const T* b, index_t cells, T scale, T* y) {
+// is (sum over kw of b[S j + kw]) * scale, rounded once to the storage type Out.
+template <int S, int KW, class T, class Out>
+void avgPoolRowInterior(const T* b, index_t cells, T scale, Out* y) {
   for (index_t j = 0; j < cells; ++j) {
     T acc = T(0);
     for (int kw = 0; kw < KW; ++kw)
       acc += b[S * j + kw];
-    y[j] = acc * scale;
+    y[j] = Out(acc * scale);
   }
 }
 
@@ -132,14 +135,16 @@ struct SpreadRow {
     }
   }
 
-  // out[i] = (slot of position i) * scale for the positions [from, from + count) (from base).
-  void write(index_t from, index_t count, T scale, T* out, T* scratch) const {
+  // out[i] = (slot of position i) * scale for the positions [from, from + count) (from base),
+  // rounded once to the storage type Out (bf16 rows keep float slots).
+  template <class Out>
+  void write(index_t from, index_t count, T scale, Out* out, T* scratch) const {
     for (index_t q = 0; q < len; ++q)
       for (int r = 0; r < S; ++r)
         scratch[q * S + r] = slots[r * len + q];
     const T* src = scratch + from;
     for (index_t i = 0; i < count; ++i)
-      out[i] = src[i] * scale;
+      out[i] = Out(src[i] * scale);
   }
 };
 

@@ -15,6 +15,7 @@
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KernelPath.hpp"
+#include "halo3d/kernels/ComputeType.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
 #include "halo3d/kernels/impl/IndexMath.hpp"
 #include "halo3d/kernels/impl/Pool3dChecks.hpp"
@@ -181,10 +182,14 @@ T windowScale(const WindowGeometry& g) {
 // output side (y, dy) and argmax (max only), the window axes and the average's scale.
 template <class T>
 struct PoolBodyCommon {
+  // The arithmetic type: float for bf16 storage, T itself otherwise. bf16 takes the same host row
+  // loops as float, with float accumulators and buffers and one rounding per output, so that each
+  // path gives the float result of that path rounded to bf16.
+  using Acc = ComputeType<T>;
   // local = global + shift (Kokkos::Array: std::array is host-only under CUDA)
   Kokkos::Array<index_t, 3> xs, ys, as;
   Kokkos::Array<PoolAxis, 3> ax;
-  T scale;  // avg: 1 / (kD kH kW)
+  Acc scale;  // avg: 1 / (kD kH kW)
 
   // Fills the above from the tensors, after checking that argmax (if any) is laid out like `out`
   // and holds `argmax_box`.
@@ -198,7 +203,7 @@ struct PoolBodyCommon {
     xs = deviceArray(localShift(in));
     ys = deviceArray(localShift(out));
     ax = poolAxes(g, in.block().globalExtents());
-    scale = windowScale<T>(g);
+    scale = windowScale<Acc>(g);
   }
 };
 
@@ -206,11 +211,12 @@ template <class T, class MemorySpace, bool kMax>
 struct PoolForwardBody : PoolBodyCommon<T> {
   using Common = PoolBodyCommon<T>;
   using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
+  using typename Common::Acc;
   typename PoolViews<T, MemorySpace>::const_tensor x;
   typename PoolViews<T, MemorySpace>::tensor y;
   typename PoolViews<T, MemorySpace>::index_tensor argmax;  // max only
   PoolRanges<MemorySpace> taps;  // {first input cell, k0, k1} per output coordinate
-  T no_cell;                     // max of an empty window: -inf, as PyTorch
+  Acc no_cell;                   // max of an empty window: -inf, as PyTorch
   // The output cells [wfull0, wfull1) along W whose taps all lie in the volume (host rows).
   index_t wfull0 = 0, wfull1 = 0;
   bool index32 = false;  // the volume's linear indices fit 32 bits
@@ -219,7 +225,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
     const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
     const index_t fw = taps.at(2, ow, 0), kw0 = taps.at(2, ow, 1), kw1 = taps.at(2, ow, 2);
-    T acc = kMax ? no_cell : T(0);
+    Acc acc = kMax ? no_cell : Acc(0);
     index_t best = -1;
     for (index_t kd = kd0; kd < kd1; ++kd) {
       const index_t id = fd + kd * ax[0].dilation;
@@ -227,7 +233,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
         const index_t ih = fh + kh * ax[1].dilation;
         for (index_t kw = kw0; kw < kw1; ++kw) {
           const index_t iw = fw + kw * ax[2].dilation;
-          const T v = x(n, c, id + xs[0], ih + xs[1], iw + xs[2]);
+          const Acc v = Acc(x(n, c, id + xs[0], ih + xs[1], iw + xs[2]));
           if constexpr (kMax) {
             // PyTorch's test: a strictly greater value or a NaN takes over, so the first maximum
             // wins.
@@ -242,10 +248,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       }
     }
     if constexpr (kMax) {
-      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = acc;
+      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = T(acc);
       argmax(n, c, od + as[0], oh + as[1], ow + as[2]) = best;
     } else {
-      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = acc * scale;
+      y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = T(acc * scale);
     }
   }
 
@@ -310,10 +316,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     index_t* arow = kMax ? &argmax(n, c, od + as[0], oh + as[1], 0) + as[2] : nullptr;
     for (index_t c0 = w0; c0 < w1; c0 += kChunk) {
       const index_t cn = w1 - c0 < kChunk ? w1 - c0 : kChunk;
-      T acc[kChunk];
+      Acc acc[kChunk];
       index_t best[kChunk], first[kChunk], k0[kChunk], k1[kChunk];
       for (index_t j = 0; j < cn; ++j) {
-        acc[j] = kMax ? no_cell : T(0);
+        acc[j] = kMax ? no_cell : Acc(0);
         best[j] = -1;
         first[j] = taps.at(2, c0 + j, 0);
         k0[j] = taps.at(2, c0 + j, 1);
@@ -328,7 +334,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
           for (index_t j = 0; j < cn; ++j) {
             for (index_t kw = k0[j]; kw < k1[j]; ++kw) {
               const index_t iw = first[j] + kw * dil;
-              const T v = xrow[iw];
+              const Acc v = Acc(xrow[iw]);
               if constexpr (kMax) {
                 if (best[j] < 0 || v > acc[j] || v != v) {
                   acc[j] = v;
@@ -343,10 +349,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       }
       for (index_t j = 0; j < cn; ++j) {
         if constexpr (kMax) {
-          yrow[c0 + j] = acc[j];
+          yrow[c0 + j] = T(acc[j]);
           arow[c0 + j] = best[j];
         } else {
-          yrow[c0 + j] = acc[j] * scale;
+          yrow[c0 + j] = T(acc[j] * scale);
         }
       }
     }
@@ -375,16 +381,16 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       }
       const index_t len = hi > lo ? hi - lo : 0;
       if (len + 1 > kBuf) return false;
-      T buf[kBuf];
+      Acc buf[kBuf];
       for (index_t i = 0; i <= len; ++i)  // one zero past the end, for clamped outside taps
-        buf[i] = T(0);
+        buf[i] = Acc(0);
       for (index_t kd = kd0; kd < kd1; ++kd) {
         const index_t id = fd + kd * ax[0].dilation;
         for (index_t kh = kh0; kh < kh1; ++kh) {
           const index_t ih = fh + kh * ax[1].dilation;
           const T* xrow = &x(n, c, id + xs[0], ih + xs[1], 0) + xs[2] + lo;
           for (index_t i = 0; i < len; ++i)
-            buf[i] += xrow[i];
+            buf[i] += Acc(xrow[i]);
         }
       }
       // Every tap of the window, those outside the volume adding +0 (which changes no sum): a
@@ -392,19 +398,19 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       // clamped into the buffer, which is read but not used.
       const index_t* r = &taps.at(2, c0, 0);
       const index_t cells = c1 - c0;
-      const T* b = buf;
+      const Acc* b = buf;
       T* out = yrow + c0;
-      const T sc = scale;
+      const Acc sc = scale;
       // Cells [ja, jb) of the chunk, clamped taps.
       const auto sum = [&](auto window, index_t ja, index_t jb) {
         for (index_t j = ja; j < jb; ++j) {
           const index_t f = r[3 * j] - lo, k0 = r[3 * j + 1], k1 = r[3 * j + 2];
-          T acc = T(0);
+          Acc acc = Acc(0);
           for (index_t kw = 0; kw < decltype(window)::value; ++kw) {
             const index_t i = std::min(std::max<index_t>(f + kw * dil, 0), len);
-            acc += kw >= k0 && kw < k1 ? b[i] : T(0);
+            acc += kw >= k0 && kw < k1 ? b[i] : Acc(0);
           }
-          out[j] = acc * sc;
+          out[j] = T(acc * sc);
         }
       };
       // The interior cells (every tap in the volume) with constant-stride taps, the others with
@@ -426,10 +432,10 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       if (!fixed)
         for (index_t j = 0; j < cells; ++j) {
           const index_t f = r[3 * j] - lo;
-          T acc = T(0);
+          Acc acc = Acc(0);
           for (index_t kw = r[3 * j + 1]; kw < r[3 * j + 2]; ++kw)
             acc += buf[f + kw * dil];
-          out[j] = acc * sc;
+          out[j] = T(acc * sc);
         }
     }
     return true;
@@ -440,6 +446,7 @@ template <class T, class MemorySpace, bool kMax>
 struct PoolBackwardBody : PoolBodyCommon<T> {
   using Common = PoolBodyCommon<T>;
   using Common::ax, Common::as, Common::scale, Common::xs, Common::ys;
+  using typename Common::Acc;
   typename PoolViews<T, MemorySpace>::const_tensor dy;
   typename PoolViews<T, MemorySpace>::const_index_tensor argmax;  // max only
   typename PoolViews<T, MemorySpace>::tensor dx;
@@ -451,19 +458,19 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
     const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
     const index_t ow0 = outputs.at(2, iw, 0), ow1 = outputs.at(2, iw, 1);
     const index_t self = (id * ax[1].extent + ih) * ax[2].extent + iw;
-    T sum = T(0);
+    Acc sum = Acc(0);
     for (index_t od = od0; od < od1; ++od)
       for (index_t oh = oh0; oh < oh1; ++oh)
         for (index_t ow = ow0; ow < ow1; ++ow) {
           if constexpr (kMax) {
             if (argmax(n, c, od + as[0], oh + as[1], ow + as[2]) == self)
-              sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
+              sum += Acc(dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]));
           } else {
             if (!dilated || (ax[0].isTap(id, od) && ax[1].isTap(ih, oh) && ax[2].isTap(iw, ow)))
-              sum += dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]);
+              sum += Acc(dy(n, c, od + ys[0], oh + ys[1], ow + ys[2]));
           }
         }
-    dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = kMax ? sum : sum * scale;
+    dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = T(kMax ? sum : sum * scale);
   }
 
   // Input cells [w0, w1) of row (n, c, id, ih) through row pointers of dy and argmax. Average
@@ -515,10 +522,10 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
         cellRow(n, c, id, ih, c0, c1);
         continue;
       }
-      T slots[kSlots], scratch[kSlots];
+      Acc slots[kSlots], scratch[kSlots];
       for (index_t i = 0; i < S * len; ++i)
-        slots[i] = T(0);
-      const SpreadRow<S, KW, T> spread{slots, len, lead};
+        slots[i] = Acc(0);
+      const SpreadRow<S, KW, Acc> spread{slots, len, lead};
       if constexpr (kMax) {
         for (index_t od = od0; od < od1; ++od)
           for (index_t oh = oh0; oh < oh1; ++oh) {
@@ -528,23 +535,23 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
             // outside [0, W) can match a cell of another row, but is never written out.
             const index_t t0 = rowbase + p0;
             spread.add(count, [&](index_t o, int kw) {
-              return arow[o] == t0 + S * o + kw ? dyrow[o] : T(0);
+              return arow[o] == t0 + S * o + kw ? Acc(dyrow[o]) : Acc(0);
             });
           }
       } else {
-        T sum[kSlots];
+        Acc sum[kSlots];
         for (index_t o = 0; o < count; ++o)
-          sum[o] = T(0);
+          sum[o] = Acc(0);
         for (index_t od = od0; od < od1; ++od)
           for (index_t oh = oh0; oh < oh1; ++oh) {
             if (dilated && !(ax[0].isTap(id, od) && ax[1].isTap(ih, oh))) continue;
             const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + oa;
             for (index_t o = 0; o < count; ++o)
-              sum[o] += dyrow[o];
+              sum[o] += Acc(dyrow[o]);
           }
         spread.add(count, [&](index_t o, int) { return sum[o]; });
       }
-      spread.write(c0 - base, c1 - c0, kMax ? T(1) : scale, dxrow + c0, scratch);
+      spread.write(c0 - base, c1 - c0, kMax ? Acc(1) : scale, dxrow + c0, scratch);
     }
   }
 
@@ -557,10 +564,10 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
     T* dxrow = &dx(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
     for (index_t c0 = w0; c0 < w1; c0 += kChunk) {
       const index_t cn = w1 - c0 < kChunk ? w1 - c0 : kChunk;
-      T acc[kChunk];
+      Acc acc[kChunk];
       index_t o0[kChunk], o1[kChunk];
       for (index_t j = 0; j < cn; ++j) {
-        acc[j] = T(0);
+        acc[j] = Acc(0);
         o0[j] = outputs.at(2, c0 + j, 0);
         o1[j] = outputs.at(2, c0 + j, 1);
       }
@@ -573,15 +580,15 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
             const index_t iw = c0 + j;
             for (index_t ow = o0[j]; ow < o1[j]; ++ow) {
               if constexpr (kMax) {
-                if (arow[ow] == self + iw) acc[j] += dyrow[ow];
+                if (arow[ow] == self + iw) acc[j] += Acc(dyrow[ow]);
               } else {
-                if (row_taps && (!dilated || ax[2].isTap(iw, ow))) acc[j] += dyrow[ow];
+                if (row_taps && (!dilated || ax[2].isTap(iw, ow))) acc[j] += Acc(dyrow[ow]);
               }
             }
           }
         }
       for (index_t j = 0; j < cn; ++j)
-        dxrow[c0 + j] = kMax ? acc[j] : acc[j] * scale;
+        dxrow[c0 + j] = T(kMax ? acc[j] : acc[j] * scale);
     }
   }
 
@@ -604,48 +611,48 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
       // Three zeros past the end: the candidate outputs below read up to two cells past a cell's
       // last output (and discard them).
       if (len + 3 > kBuf) return false;
-      T buf[kBuf];
+      Acc buf[kBuf];
       for (index_t i = 0; i < len + 3; ++i)
-        buf[i] = T(0);
+        buf[i] = Acc(0);
       for (index_t od = od0; od < od1; ++od)
         for (index_t oh = oh0; oh < oh1; ++oh) {
           if (dilated && !(ax[0].isTap(id, od) && ax[1].isTap(ih, oh))) continue;
           const T* dyrow = &dy(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + lo;
           for (index_t i = 0; i < len; ++i)
-            buf[i] += dyrow[i];
+            buf[i] += Acc(dyrow[i]);
         }
       if (dilated) {
         for (index_t iw = c0; iw < c1; ++iw) {
           const index_t o0 = outputs.at(2, iw, 0), o1 = outputs.at(2, iw, 1);
-          T acc = T(0);
+          Acc acc = Acc(0);
           for (index_t ow = o0; ow < o1; ++ow)
             if (ax[2].isTap(iw, ow)) acc += buf[ow - lo];
-          dxrow[iw] = acc * scale;
+          dxrow[iw] = T(acc * scale);
         }
       } else {
         // A fixed number of candidate outputs per cell (absent ones add +0, which changes no sum):
         // a loop the compiler vectorises over the cells.
         const index_t* r = &outputs.at(2, c0, 0);
         const index_t cells = c1 - c0;
-        const T* b = buf;
+        const Acc* b = buf;
         T* out = dxrow + c0;
-        const T sc = scale;
+        const Acc sc = scale;
         const auto sum = [&](auto most) {
           for (index_t j = 0; j < cells; ++j) {
             // o0 <= o1 <= len: a cell without outputs reads only the zeros.
             const index_t o1 = r[3 * j + 1] - lo, o0 = std::min(r[3 * j] - lo, o1);
-            T acc = T(0);
+            Acc acc = Acc(0);
             for (index_t t = 0; t < decltype(most)::value; ++t)
-              acc += o0 + t < o1 ? b[o0 + t] : T(0);
-            out[j] = acc * sc;
+              acc += o0 + t < o1 ? b[o0 + t] : Acc(0);
+            out[j] = T(acc * sc);
           }
         };
         if (!withFixedTaps((span - 1) / ax[2].stride + 1, sum))
           for (index_t j = 0; j < cells; ++j) {
-            T acc = T(0);
+            Acc acc = Acc(0);
             for (index_t ow = r[3 * j]; ow < r[3 * j + 1]; ++ow)
               acc += buf[ow - lo];
-            out[j] = acc * sc;
+            out[j] = T(acc * sc);
           }
       }
     }
@@ -676,7 +683,7 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
         row[1] = k0;
         row[2] = k1;
       });
-  body.no_cell = -std::numeric_limits<T>::infinity();
+  body.no_cell = -std::numeric_limits<ComputeType<T>>::infinity();
   {
     const PoolAxis& w = body.ax[2];
     const index_t last = w.extent - 1 - w.dilation * (w.taps - 1);  // the last full window's first

@@ -21,9 +21,9 @@ struct SoftmaxNorm {
 template <class Cells>
 KOKKOS_INLINE_FUNCTION SoftmaxNorm softmaxNorm(const Cells& x, index_t classes, index_t n,
                                                index_t d, index_t h, index_t w) {
-  double m = x(n, 0, d, h, w);
+  double m = double(x(n, 0, d, h, w));
   for (index_t c = 1; c < classes; ++c) {
-    const double v = x(n, c, d, h, w);
+    const double v = double(x(n, c, d, h, w));
     m = v > m ? v : m;
   }
   double s = 0.0;
