@@ -26,6 +26,7 @@
 #include "halo3d/kernels/impl/Conv3dBf16Weights.hpp"
 #include "halo3d/kernels/reference/Conv3d.hpp"
 #include "test_conv3d_support.hpp"
+#include "test_conv_bf16_support.hpp"
 
 namespace halo3d::kernels {
 namespace {
@@ -35,8 +36,10 @@ using testing::geometry;
 using Exec = Kokkos::DefaultExecutionSpace;
 using Memory = Exec::memory_space;
 using Bf16Tensor = HaloTensor<bf16, Memory>;
+using testing::fillOwnedBf16;
 using testing::HostTensor;
 using testing::HostWeights;
+using testing::toDouble;
 
 struct Bf16Problem {
   ConvCase c;
@@ -163,40 +166,6 @@ TEST(Conv3dBf16, BoxByBoxIsBitwiseTheWholeBox) {
 
 // Backward passes.
 
-// Random bf16 values in t's owned cells (ghosts zero, the padding).
-void fillOwnedBf16(const Bf16Tensor& t, unsigned seed) {
-  HaloTensor<bf16, Kokkos::HostSpace> h("h", t.block());
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  const auto o = h.owned();
-  testing::forEachIndex5(o, [&](std::size_t n, std::size_t ch, std::size_t d, std::size_t hh,
-                                std::size_t w) { o(n, ch, d, hh, w) = bf16(dist(gen)); });
-  Kokkos::deep_copy(t.view(), h.view());
-}
-
-// A float64 host copy of a bf16 tensor (same block), of its values or their magnitudes.
-HostTensor<double> toDouble(const Bf16Tensor& t, bool magnitude = false) {
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.view());
-  HostTensor<double> d("d", t.block());
-  for (std::size_t i = 0; i < h.span(); ++i) {
-    const double v = double(float(h.data()[i]));
-    d.view().data()[i] = magnitude ? std::abs(v) : v;
-  }
-  return d;
-}
-
-// The weights rounded to bf16 as float64 (or their magnitudes).
-HostWeights<double> roundedWeights(const Kokkos::View<float*****, Kokkos::LayoutRight, Memory>& w,
-                                   bool magnitude = false) {
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w);
-  HostWeights<double> d("wd", w.extent(0), w.extent(1), w.extent(2), w.extent(3), w.extent(4));
-  for (std::size_t i = 0; i < h.span(); ++i) {
-    const double v = double(float(bf16(h.data()[i])));
-    d.data()[i] = magnitude ? std::abs(v) : v;
-  }
-  return d;
-}
-
 // Exactly a bf16, so that it reads back unchanged.
 constexpr float kSentinel = -1024.0f;
 
@@ -245,7 +214,8 @@ struct BackwardProblem {
   // Cells of dx_box off the tolerance, and cells outside it not left at the sentinel.
   int checkBackwardData(const Bf16Tensor& dx, const Box& dx_box, const Box& dy_box) const {
     const Kokkos::DefaultHostExecutionSpace host;
-    const auto wd = roundedWeights(w), wa = roundedWeights(w, true);
+    const auto wd = testing::toDoubleWeights(w, true);
+    const auto wa = testing::toDoubleWeights(w, true, true);
     const auto dyd = toDouble(dy), dya = toDouble(dy, true);
     HostTensor<double> ref("ref", x.block()), mag("mag", x.block());
     reference::conv3dBackwardData(host, dyd, wd, c.g, ref, dx_box, dy_box);
