@@ -35,7 +35,14 @@ void conv3dBackwardDataBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpace>
                             const Tensor<bf16, ExecSpace>& dx, const Box& dx_box, const Box& dy_box,
                             KernelPath path) {
   impl::checkBackwardData(dy, w, g, dx, dx_box, dy_box);
+#if HALO3D_CONV3D_AVX512BF16
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest && impl::bf16EngineApplies(g))
+      return impl::conv3dBackwardDataBf16Host(exec, dy, w, g, dx, dx_box, dy_box);
+  }
+#else
   (void)path;
+#endif
   impl::conv3dBackwardDataBf16Generic(exec, dy, impl::roundWeightsToBf16(exec, w), g, dx, dx_box,
                                       dy_box);
 }

@@ -13,9 +13,10 @@
 // as conv3dForward / conv3dBackwardData / conv3dBackwardFilter.
 //
 // Paths: on a host space with KernelPath::Fastest, where the compiler targets AVX512-BF16 and the
-// geometry has stride and dilation 1, forward runs an engine of vdpbf16ps (two input channels'
-// products per float lane, so twice the multiply-adds per instruction of float FMA); elsewhere,
-// and for the other passes, a generic kernel converting in registers (one thread per output or dx
+// geometry has stride and dilation 1, forward and backward-data (a forward convolution of dy with
+// the weights transposed and flipped) run an engine of vdpbf16ps (two input channels' products per
+// float lane, so twice the multiply-adds per instruction of float FMA); elsewhere, and for
+// backward-filter, a generic kernel converting in registers (one thread per output or dx
 // value; one team per weight for backward-filter), which is also the device code. Paths differ
 // only in the order of the float sums.
 #include <Kokkos_Core.hpp>
@@ -66,8 +67,8 @@ void conv3dBackwardFilterBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpac
                               const Conv3dBiasGradOn<float, ExecSpace>& db, const Box& out_box,
                               bool accumulate, KernelPath path = KernelPath::Fastest);
 
-// Whether conv3dForwardBf16 runs the vdpbf16ps engine for `g` on a host space with
-// KernelPath::Fastest in this build (benchmarks report it).
+// Whether conv3dForwardBf16 and conv3dBackwardDataBf16 run the vdpbf16ps engine for `g` on a host
+// space with KernelPath::Fastest in this build (benchmarks report it).
 bool conv3dBf16HostEngine(const WindowGeometry& g);
 
 extern template void conv3dForwardBf16<Kokkos::DefaultExecutionSpace>(

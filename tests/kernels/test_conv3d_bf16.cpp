@@ -178,6 +178,12 @@ const ConvCase kBackwardCases[] = {
     {2, 5, 7, {7, 9, 11}, geometry({3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1})},
     // Dilation 2, mixed strides, non-cubic kernel.
     {1, 3, 9, {6, 8, 19}, geometry({3, 2, 3}, {1, 2, 1}, {2, 1, 2}, {2, 0, 1})},
+    // The backward-data engine: 16 dx channels (two full blocks), 7 dy channels (a half pair), W
+    // 37 = two vectors and a tail; then no padding (dx cells at the edges read dy cells past
+    // dy's allocation, zero in the engine's buffer) and a 5-tap kernel.
+    {1, 16, 7, {5, 7, 37}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})},
+    {2, 9, 5, {6, 5, 18}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0})},
+    {1, 2, 3, {7, 5, 21}, geometry({5, 1, 5}, {1, 1, 1}, {1, 1, 1}, {2, 0, 1})},
     // Kernel 2 stride 2 (no overlap), no bias.
     {1, 8, 16, {8, 6, 34}, geometry({2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}), false},
 };
