@@ -5,6 +5,7 @@
 #include "halo3d/core/KernelPath.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Generic.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Host.hpp"
+#include "halo3d/kernels/impl/Conv3dBf16HostFilter.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Weights.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 
@@ -54,7 +55,16 @@ void conv3dBackwardFilterBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpac
                               const Conv3dBiasGradOn<float, ExecSpace>& db, const Box& out_box,
                               bool accumulate, KernelPath path) {
   impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
+#if HALO3D_CONV3D_AVX512BF16
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest && impl::bf16EngineApplies(g)) {
+      impl::conv3dBackwardFilterBf16Host(exec, x, dy, g, dw, out_box, accumulate);
+      return impl::conv3dBiasGradBf16Generic(exec, dy, db, out_box, accumulate, impl::TeamTuning{});
+    }
+  }
+#else
   (void)path;
+#endif
   impl::conv3dBackwardFilterBf16Generic(exec, x, dy, g, dw, db, out_box, accumulate,
                                         impl::TeamTuning{});
 }

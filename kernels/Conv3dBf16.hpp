@@ -13,12 +13,13 @@
 // as conv3dForward / conv3dBackwardData / conv3dBackwardFilter.
 //
 // Paths: on a host space with KernelPath::Fastest, where the compiler targets AVX512-BF16 and the
-// geometry has stride and dilation 1, forward and backward-data (a forward convolution of dy with
-// the weights transposed and flipped) run an engine of vdpbf16ps (two input channels' products per
-// float lane, so twice the multiply-adds per instruction of float FMA); elsewhere, and for
-// backward-filter, a generic kernel converting in registers (one thread per output or dx
-// value; one team per weight for backward-filter), which is also the device code. Paths differ
-// only in the order of the float sums.
+// geometry has stride and dilation 1, engines of vdpbf16ps (two bf16 products per float lane, so
+// twice the multiply-adds per instruction of float FMA): forward and backward-data (a forward
+// convolution of dy with the weights transposed and flipped) pair input channels; backward-filter
+// pairs neighbouring W cells (its bias gradient stays generic). Elsewhere a generic kernel
+// converting in registers (one thread per output or dx value; one team per weight for
+// backward-filter), which is also the device code. Paths differ only in the order of the float
+// sums.
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/BFloat16.hpp"
@@ -67,8 +68,8 @@ void conv3dBackwardFilterBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpac
                               const Conv3dBiasGradOn<float, ExecSpace>& db, const Box& out_box,
                               bool accumulate, KernelPath path = KernelPath::Fastest);
 
-// Whether conv3dForwardBf16 and conv3dBackwardDataBf16 run the vdpbf16ps engine for `g` on a host
-// space with KernelPath::Fastest in this build (benchmarks report it).
+// Whether the three passes run their vdpbf16ps engines for `g` on a host space with
+// KernelPath::Fastest in this build (benchmarks report it).
 bool conv3dBf16HostEngine(const WindowGeometry& g);
 
 extern template void conv3dForwardBf16<Kokkos::DefaultExecutionSpace>(

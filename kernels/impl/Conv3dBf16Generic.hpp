@@ -99,6 +99,40 @@ void conv3dBackwardDataBf16Generic(const ExecSpace& exec, const Tensor<bf16, Exe
       });
 }
 
+// db(o) (+)= the float sum of dy(n, o, c) over samples and out_box cells c: one team per entry,
+// W rows summed in float, row sums reduced in float. Nothing if db has extent 0.
+template <class ExecSpace, class DbView>
+void conv3dBiasGradBf16Generic(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& dy,
+                               const DbView& db, const Box& out_box, bool accumulate,
+                               const TeamTuning& tuning) {
+  using Team = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  if (db.extent(0) == 0) return;
+  const auto dyv = dy.view();
+  const auto shift = localShift(dy);
+  const Kokkos::Array<index_t, 3> out_shift{shift[0], shift[1], shift[2]};
+  const index_t N = index_t(dyv.extent(0)), O = index_t(dyv.extent(1));
+  const index_t d0 = out_box.min(0), h0 = out_box.min(1), w0 = out_box.min(2);
+  const index_t ed = out_box.extent(0), eh = out_box.extent(1), ew = out_box.extent(2);
+  const index_t rows = out_box.empty() ? 0 : N * ed * eh;
+  Kokkos::parallel_for(
+      "halo3d::conv3dBiasGradBf16Generic", teamPolicy(exec, O, tuning),
+      KOKKOS_LAMBDA(const Team& team) {
+        const index_t o = team.league_rank();
+        float sum = 0.0f;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, rows),
+            [&](const index_t r, float& part) {
+              const index_t h = h0 + r % eh, d = d0 + (r / eh) % ed, n = r / (eh * ed);
+              float row = 0.0f;
+              for (index_t c = w0; c < w0 + ew; ++c)
+                row += float(dyv(n, o, d + out_shift[0], h + out_shift[1], c + out_shift[2]));
+              part += row;
+            },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { db(o) = (accumulate ? db(o) : 0.0f) + sum; });
+      });
+}
+
 // dw(o, i, k) (+)= sum over samples and out_box cells c of float(dy(n, o, c)) float(x(n, i, c s -
 // p + k dil)) (each product exact in float), db(o) (+)= sum of dy(n, o, c); in float throughout.
 template <class ExecSpace, class DwView, class DbView>
@@ -143,25 +177,7 @@ void conv3dBackwardFilterBf16Generic(const ExecSpace& exec, const Tensor<bf16, E
           dw(o, i, kd, kh, kw) = (accumulate ? dw(o, i, kd, kh, kw) : 0.0f) + sum;
         });
       });
-  if (db.extent(0) == 0) return;
-  Kokkos::parallel_for(
-      "halo3d::conv3dBiasGradBf16Generic", teamPolicy(exec, O, tuning),
-      KOKKOS_LAMBDA(const Team& team) {
-        const index_t o = team.league_rank();
-        float sum = 0.0f;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, rows),
-            [&](const index_t r, float& part) {
-              const index_t h = h0 + r % eh, d = d0 + (r / eh) % ed, n = r / (eh * ed);
-              float row = 0.0f;
-              for (index_t c = w0; c < w0 + ew; ++c)
-                row +=
-                    float(dyv(n, o, d + ix.out_shift[0], h + ix.out_shift[1], c + ix.out_shift[2]));
-              part += row;
-            },
-            sum);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { db(o) = (accumulate ? db(o) : 0.0f) + sum; });
-      });
+  conv3dBiasGradBf16Generic(exec, dy, db, out_box, accumulate, tuning);
 }
 
 }  // namespace halo3d::kernels::impl
