@@ -76,7 +76,7 @@ void benchBf16(benchmark::State& state, Conv3dShape s, Pass pass) {
     }
   });
   setCounters(state, s);
-  state.counters["engine"] = pass != Pass::BackwardFilter && kernels::conv3dBf16HostEngine(c.g);
+  state.counters["engine"] = kernels::conv3dBf16HostEngine(c.g);
 }
 
 using dnnl::memory;

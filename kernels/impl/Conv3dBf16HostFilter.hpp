@@ -1,25 +1,25 @@
 #pragma once
 // The host bf16 conv3d backward-filter engine (AVX512-BF16, stride and dilation 1):
 //   dw(o, i, tap) = sum over cells c of dy(o, c) x(i, c + tap - p)
-// is a reduction over cells, so vdpbf16ps pairs two neighbouring W cells and the 16 lanes hold 16
-// cell pairs: lane l of the accumulator for (o, i) sums dy(o, 2l) x(i, 2l + s) + dy(o, 2l + 1)
-// x(i, 2l + 1 + s). Per sample:
-//   - dy over the box as cell pairs, [o][d][h][pair] ("dyp", channels padded to the tile);
-//   - x as cell pairs twice, starting at even cells and at odd cells ([i][D][H][pair] of the
-//     allocation), so that any tap's shift s reads aligned pairs from one of them;
-//   - a register tile is 4 output x 6 input channels of one tap (24 float accumulators); per 16
-//     pairs it loads 4 dy and 6 x vectors for 24 vdpbf16ps, no broadcasts, so any channel count
-//     fills the tile (channels are padded with zero rows).
+// is a reduction over cells, so vdpbf16ps pairs two neighbouring W cells: the 16 lanes are 16
+// input channels, and one step adds dy(o, c) x(i, c + s) + dy(o, c + 1) x(i, c + 1 + s) for a
+// broadcast pair of dy. Per sample:
+//   - x as cell pairs (x(c), x(c + 1)) for every cell of the allocation, channels innermost
+//     ([D][H][W][I], I padded to whole vectors with zeros): any tap's shift reads one vector;
+//   - dy over the box as cell pairs, channels innermost ([d][h][pair][O], O padded to the tile);
+//   - a register tile is OB output channels (broadcasts) x IV vectors of 16 input channels of one
+//     tap, 24 or 16 float accumulators, fed per cell pair by IV vector loads and OB broadcasts.
+// x's pairs are packed plane by plane into a ring of kD planes, dy's for the current plane only.
 // The box is walked in chunks of up to kFilterRows rows of one plane; after each chunk a tile adds
-// its accumulators into its own float partial (in memory), and at the end each dw entry is the
-// sum of its 16 lanes, in lane order, added to dw. Every order is fixed by the problem, not by the
-// thread count. Float error per entry: at most 2 kFilterRows ceil(W / 32) 16 products per lane
-// and chunk, then one addition per chunk, then 15 for the lanes.
+// its accumulators into a float partial ([tap][O][I]), which is added to dw at the end. Every order
+// is fixed by the problem, not by the thread count. Float error per entry: at most
+// kFilterRows (W + 1) products per chunk, then one addition per chunk and one into dw.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
@@ -33,144 +33,187 @@ namespace halo3d::kernels::impl {
 
 #if HALO3D_CONV3D_AVX512BF16
 
-inline constexpr int kFilterOut = 4;    // output channels per tile
-inline constexpr int kFilterIn = 6;     // input channels per tile
 inline constexpr int kFilterRows = 16;  // rows of one plane per chunk
 
-// One tile over one chunk: `rows` rows of `pairs` cell pairs. dy rows of the tile's 4 output
-// channels start at `dy` (channel stride dy_c, row stride dy_r), x rows of its 6 input channels at
-// `x` (channel stride x_c, row stride x_r); acc is the tile's partial, 24 x 16 floats.
-inline void bf16FilterTile(const std::uint32_t* dy, index_t dy_c, index_t dy_r,
-                           const std::uint32_t* x, index_t x_c, index_t x_r, int rows,
-                           index_t pairs, float* part) {
-  __m512 acc[kFilterOut][kFilterIn];
+// Strides (in 32-bit pairs) of one tile's operands: dy per cell pair and per row, x per cell and
+// per row; the partial per output channel.
+struct Bf16FilterStrides {
+  index_t dy_pair, dy_row, x_cell, x_row, part_o;
+};
+
+// One tile over one chunk of `rows` rows of `pairs` cell pairs: `dy` points at the chunk's first
+// pair of the tile's first output channel, `x` at the x pair its first input channel reads, `part`
+// at the tile's (o0, i0) partial.
+template <int IV, int OB>
+inline void bf16FilterTile(const std::uint32_t* dy, const std::uint32_t* x,
+                           const Bf16FilterStrides& st, int rows, index_t pairs, float* part) {
+  __m512 acc[OB][IV];
+#pragma GCC unroll 24
+  for (int j = 0; j < OB; ++j)
 #pragma GCC unroll 4
-  for (int j = 0; j < kFilterOut; ++j)
-#pragma GCC unroll 6
-    for (int k = 0; k < kFilterIn; ++k)
+    for (int k = 0; k < IV; ++k)
       acc[j][k] = _mm512_setzero_ps();
-  for (int r = 0; r < rows; ++r) {
-    const std::uint32_t* dr = dy + r * dy_r;
-    const std::uint32_t* xr = x + r * x_r;
-    for (index_t v = 0; v < pairs; v += kBf16Lanes) {
-      const index_t left = pairs - v;
-      const __mmask16 m =
-          left >= kBf16Lanes ? __mmask16(0xffff) : __mmask16((1u << unsigned(left)) - 1u);
-      __m512i g[kFilterOut];
+  // One flat loop over (row, pair) with running offsets, so that the accumulators stay in
+  // registers (nested loops made GCC reload them from the stack at every row).
+  const index_t steps = index_t(rows) * pairs;
+  index_t q = 0, dro = 0, xro = 0;
+  for (index_t step = 0; step < steps; ++step) {
+    const std::uint32_t* dp = dy + dro + q * st.dy_pair;
+    const std::uint32_t* xp = x + xro + 2 * q * st.x_cell;
+    __m512i xv[IV];
 #pragma GCC unroll 4
-      for (int j = 0; j < kFilterOut; ++j)
-        g[j] = _mm512_maskz_loadu_epi32(m, dr + j * dy_c + v);
-#pragma GCC unroll 6
-      for (int k = 0; k < kFilterIn; ++k) {
-        const __m512i xv = _mm512_maskz_loadu_epi32(m, xr + k * x_c + v);
+    for (int k = 0; k < IV; ++k)
+      xv[k] = _mm512_loadu_si512(xp + k * kBf16Lanes);
+#pragma GCC unroll 24
+    for (int j = 0; j < OB; ++j) {
+      const __m512i b = _mm512_set1_epi32(int(dp[j]));
 #pragma GCC unroll 4
-        for (int j = 0; j < kFilterOut; ++j)
-          acc[j][k] = _mm512_dpbf16_ps(acc[j][k], (__m512bh)xv, (__m512bh)g[j]);
-      }
+      for (int k = 0; k < IV; ++k)
+        acc[j][k] = _mm512_dpbf16_ps(acc[j][k], (__m512bh)xv[k], (__m512bh)b);
+    }
+    if (++q == pairs) {
+      q = 0;
+      dro += st.dy_row;
+      xro += st.x_row;
     }
   }
-  for (int j = 0; j < kFilterOut; ++j)
-    for (int k = 0; k < kFilterIn; ++k) {
-      float* p = part + (j * kFilterIn + k) * kBf16Lanes;
+  for (int j = 0; j < OB; ++j)
+    for (int k = 0; k < IV; ++k) {
+      float* p = part + j * st.part_o + k * kBf16Lanes;
       _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), acc[j][k]));
     }
 }
 
-// dw (+)= the weight gradient over out_box (bias gradient: the caller's). Callers have run the
-// shape checks.
-template <class ExecSpace, class DwView>
-void conv3dBackwardFilterBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
-                                  const Tensor<bf16, ExecSpace>& dy, const WindowGeometry& g,
-                                  const DwView& dw, const Box& out_box, bool accumulate) {
+// dw (+)= the weight gradient over out_box, with IV vectors of input channels and OB output
+// channels per tile (the bias gradient is the caller's). Callers have run the shape checks.
+template <int IV, int OB, class ExecSpace, class DwView>
+void conv3dBackwardFilterBf16HostTiles(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
+                                       const Tensor<bf16, ExecSpace>& dy, const WindowGeometry& g,
+                                       const DwView& dw, const Box& out_box, bool accumulate) {
   const Conv3dIndexing ix = makeIndexing(g, x, dy);
   const auto xv = x.view();
   const auto dyv = dy.view();
   const index_t N = index_t(dyv.extent(0)), O = index_t(dyv.extent(1)), I = index_t(xv.extent(1));
-  const index_t Da = index_t(xv.extent(2)), Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
+  const index_t Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const index_t taps = index_t(kd) * kh * kw;
-  const index_t Op = (O + kFilterOut - 1) / kFilterOut * kFilterOut;
-  const index_t Ip = (I + kFilterIn - 1) / kFilterIn * kFilterIn;
-  const index_t otiles = Op / kFilterOut, itiles = Ip / kFilterIn;
-  const index_t items = taps * otiles * itiles;
-  constexpr index_t kPart = kFilterOut * kFilterIn * kBf16Lanes;
-  std::vector<float> part(std::size_t(items * kPart), 0.0f);
-  const bool empty = out_box.empty() || N == 0;
-  if (!empty) {
+  constexpr index_t kIn = IV * kBf16Lanes;
+  const index_t Op = (O + OB - 1) / OB * OB, Ip = (I + kIn - 1) / kIn * kIn;
+  const index_t oblocks = Op / OB, iblocks = Ip / kIn;
+  const index_t items = taps * oblocks * iblocks;
+  std::vector<float> part(std::size_t(taps * Op * Ip), 0.0f);
+  if (!out_box.empty() && N > 0) {
     const index_t ed = out_box.extent(0), eh = out_box.extent(1), ew = out_box.extent(2);
     const index_t d0 = out_box.min(0), h0 = out_box.min(1), w0 = out_box.min(2);
-    const index_t P = (ew + 1) / 2, M = (Wa + 1) / 2;
-    // Zero-initialised: the padding channels stay zero.
-    std::vector<std::uint32_t> dyp(std::size_t(Op * ed * eh * P), 0u);
-    std::vector<std::uint32_t> xe(std::size_t(Ip * Da * Ha * M), 0u), xo(xe.size(), 0u);
-    std::uint32_t* dypd = dyp.data();
-    std::uint32_t* xed = xe.data();
-    std::uint32_t* xod = xo.data();
+    const index_t P = (ew + 1) / 2;
+    const Bf16FilterStrides st{Op, P * Op, Ip, Wa * Ip, Ip};
+    // One plane of dy's pairs and a ring of kd planes of x's, so that the buffers stay small and
+    // warm (whole-sample buffers of tens of MB cost more in page faults than the tiles).
+    const index_t dy_plane = eh * P * Op, x_plane = Ha * Wa * Ip;
+    const std::unique_ptr<std::uint32_t[]> dyp(new std::uint32_t[std::size_t(dy_plane)]);
+    const std::unique_ptr<std::uint32_t[]> xp(new std::uint32_t[std::size_t(kd * x_plane)]);
+    std::uint32_t* dypd = dyp.get();
+    std::uint32_t* xpd = xp.get();
     float* partd = part.data();
-    const index_t dy_c = ed * eh * P, x_c = Da * Ha * M;
     const index_t h_chunks = (eh + kFilterRows - 1) / kFilterRows;
     using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
-    for (index_t n = 0; n < N; ++n) {
+    // The x plane of allocation index xd, as pairs, into its ring slot (every entry, padding too).
+    const auto packX = [&](index_t n, index_t xd) {
+      std::uint32_t* slot = xpd + (xd % kd) * x_plane;
       Kokkos::parallel_for(
-          "halo3d::conv3dBf16FilterPairsDy", Policy(exec, 0, O * ed * eh),
-          KOKKOS_LAMBDA(const index_t e) {
-            const index_t h = e % eh, d = (e / eh) % ed, o = e / (eh * ed);
-            const std::uint16_t* src =
-                &dyv(n, o, d0 + d + ix.out_shift[0], h0 + h + ix.out_shift[1], w0 + ix.out_shift[2])
-                     .bits;
-            std::uint32_t* out = dypd + e * P;
-            for (index_t j = 0; j < P; ++j)
-              out[j] = std::uint32_t(src[2 * j]) |
-                       (2 * j + 1 < ew ? std::uint32_t(src[2 * j + 1]) << 16 : 0u);
-          });
-      Kokkos::parallel_for(
-          "halo3d::conv3dBf16FilterPairsX", Policy(exec, 0, I * Da * Ha),
-          KOKKOS_LAMBDA(const index_t e) {
-            const index_t h = e % Ha, d = (e / Ha) % Da, i = e / (Ha * Da);
-            const std::uint16_t* src = &xv(n, i, d, h, 0).bits;
-            const auto at = [&](index_t c) { return c < Wa ? std::uint32_t(src[c]) : 0u; };
-            std::uint32_t* even = xed + e * M;
-            std::uint32_t* odd = xod + e * M;
-            for (index_t m = 0; m < M; ++m) {
-              even[m] = at(2 * m) | (at(2 * m + 1) << 16);
-              odd[m] = at(2 * m + 1) | (at(2 * m + 2) << 16);
+          "halo3d::conv3dBf16FilterPairsX", Policy(exec, 0, Ha), KOKKOS_LAMBDA(const index_t h) {
+            std::uint32_t* out = slot + h * Wa * Ip;
+            for (index_t i = 0; i < Ip; ++i) {
+              if (i >= I) {
+                for (index_t c = 0; c < Wa; ++c)
+                  out[c * Ip + i] = 0u;
+                continue;
+              }
+              const std::uint16_t* src = &xv(n, i, xd, h, 0).bits;
+              for (index_t c = 0; c < Wa; ++c)
+                out[c * Ip + i] =
+                    std::uint32_t(src[c]) | (c + 1 < Wa ? std::uint32_t(src[c + 1]) << 16 : 0u);
             }
           });
-      for (index_t d = 0; d < ed; ++d)
+    };
+    for (index_t n = 0; n < N; ++n)
+      for (index_t d = 0; d < ed; ++d) {
+        const index_t xd0 = ix.inputOf(0, d0 + d, 0) + ix.in_shift[0];
+        if (d == 0)
+          for (int a = 0; a < kd; ++a)
+            packX(n, xd0 + a);
+        else
+          packX(n, xd0 + kd - 1);
+        Kokkos::parallel_for(
+            "halo3d::conv3dBf16FilterPairsDy", Policy(exec, 0, eh), KOKKOS_LAMBDA(const index_t h) {
+              std::uint32_t* out = dypd + h * P * Op;
+              for (index_t o = 0; o < Op; ++o) {
+                if (o >= O) {
+                  for (index_t q = 0; q < P; ++q)
+                    out[q * Op + o] = 0u;
+                  continue;
+                }
+                const std::uint16_t* src = &dyv(n, o, d0 + d + ix.out_shift[0],
+                                                h0 + h + ix.out_shift[1], w0 + ix.out_shift[2])
+                                                .bits;
+                for (index_t q = 0; q < P; ++q)
+                  out[q * Op + o] = std::uint32_t(src[2 * q]) |
+                                    (2 * q + 1 < ew ? std::uint32_t(src[2 * q + 1]) << 16 : 0u);
+              }
+            });
         for (index_t hc = 0; hc < h_chunks; ++hc) {
           const index_t hb = hc * kFilterRows;
           const int rows = int(std::min<index_t>(kFilterRows, eh - hb));
+          // Input blocks vary fastest: the tiles of one tap and output block share dy's rows.
           Kokkos::parallel_for(
               "halo3d::conv3dBf16FilterTiles", Policy(exec, 0, items),
               KOKKOS_LAMBDA(const index_t item) {
-                const index_t it = item % itiles, ot = (item / itiles) % otiles;
-                const index_t t = item / (itiles * otiles);
+                const index_t ib = item % iblocks, ob = (item / iblocks) % oblocks;
+                const index_t t = item / (iblocks * oblocks);
                 const int a = int(t / (kh * kw)), b = int((t / kw) % kh), c = int(t % kw);
-                const index_t xd = ix.inputOf(0, d0 + d, a) + ix.in_shift[0];
                 const index_t xh = ix.inputOf(1, h0 + hb, b) + ix.in_shift[1];
-                const index_t s = ix.inputOf(2, w0, c) + ix.in_shift[2];
+                const index_t xc = ix.inputOf(2, w0, c) + ix.in_shift[2];
                 const std::uint32_t* xs =
-                    ((s & 1) ? xod : xed) + ((it * kFilterIn * Da + xd) * Ha + xh) * M + (s >> 1);
-                const std::uint32_t* ds = dypd + ot * kFilterOut * dy_c + (d * eh + hb) * P;
-                bf16FilterTile(ds, dy_c, P, xs, x_c, M, rows, P, partd + item * kPart);
+                    xpd + ((xd0 + a) % kd) * x_plane + (xh * Wa + xc) * Ip + ib * kIn;
+                const std::uint32_t* ds = dypd + hb * P * Op + ob * OB;
+                float* pt = partd + (t * Op + ob * OB) * Ip + ib * kIn;
+                bf16FilterTile<IV, OB>(ds, xs, st, rows, P, pt);
               });
         }
-      fence(exec, "bf16 filter tiles done");  // the pair buffers are refilled for the next sample
-    }
+        fence(exec, "bf16 filter tiles done");  // the pair buffers are refilled next
+      }
   }
-  // Each entry: its 16 lanes in order, added to dw.
   for (index_t o = 0; o < O; ++o)
     for (index_t i = 0; i < I; ++i)
       for (index_t t = 0; t < taps; ++t) {
-        const index_t item = (t * otiles + o / kFilterOut) * itiles + i / kFilterIn;
-        const float* p = part.data() + item * kPart +
-                         ((o % kFilterOut) * kFilterIn + i % kFilterIn) * kBf16Lanes;
-        float sum = 0.0f;
-        for (int l = 0; l < kBf16Lanes; ++l)
-          sum += p[l];
         const int a = int(t / (kh * kw)), b = int((t / kw) % kh), c = int(t % kw);
-        dw(o, i, a, b, c) = (accumulate ? dw(o, i, a, b, c) : 0.0f) + sum;
+        dw(o, i, a, b, c) =
+            (accumulate ? dw(o, i, a, b, c) : 0.0f) + part[std::size_t((t * Op + o) * Ip + i)];
       }
+}
+
+// The tile shape for the input channel count I: one vector x 16 output channels up to 16 input
+// channels; otherwise the most vectors (2, 3 or 4, x 12, 8 or 6 output channels) that pad I least.
+template <class ExecSpace, class DwView>
+void conv3dBackwardFilterBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
+                                  const Tensor<bf16, ExecSpace>& dy, const WindowGeometry& g,
+                                  const DwView& dw, const Box& out_box, bool accumulate) {
+  const index_t I = x.block().channels();
+  const auto padded = [&](index_t iv) {
+    const index_t block = iv * kBf16Lanes;
+    return (I + block - 1) / block * block;
+  };
+  if (I <= kBf16Lanes)
+    return conv3dBackwardFilterBf16HostTiles<1, 16>(exec, x, dy, g, dw, out_box, accumulate);
+  index_t best = 4;
+  for (index_t iv = 3; iv >= 2; --iv)
+    if (padded(iv) < padded(best)) best = iv;
+  if (best == 4)
+    conv3dBackwardFilterBf16HostTiles<4, 6>(exec, x, dy, g, dw, out_box, accumulate);
+  else if (best == 3)
+    conv3dBackwardFilterBf16HostTiles<3, 8>(exec, x, dy, g, dw, out_box, accumulate);
+  else
+    conv3dBackwardFilterBf16HostTiles<2, 12>(exec, x, dy, g, dw, out_box, accumulate);
 }
 
 #endif
