@@ -326,6 +326,49 @@ TEST(Conv3dBf16, BackwardDataMatchesTheFloat64ReferenceOnEveryPath) {
   }
 }
 
+// A layer's backward-data on a block of a split: dx_box holds ghost cells of dx inside the volume
+// and dy_box is the block's owned dy cells, so the engine's dy buffer is cut by dy_box on one side.
+TEST(Conv3dBf16, BackwardDataOnTheBlocksOfASplit) {
+  const ConvCase c{1, 5, 6, {9, 5, 6}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}), false};
+  const BackwardProblem p(c);
+  const Kokkos::DefaultHostExecutionSpace host;
+  const auto wd = testing::toDoubleWeights(p.w, true);
+  const auto wa = testing::toDoubleWeights(p.w, true, true);
+  const auto dyd = toDouble(p.dy), dya = toDouble(p.dy, true);
+  const double n_terms = double(c.out_ch * 27);
+  struct Part {
+    Box owned, dx_box, dy_box;
+  };
+  const Part parts[] = {
+      {Box({0, 0, 0}, {4, 5, 6}), Box({0, 0, 0}, {5, 5, 6}), Box({0, 0, 0}, {4, 5, 6})},
+      {Box({4, 0, 0}, {9, 5, 6}), Box({3, 0, 0}, {9, 5, 6}), Box({4, 0, 0}, {9, 5, 6})}};
+  for (const Part& part : parts)
+    for (const KernelPath path : {KernelPath::Fastest, KernelPath::Device}) {
+      SCOPED_TRACE(path == KernelPath::Fastest ? "fastest" : "device");
+      const TensorBlock block(c.inShape(), 0, 1, part.owned, HaloWidths::uniform(1));
+      Bf16Tensor dx("dx", block);
+      conv3dBackwardDataBf16(Exec(), p.dy, p.w, c.g, dx, part.dx_box, part.dy_box, path);
+      Kokkos::fence();
+      HostTensor<double> ref("ref", block), mag("mag", block);
+      reference::conv3dBackwardData(host, dyd, wd, c.g, ref, part.dx_box, part.dy_box);
+      reference::conv3dBackwardData(host, dya, wa, c.g, mag, part.dx_box, part.dy_box);
+      const auto got = toDouble(dx);
+      int wrong = 0;
+      testing::forEachIndex5(got.view(), [&](std::size_t n, std::size_t i, std::size_t d,
+                                             std::size_t h, std::size_t q) {
+        const Extents3 gc = block.toGlobal({index_t(d), index_t(h), index_t(q)});
+        if (!part.dx_box.contains(gc)) return;
+        const double v = got.view()(n, i, d, h, q), r = ref.view()(n, i, d, h, q);
+        const double tol = std::ldexp(std::abs(r), -8) +
+                           2.0 * n_terms * std::ldexp(mag.view()(n, i, d, h, q), -24);
+        if (!(std::abs(v - r) <= tol) && ++wrong <= 3)
+          ADD_FAILURE() << "dx(global " << gc[0] << ',' << gc[1] << ',' << gc[2] << ") = " << v
+                        << ", reference " << r;
+      });
+      EXPECT_EQ(wrong, 0);
+    }
+}
+
 // dx computed box by box (interior, then boundary slabs) is bitwise the whole-box dx.
 TEST(Conv3dBf16, BackwardDataBoxByBoxIsBitwiseTheWholeBox) {
   for (const ConvCase& c : kBackwardCases) {
