@@ -3,6 +3,7 @@
 #include "halo3d/kernels/Conv3dBf16.hpp"
 
 #include "halo3d/core/KernelPath.hpp"
+#include "halo3d/kernels/impl/Conv3dBf16Float.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Generic.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Host.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16HostFilter.hpp"
@@ -21,12 +22,19 @@ void conv3dForwardBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
                        const Conv3dBiasOn<float, ExecSpace>& b, const WindowGeometry& g,
                        const Tensor<bf16, ExecSpace>& y, const Box& out_box, KernelPath path) {
   impl::checkForward(x, w, b, g, y, out_box);
-#if HALO3D_CONV3D_AVX512BF16
   if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest && impl::bf16EngineApplies(g))
-      return impl::conv3dForwardBf16Host(exec, x, w, b, g, y, out_box);
-  }
+    if (path == KernelPath::Fastest) {
+#if HALO3D_CONV3D_AVX512BF16
+      if (impl::bf16EngineApplies(g))
+        return impl::conv3dForwardBf16Host(exec, x, w, b, g, y, out_box);
 #endif
+      if (out_box.empty()) return;
+      const auto yf = HaloTensor<float, typename ExecSpace::memory_space>("y(float)", y.block());
+      conv3dForward(exec, impl::widenToFloat(exec, x), impl::bf16RoundedWeights(exec, w), b, g, yf,
+                    out_box, KernelPath::Fastest);
+      return impl::narrowBoxToBf16(exec, yf.view(), y, out_box);
+    }
+  }
   impl::conv3dForwardBf16Generic(exec, x, impl::roundWeightsToBf16(exec, w), b, g, y, out_box);
 }
 
@@ -36,14 +44,19 @@ void conv3dBackwardDataBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpace>
                             const Tensor<bf16, ExecSpace>& dx, const Box& dx_box, const Box& dy_box,
                             KernelPath path) {
   impl::checkBackwardData(dy, w, g, dx, dx_box, dy_box);
-#if HALO3D_CONV3D_AVX512BF16
   if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest && impl::bf16EngineApplies(g))
-      return impl::conv3dBackwardDataBf16Host(exec, dy, w, g, dx, dx_box, dy_box);
-  }
-#else
-  (void)path;
+    if (path == KernelPath::Fastest) {
+#if HALO3D_CONV3D_AVX512BF16
+      if (impl::bf16EngineApplies(g))
+        return impl::conv3dBackwardDataBf16Host(exec, dy, w, g, dx, dx_box, dy_box);
 #endif
+      if (dx_box.empty()) return;
+      const auto dxf = HaloTensor<float, typename ExecSpace::memory_space>("dx(float)", dx.block());
+      conv3dBackwardData(exec, impl::widenToFloat(exec, dy), impl::bf16RoundedWeights(exec, w), g,
+                         dxf, dx_box, dy_box, KernelPath::Fastest);
+      return impl::narrowBoxToBf16(exec, dxf.view(), dx, dx_box);
+    }
+  }
   impl::conv3dBackwardDataBf16Generic(exec, dy, impl::roundWeightsToBf16(exec, w), g, dx, dx_box,
                                       dy_box);
 }
@@ -55,16 +68,19 @@ void conv3dBackwardFilterBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpac
                               const Conv3dBiasGradOn<float, ExecSpace>& db, const Box& out_box,
                               bool accumulate, KernelPath path) {
   impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
-#if HALO3D_CONV3D_AVX512BF16
   if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest && impl::bf16EngineApplies(g)) {
-      impl::conv3dBackwardFilterBf16Host(exec, x, dy, g, dw, out_box, accumulate);
-      return impl::conv3dBiasGradBf16Generic(exec, dy, db, out_box, accumulate, impl::TeamTuning{});
+    if (path == KernelPath::Fastest) {
+#if HALO3D_CONV3D_AVX512BF16
+      if (impl::bf16EngineApplies(g)) {
+        impl::conv3dBackwardFilterBf16Host(exec, x, dy, g, dw, out_box, accumulate);
+        return impl::conv3dBiasGradBf16Generic(exec, dy, db, out_box, accumulate,
+                                               impl::TeamTuning{});
+      }
+#endif
+      return conv3dBackwardFilter(exec, impl::widenToFloat(exec, x), impl::widenToFloat(exec, dy),
+                                  g, dw, db, out_box, accumulate, KernelPath::Fastest);
     }
   }
-#else
-  (void)path;
-#endif
   impl::conv3dBackwardFilterBf16Generic(exec, x, dy, g, dw, db, out_box, accumulate,
                                         impl::TeamTuning{});
 }

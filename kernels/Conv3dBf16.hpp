@@ -16,10 +16,12 @@
 // geometry has stride and dilation 1, engines of vdpbf16ps (two bf16 products per float lane, so
 // twice the multiply-adds per instruction of float FMA): forward and backward-data (a forward
 // convolution of dy with the weights transposed and flipped) pair input channels; backward-filter
-// pairs neighbouring W cells (its bias gradient stays generic). Elsewhere a generic kernel
-// converting in registers (one thread per output or dx value; one team per weight for
-// backward-filter), which is also the device code. Paths differ only in the order of the float
-// sums.
+// pairs neighbouring W cells (its bias gradient stays generic). Other geometries on a host space
+// with KernelPath::Fastest run the float host kernels of Conv3d.hpp on float copies of the bf16
+// operands and of the bf16-rounded weights (the same products, float sums), the destination box
+// rounded to bf16; the copies last for the call. The device code (and KernelPath::Device) is a
+// generic kernel converting in registers (one thread per output or dx value; one team per weight
+// for backward-filter). Paths differ only in the order of the float sums.
 #include <Kokkos_Core.hpp>
 
 #include "halo3d/core/BFloat16.hpp"

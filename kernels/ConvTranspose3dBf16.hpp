@@ -9,11 +9,14 @@
 // Argument lists, conventions, boxes and ShapeErrors are those of the fp32 functions with the same
 // name minus "Bf16"; read ConvTranspose3d.hpp for the definitions.
 //
-// Paths: one generic code (one thread per destination value for forward and backward-data, one
-// team per weight for backward-filter), converting bf16 in registers; it is the device code and
-// also what the host runs for either KernelPath. Each destination value is summed in one fixed
-// order whatever box it is computed in, so box-by-box results are bitwise the whole-box result
-// for forward and backward-data.
+// Paths: on a host space with KernelPath::Fastest, the float host kernels of ConvTranspose3d.hpp on
+// float copies of the bf16 operands and of the bf16-rounded weights (the same products, summed in
+// float in the float kernels' order), the destination box rounded to bf16; the copies last for
+// the call. Otherwise (the device code, and KernelPath::Device on the host) a generic code
+// converting bf16 in registers: one thread per destination value for forward and backward-data,
+// one team per weight for backward-filter. Each destination value is summed in one fixed order
+// whatever box it is computed in, so box-by-box results are bitwise the whole-box result for
+// forward and backward-data, on either path.
 
 #include <Kokkos_Core.hpp>
 
