@@ -1,4 +1,5 @@
-// The bf16 conv3d passes: the shape checks, then the AVX512-BF16 engine or the generic kernel, and
+// The bf16 conv3d passes: the shape checks, then on a host space with KernelPath::Fastest the
+// AVX512-BF16 engine or the float route (Conv3dBf16Float.hpp), elsewhere the generic kernel; and
 // their instantiations on the default execution space.
 #include "halo3d/kernels/Conv3dBf16.hpp"
 
