@@ -1,10 +1,14 @@
-// conv3dForwardBf16: the shape checks, then the AVX512-BF16 engine or the generic kernel, and its
-// instantiation on the default execution space.
+// The bf16 conv3d passes: the shape checks, then on a host space with KernelPath::Fastest the
+// AVX512-BF16 engine or the float route (Conv3dBf16Float.hpp), elsewhere the generic kernel; and
+// their instantiations on the default execution space.
 #include "halo3d/kernels/Conv3dBf16.hpp"
 
 #include "halo3d/core/KernelPath.hpp"
+#include "halo3d/kernels/impl/Conv3dBf16Float.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Generic.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Host.hpp"
+#include "halo3d/kernels/impl/Conv3dBf16HostFilter.hpp"
+#include "halo3d/kernels/impl/Conv3dBf16Weights.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 
 namespace halo3d::kernels {
@@ -19,23 +23,67 @@ void conv3dForwardBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
                        const Conv3dBiasOn<float, ExecSpace>& b, const WindowGeometry& g,
                        const Tensor<bf16, ExecSpace>& y, const Box& out_box, KernelPath path) {
   impl::checkForward(x, w, b, g, y, out_box);
-#if HALO3D_CONV3D_AVX512BF16
   if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest && impl::bf16EngineApplies(g))
-      return impl::conv3dForwardBf16Host(exec, x, w, b, g, y, out_box);
-  }
+    if (path == KernelPath::Fastest) {
+#if HALO3D_CONV3D_AVX512BF16
+      if (impl::bf16EngineApplies(g))
+        return impl::conv3dForwardBf16Host(exec, x, w, b, g, y, out_box);
 #endif
-  // The weights rounded once, not once per output value.
-  Kokkos::View<bf16*****, Kokkos::LayoutRight, typename ExecSpace::memory_space> wb(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::conv3dForwardBf16::weights"),
-      w.extent(0), w.extent(1), w.extent(2), w.extent(3), w.extent(4));
-  const float* wd = w.data();
-  bf16* wbd = wb.data();
-  Kokkos::parallel_for(
-      "halo3d::conv3dBf16RoundWeights",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, index_t(w.size())),
-      KOKKOS_LAMBDA(const index_t i) { wbd[i] = bf16(wd[i]); });
-  impl::conv3dForwardBf16Generic(exec, x, wb, b, g, y, out_box);
+      if (out_box.empty()) return;
+      const auto yf = HaloTensor<float, typename ExecSpace::memory_space>("y(float)", y.block());
+      conv3dForward(exec, impl::widenToFloat(exec, x), impl::bf16RoundedWeights(exec, w), b, g, yf,
+                    out_box, KernelPath::Fastest);
+      return impl::narrowBoxToBf16(exec, yf.view(), y, out_box);
+    }
+  }
+  impl::conv3dForwardBf16Generic(exec, x, impl::roundWeightsToBf16(exec, w), b, g, y, out_box);
+}
+
+template <class ExecSpace>
+void conv3dBackwardDataBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& dy,
+                            const Conv3dWeightsOn<float, ExecSpace>& w, const WindowGeometry& g,
+                            const Tensor<bf16, ExecSpace>& dx, const Box& dx_box, const Box& dy_box,
+                            KernelPath path) {
+  impl::checkBackwardData(dy, w, g, dx, dx_box, dy_box);
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest) {
+#if HALO3D_CONV3D_AVX512BF16
+      if (impl::bf16EngineApplies(g))
+        return impl::conv3dBackwardDataBf16Host(exec, dy, w, g, dx, dx_box, dy_box);
+#endif
+      if (dx_box.empty()) return;
+      const auto dxf = HaloTensor<float, typename ExecSpace::memory_space>("dx(float)", dx.block());
+      conv3dBackwardData(exec, impl::widenToFloat(exec, dy), impl::bf16RoundedWeights(exec, w), g,
+                         dxf, dx_box, dy_box, KernelPath::Fastest);
+      return impl::narrowBoxToBf16(exec, dxf.view(), dx, dx_box);
+    }
+  }
+  impl::conv3dBackwardDataBf16Generic(exec, dy, impl::roundWeightsToBf16(exec, w), g, dx, dx_box,
+                                      dy_box);
+}
+
+template <class ExecSpace>
+void conv3dBackwardFilterBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
+                              const Tensor<bf16, ExecSpace>& dy, const WindowGeometry& g,
+                              const Conv3dWeightsGradOn<float, ExecSpace>& dw,
+                              const Conv3dBiasGradOn<float, ExecSpace>& db, const Box& out_box,
+                              bool accumulate, KernelPath path) {
+  impl::checkBackwardFilter(x, dy, g, dw, db, out_box);
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest) {
+#if HALO3D_CONV3D_AVX512BF16
+      if (impl::bf16EngineApplies(g)) {
+        impl::conv3dBackwardFilterBf16Host(exec, x, dy, g, dw, out_box, accumulate);
+        return impl::conv3dBiasGradBf16Generic(exec, dy, db, out_box, accumulate,
+                                               impl::TeamTuning{});
+      }
+#endif
+      return conv3dBackwardFilter(exec, impl::widenToFloat(exec, x), impl::widenToFloat(exec, dy),
+                                  g, dw, db, out_box, accumulate, KernelPath::Fastest);
+    }
+  }
+  impl::conv3dBackwardFilterBf16Generic(exec, x, dy, g, dw, db, out_box, accumulate,
+                                        impl::TeamTuning{});
 }
 
 template void conv3dForwardBf16<Kokkos::DefaultExecutionSpace>(
@@ -43,5 +91,14 @@ template void conv3dForwardBf16<Kokkos::DefaultExecutionSpace>(
     const Conv3dWeightsOn<float, Kokkos::DefaultExecutionSpace>&,
     const Conv3dBiasOn<float, Kokkos::DefaultExecutionSpace>&, const WindowGeometry&,
     const Tensor<bf16, Kokkos::DefaultExecutionSpace>&, const Box&, KernelPath);
+template void conv3dBackwardDataBf16<Kokkos::DefaultExecutionSpace>(
+    const Kokkos::DefaultExecutionSpace&, const Tensor<bf16, Kokkos::DefaultExecutionSpace>&,
+    const Conv3dWeightsOn<float, Kokkos::DefaultExecutionSpace>&, const WindowGeometry&,
+    const Tensor<bf16, Kokkos::DefaultExecutionSpace>&, const Box&, const Box&, KernelPath);
+template void conv3dBackwardFilterBf16<Kokkos::DefaultExecutionSpace>(
+    const Kokkos::DefaultExecutionSpace&, const Tensor<bf16, Kokkos::DefaultExecutionSpace>&,
+    const Tensor<bf16, Kokkos::DefaultExecutionSpace>&, const WindowGeometry&,
+    const Conv3dWeightsGradOn<float, Kokkos::DefaultExecutionSpace>&,
+    const Conv3dBiasGradOn<float, Kokkos::DefaultExecutionSpace>&, const Box&, bool, KernelPath);
 
 }  // namespace halo3d::kernels

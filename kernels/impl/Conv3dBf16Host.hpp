@@ -1,6 +1,7 @@
 #pragma once
-// The host bf16 conv3d forward engine (AVX512-BF16, stride and dilation 1). vdpbf16ps multiplies
-// pairs of bf16 and adds both products to one float lane, so the engine pairs input channels:
+// The host bf16 conv3d engine (AVX512-BF16, stride and dilation 1): forward and backward-data.
+// vdpbf16ps multiplies pairs of bf16 and adds both products to one float lane, so the engine pairs
+// input channels:
 //   - x is re-laid out per sample as 32-bit pairs (channel 2p, channel 2p+1) per cell ("xp":
 //     [D][H][pair][W] of the allocation, ghosts included), one pass over x;
 //   - the weights, rounded to bf16, as pairs [o block][pair][tap][8 output channels], so that one
@@ -10,11 +11,13 @@
 //     multiply-adds.
 // A tail of O is padded with zero weights (computed, not stored); W tails are masked lanes. Each
 // output is summed in float, channel pairs outer, taps inner, and rounded once on the store.
+// Backward-data at stride 1 runs the same tiles on dy with the weights transposed and flipped.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
@@ -50,12 +53,14 @@ inline constexpr int kBf16Block = 8;  // output channels per register tile
 inline constexpr int kBf16Rows = 3;   // output rows per register tile
 inline constexpr int kBf16Lanes = 16;
 
-// One register tile: R rows of up to 16 cells, 8 output channels. `x` points at the pair of the
-// tile's first input cell (channel pair 0, tap 0) in xp, `wt` at the o block's weight pairs.
+// One register tile: R rows of up to 16 cells, 8 output channels. planes[a] is the packed input
+// plane that tap a along D reads, `x` the offset in it of the tile's first input cell (channel
+// pair 0, tap 0), `wt` points at the o block's weight pairs.
 template <int R, bool Full = false>
-inline void bf16Tile(const std::uint32_t* x, index_t pair_stride, index_t plane, index_t row,
-                     const std::uint32_t* wt, int pairs, int kd, int kh, int kw, __mmask16 m,
-                     const float* bias, std::uint16_t* y, index_t y_channel, index_t y_row) {
+inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
+                     index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
+                     __mmask16 m, const float* bias, std::uint16_t* y, index_t y_channel,
+                     index_t y_row) {
   // Fully unrolled, so that the accumulators live in registers (GCC keeps a looped-over array of
   // 24 zmm on the stack otherwise, a load and a store around every vdpbf16ps).
   __m512 acc[R][kBf16Block];
@@ -65,12 +70,12 @@ inline void bf16Tile(const std::uint32_t* x, index_t pair_stride, index_t plane,
     for (int j = 0; j < kBf16Block; ++j)
       acc[r][j] = _mm512_setzero_ps();
   for (int p = 0; p < pairs; ++p) {
-    const std::uint32_t* xc = x + p * pair_stride;
+    const index_t xc = x + p * pair_stride;
     for (int a = 0; a < kd; ++a)
       for (int bh = 0; bh < kh; ++bh)
         for (int c = 0; c < kw; ++c, wt += kBf16Block) {
           __m512i v[R];
-          const std::uint32_t* xr = xc + a * plane + bh * row + c;
+          const std::uint32_t* xr = planes[a] + xc + bh * row + c;
 #pragma GCC unroll 3
           for (int r = 0; r < R; ++r)
             v[r] =
@@ -93,6 +98,138 @@ inline void bf16Tile(const std::uint32_t* x, index_t pair_stride, index_t plane,
   }
 }
 
+// The weights of an engine convolution with `out` output and `in` input channels as bf16 pairs
+// [o block][pair][tap][8 output channels], zero past `out` and past `in`; wt(o, c, a, b, cc) gives
+// the float weight of output channel o, input channel c and tap (a, b, cc).
+template <class WeightOf>
+std::vector<std::uint32_t> packBf16WeightPairs(index_t out, index_t in, int kd, int kh, int kw,
+                                               const WeightOf& wt) {
+  const index_t pairs = (in + 1) / 2, taps = index_t(kd) * kh * kw;
+  const index_t blocks = (out + kBf16Block - 1) / kBf16Block;
+  std::vector<std::uint32_t> wp(std::size_t(blocks * pairs * taps * kBf16Block), 0u);
+  for (index_t o = 0; o < out; ++o)
+    for (index_t p = 0; p < pairs; ++p)
+      for (index_t t = 0; t < taps; ++t) {
+        const int a = int(t / (kh * kw)), bh = int((t / kw) % kh), c = int(t % kw);
+        const std::uint32_t lo = bf16(wt(o, 2 * p, a, bh, c)).bits;
+        const std::uint32_t hi = 2 * p + 1 < in ? bf16(wt(o, 2 * p + 1, a, bh, c)).bits : 0u;
+        wp[std::size_t((((o / kBf16Block) * pairs + p) * taps + t) * kBf16Block + o % kBf16Block)] =
+            lo | (hi << 16);
+      }
+  return wp;
+}
+
+// One packed input plane as channel pairs, [H][pair][W]: the rows a tile reads for one (d, h) are
+// one contiguous stretch.
+struct Bf16PairLayout {
+  index_t pair_stride, row, plane;
+  Bf16PairLayout(index_t pairs, index_t h, index_t w)
+      : pair_stride(w), row(pairs * w), plane(h * pairs * w) {}
+};
+
+// A ring of kd packed input planes: the planes one output plane reads, each packed once per sample
+// (the next output plane needs one new plane), kd planes of memory rather than a whole sample's.
+struct Bf16PlaneRing {
+  std::unique_ptr<std::uint32_t[]> data;  // not value-initialised: the packing writes every entry
+  std::vector<index_t> held;              // the plane in each slot, -1 if none
+  index_t plane;
+
+  Bf16PlaneRing(int kd, index_t plane_size)
+      : data(new std::uint32_t[std::size_t(kd * plane_size)]),
+        held(std::size_t(kd), -1),
+        plane(plane_size) {}
+  std::uint32_t* slot(index_t q) { return data.get() + (q % index_t(held.size())) * plane; }
+  // Makes planes [q0, q0 + kd) present, packing the missing ones with pack(q, slot pointer), and
+  // points planes[a] at plane q0 + a.
+  template <class Pack>
+  void require(index_t q0, const std::uint32_t** planes, const Pack& pack) {
+    const index_t kd = index_t(held.size());
+    for (index_t a = 0; a < kd; ++a) {
+      const index_t q = q0 + a;
+      index_t& h = held[std::size_t(q % kd)];
+      if (h != q) {
+        pack(q, slot(q));
+        h = q;
+      }
+      planes[a] = slot(q);
+    }
+  }
+  void clear() { std::fill(held.begin(), held.end(), index_t(-1)); }
+};
+
+// One output plane of an engine run: `out` channels over an (eh, ew) box of rows and cells;
+// `planes` the packed input planes its taps read, `x_off` the offset in them of the window of
+// the box's first output cell, `y0` that cell of output channel 0 (channel and H strides yc, yh;
+// W stride 1).
+struct Bf16EnginePlane {
+  const std::uint32_t* const* planes;
+  index_t x_off;
+  Bf16PairLayout layout;
+  const std::uint32_t* wp;  // packBf16WeightPairs
+  const float* bias;        // one per output channel, padded to whole blocks
+  int pairs, kd, kh, kw;
+  index_t out, eh, ew;
+  std::uint16_t* y0;
+  index_t yc, yh;
+};
+
+// Every register tile of one output plane. Output-channel blocks vary fastest, so that the blocks
+// of one row tile reuse its input from cache.
+template <class ExecSpace>
+void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
+  if (r.eh <= 0 || r.ew <= 0 || r.out <= 0) return;
+  const index_t blocks = (r.out + kBf16Block - 1) / kBf16Block;
+  const index_t row_tiles = (r.eh + kBf16Rows - 1) / kBf16Rows;
+  const index_t w_tiles = (r.ew + kBf16Lanes - 1) / kBf16Lanes;
+  const index_t taps = index_t(r.kd) * r.kh * r.kw;
+  Kokkos::parallel_for(
+      "halo3d::conv3dBf16Tiles",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * row_tiles),
+      KOKKOS_LAMBDA(const index_t item) {
+        const index_t blk = item % blocks, h = (item / blocks) * kBf16Rows;
+        const int rows = int(std::min<index_t>(kBf16Rows, r.eh - h));
+        const index_t o0 = blk * kBf16Block;
+        const std::uint32_t* wt = r.wp + blk * r.pairs * taps * kBf16Block;
+        const index_t valid = std::min<index_t>(kBf16Block, r.out - o0);
+        const float* bb = r.bias + o0;
+        const index_t ps = r.layout.pair_stride, row = r.layout.row;
+        const std::uint32_t* const* pl = r.planes;
+        for (index_t wtile = 0; wtile < w_tiles; ++wtile) {
+          const index_t wc = wtile * kBf16Lanes;
+          const int lanes = int(std::min<index_t>(kBf16Lanes, r.ew - wc));
+          const __mmask16 m = __mmask16((1u << lanes) - 1u);
+          const index_t xs = r.x_off + h * row + wc;
+          std::uint16_t* ys = r.y0 + o0 * r.yc + h * r.yh + wc;
+          if (valid == kBf16Block) {
+            if (rows == 3 && lanes == kBf16Lanes)
+              bf16Tile<3, true>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc,
+                                r.yh);
+            else if (rows == 3)
+              bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
+            else if (rows == 2)
+              bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
+            else
+              bf16Tile<1>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
+          } else {
+            // A tail block of the output channels: computed into a scratch tile (the weights past
+            // `out` are zero), the valid channels stored.
+            alignas(64) std::uint16_t scratch[kBf16Block * kBf16Rows * kBf16Lanes];
+            const index_t sc = kBf16Rows * kBf16Lanes, sr = kBf16Lanes;
+            if (rows == 3)
+              bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
+            else if (rows == 2)
+              bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
+            else
+              bf16Tile<1>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
+            for (index_t j = 0; j < valid; ++j)
+              for (int rr = 0; rr < rows; ++rr)
+                for (int l = 0; l < lanes; ++l)
+                  ys[j * r.yc + rr * r.yh + l] = scratch[j * sc + rr * sr + l];
+          }
+        }
+      });
+}
+
 template <class ExecSpace, class WView, class BView>
 void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x, const WView& w,
                            const BView& b, const WindowGeometry& g,
@@ -102,104 +239,157 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const auto xv = x.view();
   const auto yv = y.view();
   const index_t N = index_t(yv.extent(0)), O = index_t(yv.extent(1)), C = index_t(xv.extent(1));
-  const index_t Da = index_t(xv.extent(2)), Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
+  const index_t Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
   const int pairs = int((C + 1) / 2);
-  const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2], taps = kd * kh * kw;
+  const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
+  const std::vector<std::uint32_t> wp = packBf16WeightPairs(
+      O, C, kd, kh, kw,
+      [&](index_t o, index_t c, int a, int bh, int cc) { return w(o, c, a, bh, cc); });
   const index_t blocks = (O + kBf16Block - 1) / kBf16Block;
-
-  // Weight pairs, zero past O and past C.
-  std::vector<std::uint32_t> wp(std::size_t(blocks * pairs * taps * kBf16Block), 0u);
-  for (index_t o = 0; o < O; ++o)
-    for (int p = 0; p < pairs; ++p)
-      for (int t = 0; t < taps; ++t) {
-        const int a = t / (kh * kw), bh = (t / kw) % kh, c = t % kw;
-        const std::uint32_t lo = bf16(w(o, 2 * p, a, bh, c)).bits;
-        const std::uint32_t hi = 2 * p + 1 < C ? bf16(w(o, 2 * p + 1, a, bh, c)).bits : 0u;
-        wp[std::size_t((((o / kBf16Block) * pairs + p) * taps + t) * kBf16Block + o % kBf16Block)] =
-            lo | (hi << 16);
-      }
   std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
   for (index_t o = 0; o < O; ++o)
     bias[std::size_t(o)] = b.extent(0) > 0 ? b(o) : 0.0f;
 
-  // xp is [D][H][pair][W]: the rows a tile reads for one (d, h) are one contiguous stretch.
-  const index_t pair_stride = Wa, row = index_t(pairs) * Wa, plane = Ha * row;
-  std::vector<std::uint32_t> xp(std::size_t(Da * plane));
-  const index_t ed = out_box.extent(0), eh = out_box.extent(1), ew = out_box.extent(2);
-  const index_t row_tiles = (eh + kBf16Rows - 1) / kBf16Rows;
-  const index_t w_tiles = (ew + kBf16Lanes - 1) / kBf16Lanes;
-  const std::uint32_t* wpd = wp.data();
-  const float* biasd = bias.data();
-  std::uint32_t* xpd = xp.data();
+  const Bf16PairLayout layout(pairs, Ha, Wa);
+  Bf16PlaneRing ring(kd, layout.plane);
+  std::vector<const std::uint32_t*> planes(static_cast<std::size_t>(kd));
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  const index_t d0 = out_box.min(0), h0 = out_box.min(1), w0 = out_box.min(2);
+  Bf16EnginePlane run{
+      planes.data(),
+      (ix.inputOf(1, h0, 0) + ix.in_shift[1]) * layout.row + ix.inputOf(2, w0, 0) + ix.in_shift[2],
+      layout,
+      wp.data(),
+      bias.data(),
+      pairs,
+      kd,
+      kh,
+      kw,
+      O,
+      out_box.extent(1),
+      out_box.extent(2),
+      nullptr,
+      index_t(yv.stride(1)),
+      index_t(yv.stride(3))};
   for (index_t n = 0; n < N; ++n) {
-    // One pass: x's sample n as channel pairs.
-    Kokkos::parallel_for(
-        "halo3d::conv3dBf16Pairs", Policy(exec, 0, Da * Ha), KOKKOS_LAMBDA(const index_t dh) {
-          const index_t d = dh / Ha, h = dh % Ha;
-          for (index_t p = 0; p < pairs; ++p) {
-            const std::uint16_t* lo = &xv(n, 2 * p, d, h, 0).bits;
-            const std::uint16_t* hi = 2 * p + 1 < C ? &xv(n, 2 * p + 1, d, h, 0).bits : nullptr;
-            std::uint32_t* out = xpd + d * plane + h * row + p * pair_stride;
-            for (index_t i = 0; i < Wa; ++i)
-              out[i] = std::uint32_t(lo[i]) | (hi ? std::uint32_t(hi[i]) << 16 : 0u);
-          }
-        });
-    // Output-channel blocks vary fastest, so the blocks of one (d, rows) reuse its input from
-    // cache.
-    Kokkos::parallel_for(
-        "halo3d::conv3dBf16Tiles", Policy(exec, 0, blocks * ed * row_tiles),
-        KOKKOS_LAMBDA(const index_t item) {
-          const index_t blk = item % blocks, rt = (item / blocks) % row_tiles;
-          const index_t d = out_box.min(0) + item / (blocks * row_tiles);
-          const index_t h = out_box.min(1) + rt * kBf16Rows;
-          const int rows = int(std::min<index_t>(kBf16Rows, out_box.max(1) - h));
-          const index_t o0 = blk * kBf16Block;
-          const std::uint32_t* wt = wpd + blk * pairs * taps * kBf16Block;
-          for (index_t wtile = 0; wtile < w_tiles; ++wtile) {
-            const index_t wc = out_box.min(2) + wtile * kBf16Lanes;
-            const int lanes = int(std::min<index_t>(kBf16Lanes, out_box.max(2) - wc));
-            const __mmask16 m = __mmask16((1u << lanes) - 1u);
-            const std::uint32_t* xs = xpd + (ix.inputOf(0, d, 0) + ix.in_shift[0]) * plane +
-                                      (ix.inputOf(1, h, 0) + ix.in_shift[1]) * row +
-                                      ix.inputOf(2, wc, 0) + ix.in_shift[2];
-            const index_t valid = std::min<index_t>(kBf16Block, O - o0);
-            std::uint16_t* ys =
-                &yv(n, o0, d + ix.out_shift[0], h + ix.out_shift[1], wc + ix.out_shift[2]).bits;
-            const index_t yc = index_t(yv.stride(1)), yr = index_t(yv.stride(3));
-            if (valid == kBf16Block) {
-              const float* bb = biasd + o0;
-              if (rows == 3 && lanes == kBf16Lanes)
-                bf16Tile<3, true>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc,
-                                  yr);
-              else if (rows == 3)
-                bf16Tile<3>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
-              else if (rows == 2)
-                bf16Tile<2>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
-              else
-                bf16Tile<1>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, ys, yc, yr);
-            } else {
-              // A tail block of O: compute into a scratch row set, store the valid channels.
-              alignas(64) std::uint16_t scratch[kBf16Block * kBf16Rows * kBf16Lanes];
-              const float* bb = biasd + o0;
-              const index_t sc = kBf16Rows * kBf16Lanes, sr = kBf16Lanes;
-              if (rows == 3)
-                bf16Tile<3>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
-                            sr);
-              else if (rows == 2)
-                bf16Tile<2>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
-                            sr);
-              else
-                bf16Tile<1>(xs, pair_stride, plane, row, wt, pairs, kd, kh, kw, m, bb, scratch, sc,
-                            sr);
-              for (index_t j = 0; j < valid; ++j)
-                for (int r = 0; r < rows; ++r)
-                  for (int l = 0; l < lanes; ++l)
-                    ys[j * yc + r * yr + l] = scratch[j * sc + r * sr + l];
+    // x's allocation plane xd of sample n as channel pairs.
+    const auto pack = [&](index_t xd, std::uint32_t* out) {
+      Kokkos::parallel_for(
+          "halo3d::conv3dBf16Pairs", Policy(exec, 0, Ha), KOKKOS_LAMBDA(const index_t h) {
+            for (index_t p = 0; p < pairs; ++p) {
+              const std::uint16_t* lo = &xv(n, 2 * p, xd, h, 0).bits;
+              const std::uint16_t* hi = 2 * p + 1 < C ? &xv(n, 2 * p + 1, xd, h, 0).bits : nullptr;
+              std::uint32_t* o = out + h * layout.row + p * layout.pair_stride;
+              for (index_t i = 0; i < Wa; ++i)
+                o[i] = std::uint32_t(lo[i]) | (hi ? std::uint32_t(hi[i]) << 16 : 0u);
             }
-          }
-        });
-    fence(exec, "bf16 conv tiles done");  // xp is refilled for the next sample
+          });
+    };
+    ring.clear();
+    for (index_t d = d0; d < out_box.max(0); ++d) {
+      ring.require(ix.inputOf(0, d, 0) + ix.in_shift[0], planes.data(), pack);
+      run.y0 = &yv(n, 0, d + ix.out_shift[0], h0 + ix.out_shift[1], w0 + ix.out_shift[2]).bits;
+      bf16EngineTiles(exec, run);
+      fence(exec, "bf16 conv tiles done");  // the ring's oldest plane is refilled next
+    }
+  }
+}
+
+// Backward-data at stride and dilation 1 is a forward convolution of dy with the weights
+// transposed (channels swapped) and flipped (tap k -> K - 1 - k): dx(q) reads dy(q + p - k) =
+// dy(q - p' + k') with p' = K - 1 - p, k' = K - 1 - k. Per sample, the dy cells that dx_box reads,
+// [dx_box.min - p', dx_box.max - p' + K - 1), are packed plane by plane as pairs of output
+// channels into a buffer holding zero where they lie outside dy_box (the pull form's "taps whose
+// output cell is in dy_box"), so that the engine needs no ghosts and no bounds tests.
+template <class ExecSpace, class WView>
+void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& dy,
+                                const WView& w, const WindowGeometry& g,
+                                const Tensor<bf16, ExecSpace>& dx, const Box& dx_box,
+                                const Box& dy_box) {
+  if (dx_box.empty()) return;
+  const Conv3dIndexing ix = makeIndexing(g, dx, dy);
+  const auto dyv = dy.view();
+  const auto dxv = dx.view();
+  const index_t N = index_t(dxv.extent(0)), I = index_t(dxv.extent(1));
+  const index_t O = index_t(dyv.extent(1));
+  const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
+  const int pairs = int((O + 1) / 2);
+  const std::vector<std::uint32_t> wp =
+      packBf16WeightPairs(I, O, kd, kh, kw, [&](index_t i, index_t o, int a, int bh, int cc) {
+        return w(o, i, kd - 1 - a, kh - 1 - bh, kw - 1 - cc);
+      });
+  const index_t blocks = (I + kBf16Block - 1) / kBf16Block;
+  const std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
+
+  // The buffer's first cell, global dy coordinates, and its extents.
+  Kokkos::Array<index_t, 3> b0, be, lo, hi, shift;
+  for (int d = 0; d < 3; ++d) {
+    b0[d] = dx_box.min(d) + g.padding[d] - (g.kernel[d] - 1);
+    be[d] = dx_box.extent(d) + g.kernel[d] - 1;
+    lo[d] = dy_box.min(d);
+    hi[d] = dy_box.max(d);
+    shift[d] = ix.out_shift[d];
+  }
+  const Bf16PairLayout layout(pairs, be[1], be[2]);
+  Bf16PlaneRing ring(kd, layout.plane);
+  std::vector<const std::uint32_t*> planes(static_cast<std::size_t>(kd));
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  Bf16EnginePlane run{planes.data(),
+                      0,
+                      layout,
+                      wp.data(),
+                      bias.data(),
+                      pairs,
+                      kd,
+                      kh,
+                      kw,
+                      I,
+                      dx_box.extent(1),
+                      dx_box.extent(2),
+                      nullptr,
+                      index_t(dxv.stride(1)),
+                      index_t(dxv.stride(3))};
+  for (index_t n = 0; n < N; ++n) {
+    // Buffer plane q (global dy plane b0[0] + q) of sample n.
+    const auto pack = [&](index_t q, std::uint32_t* buf) {
+      const index_t d = b0[0] + q;
+      const bool plane_inside = d >= lo[0] && d < hi[0];
+      Kokkos::parallel_for(
+          "halo3d::conv3dBf16BackwardDataPairs", Policy(exec, 0, be[1]),
+          KOKKOS_LAMBDA(const index_t hq) {
+            const index_t h = b0[1] + hq;
+            std::uint32_t* rowp = buf + hq * layout.row;
+            const bool inside = plane_inside && h >= lo[1] && h < hi[1];
+            // The W range of the buffer row that lies in dy_box.
+            const index_t c0 = std::max(b0[2], lo[2]), c1 = std::min(b0[2] + be[2], hi[2]);
+            for (index_t p = 0; p < pairs; ++p) {
+              std::uint32_t* out = rowp + p * layout.pair_stride;
+              if (!inside || c1 <= c0) {
+                std::fill(out, out + be[2], 0u);
+                continue;
+              }
+              std::fill(out, out + (c0 - b0[2]), 0u);
+              std::fill(out + (c1 - b0[2]), out + be[2], 0u);
+              const std::uint16_t* l =
+                  &dyv(n, 2 * p, d + shift[0], h + shift[1], c0 + shift[2]).bits;
+              const std::uint16_t* u =
+                  2 * p + 1 < O ? &dyv(n, 2 * p + 1, d + shift[0], h + shift[1], c0 + shift[2]).bits
+                                : nullptr;
+              std::uint32_t* o = out + (c0 - b0[2]);
+              for (index_t i = 0; i < c1 - c0; ++i)
+                o[i] = std::uint32_t(l[i]) | (u ? std::uint32_t(u[i]) << 16 : 0u);
+            }
+          });
+    };
+    ring.clear();
+    for (index_t dd = 0; dd < dx_box.extent(0); ++dd) {
+      ring.require(dd, planes.data(), pack);
+      run.y0 = &dxv(n, 0, dx_box.min(0) + dd + ix.in_shift[0], dx_box.min(1) + ix.in_shift[1],
+                    dx_box.min(2) + ix.in_shift[2])
+                    .bits;
+      bf16EngineTiles(exec, run);
+      fence(exec, "bf16 backward-data tiles done");  // the ring's oldest plane is refilled next
+    }
   }
 }
 
