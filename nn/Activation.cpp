@@ -19,11 +19,29 @@ TensorBlock blockFor(const TensorSpec& spec, const ProcessGrid& grid, const Halo
   return blockFor(spec, grid.shape(), grid.coords(), halo);
 }
 
+const Tensor& Activation::floatTensor() const {
+  require<InputError>(
+      !isBf16(), "activation '", tensor_bf16.label(),
+      "' holds bf16; this code needs its float storage (use nn/PrecisionBridge.hpp)");
+  return tensor;
+}
+
+const TensorBf16& Activation::bf16Tensor() const {
+  require<InputError>(isBf16(), "activation '", tensor.label(),
+                      "' holds fp32; this code needs bf16 storage");
+  return tensor_bf16;
+}
+
 Activation makeActivation(const std::string& label, const TensorSpec& spec, const ProcessGrid& grid,
-                          const HaloWidths& halo) {
+                          const HaloWidths& halo, Precision precision) {
+  requirePrecisionAvailable(precision);
   Activation a;
   a.spec = spec;
-  a.tensor = Tensor(label, blockFor(spec, grid, halo));
+  a.precision = precision;
+  if (precision == Precision::bf16)
+    a.tensor_bf16 = TensorBf16(label, blockFor(spec, grid, halo));
+  else
+    a.tensor = Tensor(label, blockFor(spec, grid, halo));
   return a;
 }
 

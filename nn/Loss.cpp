@@ -1,14 +1,29 @@
 #include "halo3d/nn/Loss.hpp"
 
+#include <optional>
+
 #include "halo3d/comm/Allreduce.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Losses.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 
 namespace halo3d::nn {
 
 namespace {
 using Sums = Kokkos::View<double*, Kokkos::LayoutRight, Memory>;
+
+// A loss of a bf16 output: computed in float on the widened output (owned cells), its gradient
+// rounded to bf16 once. `compute(pred, dpred)` is the loss on float activations.
+template <class Compute>
+double inFloat(const Activation& pred, Activation* dpred, Compute&& compute) {
+  const FloatStandIn p(pred, pred.owned());
+  std::optional<FloatStandIn> d;
+  if (dpred) d.emplace(*dpred, Box());
+  const double loss = compute(*p, d ? &d->get() : nullptr);
+  if (d) d->narrow(dpred->owned());
+  return loss;
+}
 
 double voxels(const Activation& a) {
   const Shape5& s = a.spec.shape;
@@ -23,6 +38,10 @@ MPI_Comm lossComm(const ProcessGrid& grid, const Activation& out) {
 
 double MseLoss::compute(const ProcessGrid& grid, const Activation& pred,
                         const std::vector<float>& targets, Activation* dpred) {
+  if (pred.isBf16() || (dpred && dpred->isBf16()))
+    return inFloat(pred, dpred, [&](const Activation& p, Activation* d) {
+      return compute(grid, p, targets, d);
+    });
   const TensorBlock& b = pred.tensor.block();
   const Shape5& s = pred.spec.shape;
   require<ShapeError>(s[2] * s[3] * s[4] == 1,
@@ -48,6 +67,9 @@ double MseLoss::compute(const ProcessGrid& grid, const Activation& pred,
 
 double CrossEntropyLoss::compute(const ProcessGrid& grid, const Activation& logits,
                                  const HaloTensor<std::int32_t>& labels, Activation* dlogits) {
+  if (logits.isBf16() || (dlogits && dlogits->isBf16()))
+    return inFloat(logits, dlogits,
+                   [&](const Activation& p, Activation* d) { return compute(grid, p, labels, d); });
   Sums sums("ce.sums", 2);
   kernels::softmaxCrossEntropySums(logits.tensor, labels, sums, logits.owned(), false);
   allreduceSum(sums, lossComm(grid, logits));
@@ -64,6 +86,9 @@ double CrossEntropyLoss::compute(const ProcessGrid& grid, const Activation& logi
 
 double DiceLoss::compute(const ProcessGrid& grid, const Activation& logits,
                          const HaloTensor<std::int32_t>& labels, Activation* dlogits) {
+  if (logits.isBf16() || (dlogits && dlogits->isBf16()))
+    return inFloat(logits, dlogits,
+                   [&](const Activation& p, Activation* d) { return compute(grid, p, labels, d); });
   Sums sums("dice.sums", kernels::softDiceSumsSize(logits.spec.shape[1]));
   kernels::softDiceSums(logits.tensor, labels, sums, logits.owned(), false);
   allreduceSum(sums, lossComm(grid, logits));

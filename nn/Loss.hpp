@@ -2,7 +2,9 @@
 // Losses over the model output, as the mean over the GLOBAL mini-batch: every rank computes partial
 // sums over the cells it owns, one allreduce adds them (over the data group when the output is
 // replicated in the spatial group, over all ranks when it is split), and each rank seeds backward
-// with the gradient of the global mean. The returned value is identical on every rank.
+// with the gradient of the global mean. The returned value is identical on every rank. A bf16
+// output is read through the precision bridge: the loss is computed in float on its widened cells
+// and its gradient rounded to bf16 once.
 
 #include <mpi.h>
 

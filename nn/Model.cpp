@@ -10,6 +10,7 @@
 #include "halo3d/core/MemoryInfo.hpp"
 #include "halo3d/io/Collective.hpp"
 #include "halo3d/kernels/Elementwise.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 #include "halo3d/nn/layers/Redistribute.hpp"
 
 namespace halo3d::nn {
@@ -57,8 +58,11 @@ const ModelPlan& Model::builtPlan() const {
   return *_plan;
 }
 
-void Model::build(const ProcessGrid& grid, index_t batch, std::size_t memory_limit) {
+void Model::build(const ProcessGrid& grid, index_t batch, std::size_t memory_limit,
+                  Precision precision) {
   require(!built(), "Model::build() called twice");
+  requirePrecisionAvailable(precision);
+  _precision = precision;
   ModelPlan p = plan(grid.shape(), batch);
   if (!_params->finalized()) _params->finalize();
   // The replications the plan inserted become Redistribute layers.
@@ -73,12 +77,12 @@ void Model::build(const ProcessGrid& grid, index_t batch, std::size_t memory_lim
   for (int id : _plan->order()) {
     Node& n = node(id);
     const PlanNode& pn = _plan->node(id);
-    n.act = makeActivation(pn.name, pn.spec, grid, pn.halo);
-    if (id != 0) n.grad = makeActivation(pn.name + ".grad", pn.spec, grid, pn.halo);
+    n.act = makeActivation(pn.name, pn.spec, grid, pn.halo, precision);
+    if (id != 0) n.grad = makeActivation(pn.name + ".grad", pn.spec, grid, pn.halo, precision);
     if (id != 0 && pn.consumers.size() > 1)
       for (std::size_t c = 0; c < pn.consumers.size(); ++c)
-        n.grad_parts.push_back(
-            makeActivation(pn.name + ".grad" + std::to_string(c), pn.spec, grid, pn.halo));
+        n.grad_parts.push_back(makeActivation(pn.name + ".grad" + std::to_string(c), pn.spec, grid,
+                                              pn.halo, precision));
   }
   for (int id : _plan->order()) {
     Node& n = node(id);
@@ -115,10 +119,13 @@ void Model::backward(RunContext& ctx) {
     const ScopedActivity activity(n.layer->name() + " backward");
     if (n.grad_parts.size() > 1) {
       // The gradient of a tensor read by several layers is the sum of what each sends back.
+      // In bf16 the sum is taken in float (the precision bridge) and rounded once.
       const Box& box = n.grad.owned();
-      kernels::copy(n.grad_parts[0].tensor, n.grad.tensor, box);
+      FloatStandIn sum(n.grad, Box());
+      kernels::copy(FloatStandIn(n.grad_parts[0], box)->tensor, sum->tensor, box);
       for (std::size_t c = 1; c < n.grad_parts.size(); ++c)
-        kernels::add(n.grad.tensor, n.grad_parts[c].tensor, n.grad.tensor, box);
+        kernels::add(sum->tensor, FloatStandIn(n.grad_parts[c], box)->tensor, sum->tensor, box);
+      sum.narrow(box);
     }
     std::vector<const Activation*> in;
     std::vector<Activation*> din;
@@ -142,7 +149,7 @@ void Model::backward(RunContext& ctx) {
 }
 
 void Model::checkMemory(const ProcessGrid& grid, std::size_t memory_limit) const {
-  const std::size_t total = _plan->totalBytes(grid.coords(), sizeof(real));
+  const std::size_t total = _plan->totalBytes(grid.coords(), activationElementBytes());
   // Ranks of a node share its memory (a device's free memory is taken as this rank's own).
   std::size_t limit = memory_limit;
   if (limit == 0) {
@@ -163,20 +170,21 @@ void Model::checkMemory(const ProcessGrid& grid, std::size_t memory_limit) const
   if (worst.ratio <= 1.0) return;
   std::string why;
   if (grid.rank() == worst.rank)
-    why = concat("the model's activations and gradients need ", formatBytes(double(total)), " (",
-                 total, " bytes) on rank ", grid.rank(), " of grid ", grid.shape().str(),
-                 ", but it can have ", formatBytes(double(limit)),
-                 memory_limit ? " (--memory-limit)"
-                              : " (the memory still available, shared by the node's ranks)",
-                 "; the largest: ", _plan->largestTensors(grid.coords(), sizeof(real), 3),
-                 ". Split the volume over more ranks (--grid), or lower --batch or the model's "
-                 "width");
+    why =
+        concat("the model's activations and gradients need ", formatBytes(double(total)), " (",
+               total, " bytes) on rank ", grid.rank(), " of grid ", grid.shape().str(),
+               ", but it can have ", formatBytes(double(limit)),
+               memory_limit ? " (--memory-limit)"
+                            : " (the memory still available, shared by the node's ranks)",
+               "; the largest: ", _plan->largestTensors(grid.coords(), activationElementBytes(), 3),
+               ". Split the volume over more ranks (--grid), or lower --batch or the model's "
+               "width");
   broadcastBytes(why, worst.rank, grid.comm());
   throw ResourceError(why);
 }
 
 std::size_t Model::activationBytes() const {
-  return builtPlan().totalBytes(_grid->coords(), sizeof(real));
+  return builtPlan().totalBytes(_grid->coords(), activationElementBytes());
 }
 
 std::string Model::summary() const {
@@ -188,9 +196,10 @@ std::string Model::summary() const {
     os << n.name << "  " << n.kind << "  (" << n.spec.shape[0] << ", " << n.spec.shape[1] << ", "
        << n.spec.shape[2] << ", " << n.spec.shape[3] << ", " << n.spec.shape[4] << ")  "
        << toString(n.spec.dist) << "  halo " << n.halo << "  "
-       << formatBytes(double(p.bytes(id, me, sizeof(real)))) << '\n';
+       << formatBytes(double(p.bytes(id, me, activationElementBytes()))) << '\n';
   }
-  os << "activations and gradients per rank: " << formatBytes(double(activationBytes())) << '\n';
+  os << "activations and gradients per rank: " << formatBytes(double(activationBytes())) << " ("
+     << toString(_precision) << ")\n";
   return os.str();
 }
 

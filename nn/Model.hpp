@@ -6,6 +6,11 @@
 // asks for, checks the memory of this rank's activations and gradients against the limit before
 // anything is allocated, then allocates them with identical blocks. forward() runs the nodes in
 // order; backward() in reverse, summing the gradients of tensors with several consumers.
+//
+// The run's precision (nn/Precision.hpp) is a build() argument: in bf16 every activation and
+// gradient the model allocates (the input included) holds bf16, and the memory check and
+// summary price them at 2 bytes; parameters stay float. A data loader stores its float batch into
+// input() with storeBox() (nn/PrecisionBridge.hpp), which rounds it in bf16 runs.
 
 #include <array>
 #include <memory>
@@ -46,7 +51,12 @@ class Model {
   // of the node). Throws ShapeError naming the layer if a shape cannot work, InputError if the
   // batch is smaller than the number of sample groups, ResourceError (on every rank) naming the
   // bytes needed, the limit and the largest tensors if some rank's plan does not fit.
-  void build(const ProcessGrid& grid, index_t batch, std::size_t memory_limit = 0);
+  // `precision`: the activations' (InputError if this library cannot run it, see Precision.hpp).
+  void build(const ProcessGrid& grid, index_t batch, std::size_t memory_limit = 0,
+             Precision precision = Precision::fp32);
+  Precision precision() const { return _precision; }
+  // Bytes of one activation element of this model (known after build()).
+  std::size_t activationElementBytes() const { return nn::activationElementBytes(_precision); }
   bool built() const { return _grid != nullptr; }
   index_t batch() const { return _plan ? _plan->batch() : 0; }
   // The plan build() materialised.
@@ -95,6 +105,7 @@ class Model {
   std::optional<ModelPlan> _plan;
   std::shared_ptr<ParameterStore> _params;
   const ProcessGrid* _grid = nullptr;
+  Precision _precision = Precision::fp32;
 };
 
 }  // namespace halo3d::nn

@@ -4,6 +4,7 @@
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/BatchNorm.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 
 namespace halo3d::nn {
 
@@ -65,6 +66,7 @@ double BatchNorm3d::groupCount(const RunContext& ctx, const Activation& x) const
 
 void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>& in,
                           Activation& out) {
+  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   const Activation& x = *in[0];
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   _used_batch_stats = ctx.training;
@@ -105,8 +107,9 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
 }
 
 void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
-                           const Activation&, const Activation& dout,
+                           const Activation& out, const Activation& dout,
                            const std::vector<Activation*>& din) {
+  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   const Activation& x = *in[0];
   require(_used_batch_stats, name(), ": backward after an evaluation-mode forward");
   ScopedTimer t(ctx.timers, name(), Phase::Compute);

@@ -1,14 +1,29 @@
 #include "halo3d/nn/layers/Conv3d.hpp"
 
+#include <type_traits>
+
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Conv3d.hpp"
+#include "halo3d/kernels/Conv3dBf16.hpp"
 
 namespace halo3d::nn {
 
 namespace {
 using Weights = kernels::Conv3dWeights<real, Memory>;
 using Bias = kernels::Conv3dBias<real, Memory>;
+
+// The native bf16 forward. bf16 runs need real = float (Precision.hpp): the weights are then the
+// float master copy; the float64 test library never gets here.
+template <class R>
+void forwardBf16(const TensorBf16& x, const kernels::Conv3dWeights<R, Memory>& w,
+                 const kernels::Conv3dBias<R, Memory>& b, const WindowGeometry& g,
+                 const TensorBf16& y, const Box& out) {
+  if constexpr (std::is_same<R, float>::value)
+    kernels::conv3dForwardBf16(Kokkos::DefaultExecutionSpace(), x, w, b, g, y, out);
+  else
+    throw Error("Conv3d: bf16 needs the float32 layer stack");
+}
 }  // namespace
 
 Conv3d::Conv3d(std::string name, index_t in_channels, index_t out_channels, const WindowGeometry& g,
@@ -25,8 +40,15 @@ void Conv3d::addParameters(ParameterStore& store) {
   if (_has_bias) _bias = &store.add(name() + ".bias", {_out});
 }
 
+bool Conv3d::nativeBf16Forward() const {
+  return std::is_same<real, float>::value;
+}
+
 void Conv3d::computeForward(const Activation& x, const Activation& y, const Box& out) {
   const Bias b = _bias ? Bias(_bias->value()) : Bias();
+  if (x.isBf16())
+    return forwardBf16<real>(x.bf16Tensor(), Weights(_weight->valueAs<5>()), b, _g, y.bf16Tensor(),
+                             out);
   kernels::conv3dForward(x.tensor, Weights(_weight->valueAs<5>()), b, _g, y.tensor, out);
 }
 

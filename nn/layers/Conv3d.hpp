@@ -18,6 +18,8 @@ class Conv3d : public ConvLayer<WindowGeometry> {
                  bool input_gradient) const override;
 
  protected:
+  // bf16 forward: conv3dForwardBf16 (kernels/Conv3dBf16.hpp); backward goes through the bridge.
+  bool nativeBf16Forward() const override;
   void computeForward(const Activation& x, const Activation& y, const Box& out) override;
   void computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
                            const Box& dy_box) override;

@@ -3,6 +3,7 @@
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/ConvTranspose3d.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 
 namespace halo3d::nn {
 
@@ -36,8 +37,13 @@ void ConvLayer<Geometry>::backward(RunContext& ctx, const std::vector<const Acti
                                    const std::vector<Activation*>& din) {
   {
     ScopedTimer t(ctx.timers, this->name(), Phase::Compute);
-    this->assignParameterGradients(ctx, *in[0], *_weight, _bias,
-                                   [&] { computeBackwardFilter(*in[0], dout, out.owned()); });
+    this->assignParameterGradients(ctx, *in[0], *_weight, _bias, [&] {
+      if (!in[0]->isBf16() || (nativeBf16BackwardFilter() && nativeBf16Kernels()))
+        return computeBackwardFilter(*in[0], dout, out.owned());
+      // The precision bridge: x with the ghosts the forward pass gathered, dy on the outputs.
+      const FloatStandIn x(*in[0]), dy(dout, dout.owned());
+      computeBackwardFilter(*x, *dy, out.owned());
+    });
     fence("convolution weight gradient final before the allreduce");
   }
   this->markGradientsReady(ctx, *_weight, _bias);

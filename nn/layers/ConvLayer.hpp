@@ -24,6 +24,8 @@ class ConvLayer : public GeometryWindowLayer<Geometry> {
   // Assigns the weight (and bias) gradients of the outputs `owned` of dy.
   virtual void computeBackwardFilter(const Activation& x, const Activation& dy,
                                      const Box& owned) = 0;
+  // Whether computeBackwardFilter takes bf16 activations itself (else float stand-ins).
+  virtual bool nativeBf16BackwardFilter() const { return false; }
 
   index_t _in, _out;
   bool _has_bias;

@@ -3,6 +3,7 @@
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Dense.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 
 namespace halo3d::nn {
 
@@ -48,6 +49,7 @@ void Dense::addParameters(ParameterStore& store) {
 }
 
 void Dense::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   kernels::denseForward<real>(
       asMatrix(in[0]->tensor), ConstMatrix(_weight->valueAs<2>()),
@@ -56,8 +58,10 @@ void Dense::forward(RunContext& ctx, const std::vector<const Activation*>& in, A
   fence("dense forward done");
 }
 
-void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation&,
-                     const Activation& dout, const std::vector<Activation*>& din) {
+void Dense::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                     const Activation& out, const Activation& dout,
+                     const std::vector<Activation*>& din) {
+  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     assignParameterGradients(ctx, *in[0], *_weight, _bias, [&] {

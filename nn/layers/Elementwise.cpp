@@ -4,6 +4,7 @@
 #include "halo3d/kernels/Activations.hpp"
 #include "halo3d/kernels/Dropout.hpp"
 #include "halo3d/kernels/Elementwise.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 
 namespace halo3d::nn {
 
@@ -13,13 +14,15 @@ std::string LeakyRelu::kind() const {
 
 void LeakyRelu::forward(RunContext& ctx, const std::vector<const Activation*>& in,
                         Activation& out) {
+  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   kernels::leakyReluForward(in[0]->tensor, _slope, out.tensor, out.owned());
 }
 
 void LeakyRelu::backward(RunContext& ctx, const std::vector<const Activation*>& in,
-                         const Activation&, const Activation& dout,
+                         const Activation& out, const Activation& dout,
                          const std::vector<Activation*>& din) {
+  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   if (din[0])
     kernels::leakyReluBackward(in[0]->tensor, dout.tensor, _slope, din[0]->tensor, in[0]->owned());
@@ -36,6 +39,7 @@ std::string Dropout::kind() const {
 }
 
 void Dropout::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   _last_training = ctx.training;
   if (!ctx.training || _p == 0.0) {
@@ -46,8 +50,10 @@ void Dropout::forward(RunContext& ctx, const std::vector<const Activation*>& in,
   kernels::dropoutForward(in[0]->tensor, _p, stream, out.tensor, out.owned());
 }
 
-void Dropout::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation&,
-                       const Activation& dout, const std::vector<Activation*>& din) {
+void Dropout::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                       const Activation& out, const Activation& dout,
+                       const std::vector<Activation*>& din) {
+  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   if (!din[0]) return;
   if (!_last_training || _p == 0.0) {

@@ -18,7 +18,7 @@ std::string Pool3d::kind() const {
 void Pool3d::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
                    const Activation& out) {
   WindowLayer::setup(grid, in, out);
-  if (_kind == PoolKind::Max) _argmax = HaloTensor<index_t>(name() + ".argmax", out.tensor.block());
+  if (_kind == PoolKind::Max) _argmax = HaloTensor<index_t>(name() + ".argmax", out.block());
 }
 
 void Pool3d::computeForward(const Activation& x, const Activation& y, const Box& out) {

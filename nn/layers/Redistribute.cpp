@@ -9,7 +9,8 @@ namespace halo3d::nn {
 namespace {
 
 // The view of global box `box` inside tensor t's allocation.
-auto boxView(const Tensor& t, const Box& box) {
+template <class T>
+auto boxView(const HaloTensor<T>& t, const Box& box) {
   const Extents3 lo = t.toLocal(box.min());
   return Kokkos::subview(t.view(), Kokkos::ALL, Kokkos::ALL,
                          Kokkos::make_pair(lo[0], lo[0] + box.extent(0)),
@@ -17,13 +18,14 @@ auto boxView(const Tensor& t, const Box& box) {
                          Kokkos::make_pair(lo[2], lo[2] + box.extent(2)));
 }
 
-using HostDense = Kokkos::View<real*****, Kokkos::LayoutRight, Kokkos::HostSpace,
+template <class T>
+using HostDense = Kokkos::View<T*****, Kokkos::LayoutRight, Kokkos::HostSpace,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using Dense = Kokkos::View<real*****, Kokkos::LayoutRight, Memory>;
+template <class T>
+using Dense = Kokkos::View<T*****, Kokkos::LayoutRight, Memory>;
 
-}  // namespace
-
-void copyBox(const Tensor& src, const Tensor& dst, const Box& box) {
+template <class T>
+void copyBoxOf(const HaloTensor<T>& src, const HaloTensor<T>& dst, const Box& box) {
   const Box held_src =
       src.block().owned().grown(src.block().halo().loExtents(), src.block().halo().hiExtents());
   const Box held_dst =
@@ -31,6 +33,42 @@ void copyBox(const Tensor& src, const Tensor& dst, const Box& box) {
   require<ShapeError>(held_src.contains(box) && held_dst.contains(box), "copyBox: box ", box,
                       " is not held by both '", src.label(), "' and '", dst.label(), "'");
   Kokkos::deep_copy(boxView(dst, box), boxView(src, box));
+}
+
+// Gathers every spatial rank's owned box of x into out (both of element type T: the messages carry
+// the activation's own precision).
+template <class T>
+void allgatherBoxes(const HaloTensor<T>& x, const HaloTensor<T>& out, const std::vector<Box>& boxes,
+                    const std::vector<int>& counts, const std::vector<int>& displs, int me,
+                    MPI_Comm comm) {
+  const index_t nl = x.block().localSamples(), c = x.block().channels();
+  const Box& mine = boxes[std::size_t(me)];
+  Dense<T> local(Kokkos::view_alloc("halo3d::redistribute::local", Kokkos::WithoutInitializing), nl,
+                 c, mine.extent(0), mine.extent(1), mine.extent(2));
+  Kokkos::deep_copy(local, boxView(x, mine));
+  auto local_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), local);
+  std::vector<T> all(std::size_t(displs.back() + counts.back()));
+  checkMpi(MPI_Allgatherv(local_host.data(), counts[std::size_t(me)], mpiType<T>(), all.data(),
+                          counts.data(), displs.data(), mpiType<T>(), comm),
+           "Redistribute MPI_Allgatherv");
+  for (std::size_t r = 0; r < boxes.size(); ++r) {
+    const Box& b = boxes[r];
+    HostDense<T> part(all.data() + displs[r], nl, c, b.extent(0), b.extent(1), b.extent(2));
+    Dense<T> dev(Kokkos::view_alloc("halo3d::redistribute::part", Kokkos::WithoutInitializing), nl,
+                 c, b.extent(0), b.extent(1), b.extent(2));
+    Kokkos::deep_copy(dev, part);
+    Kokkos::deep_copy(boxView(out, b), dev);
+  }
+}
+
+}  // namespace
+
+void copyBox(const Tensor& src, const Tensor& dst, const Box& box) {
+  copyBoxOf(src, dst, box);
+}
+
+void copyBox(const TensorBf16& src, const TensorBf16& dst, const Box& box) {
+  copyBoxOf(src, dst, box);
 }
 
 TensorSpec Redistribute::outputSpec(const std::vector<TensorSpec>& inputs) const {
@@ -42,7 +80,7 @@ TensorSpec Redistribute::outputSpec(const std::vector<TensorSpec>& inputs) const
 
 void Redistribute::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
                          const Activation&) {
-  const TensorBlock& mine = in[0]->tensor.block();
+  const TensorBlock& mine = in[0]->block();
   const GridShape& shape = grid.shape();
   _boxes.clear();
   _counts.clear();
@@ -64,33 +102,23 @@ void Redistribute::setup(const ProcessGrid& grid, const std::vector<const Activa
 void Redistribute::forward(RunContext& ctx, const std::vector<const Activation*>& in,
                            Activation& out) {
   ScopedTimer timer(ctx.timers, name(), Phase::Redistribute);
-  const Tensor& x = in[0]->tensor;
   const int me = ctx.grid->spatialRank();
-  const index_t nl = x.block().localSamples(), c = x.block().channels();
-  const Box& mine = _boxes[std::size_t(me)];
-  Dense local(Kokkos::view_alloc("halo3d::redistribute::local", Kokkos::WithoutInitializing), nl, c,
-              mine.extent(0), mine.extent(1), mine.extent(2));
-  Kokkos::deep_copy(local, boxView(x, mine));
-  auto local_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), local);
-  std::vector<real> all(std::size_t(_displs.back() + _counts.back()));
-  checkMpi(MPI_Allgatherv(local_host.data(), _counts[std::size_t(me)], mpiType<real>(), all.data(),
-                          _counts.data(), _displs.data(), mpiType<real>(), ctx.grid->spatialComm()),
-           "Redistribute MPI_Allgatherv");
-  for (std::size_t r = 0; r < _boxes.size(); ++r) {
-    const Box& b = _boxes[r];
-    HostDense part(all.data() + _displs[r], nl, c, b.extent(0), b.extent(1), b.extent(2));
-    Dense dev(Kokkos::view_alloc("halo3d::redistribute::part", Kokkos::WithoutInitializing), nl, c,
-              b.extent(0), b.extent(1), b.extent(2));
-    Kokkos::deep_copy(dev, part);
-    Kokkos::deep_copy(boxView(out.tensor, b), dev);
-  }
+  const MPI_Comm comm = ctx.grid->spatialComm();
+  if (in[0]->isBf16())
+    allgatherBoxes(in[0]->bf16Tensor(), out.bf16Tensor(), _boxes, _counts, _displs, me, comm);
+  else
+    allgatherBoxes(in[0]->floatTensor(), out.floatTensor(), _boxes, _counts, _displs, me, comm);
 }
 
 void Redistribute::backward(RunContext& ctx, const std::vector<const Activation*>& in,
                             const Activation&, const Activation& dout,
                             const std::vector<Activation*>& din) {
   ScopedTimer timer(ctx.timers, name(), Phase::Compute);
-  if (din[0]) copyBox(dout.tensor, din[0]->tensor, in[0]->owned());
+  if (!din[0]) return;
+  if (dout.isBf16())
+    copyBox(dout.bf16Tensor(), din[0]->bf16Tensor(), in[0]->owned());
+  else
+    copyBox(dout.tensor, din[0]->tensor, in[0]->owned());
 }
 
 }  // namespace halo3d::nn

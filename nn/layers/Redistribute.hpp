@@ -1,6 +1,7 @@
 #pragma once
 // Moves an activation from Spatial to Replicated: every rank of the spatial group gathers the
-// blocks of all the others (MPI_Allgatherv over the spatial communicator). Backward needs no
+// blocks of all the others (MPI_Allgatherv over the spatial communicator, in the activation's
+// precision: bf16 messages are half the bytes). Backward needs no
 // communication: the gradient of the replicated tensor is identical on every rank of the group, and
 // each rank keeps the slice of its own block.
 
@@ -29,5 +30,6 @@ class Redistribute : public Layer {
 // Copies the cells of global box `box` (all samples and channels) from `src` to `dst`; both must
 // hold them.
 void copyBox(const Tensor& src, const Tensor& dst, const Box& box);
+void copyBox(const TensorBf16& src, const TensorBf16& dst, const Box& box);
 
 }  // namespace halo3d::nn

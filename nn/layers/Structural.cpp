@@ -2,6 +2,7 @@
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/kernels/Channels.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 
 namespace halo3d::nn {
 
@@ -17,12 +18,15 @@ TensorSpec Concat::outputSpec(const std::vector<TensorSpec>& inputs) const {
 }
 
 void Concat::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+  if (anyBf16({in[0], in[1], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   kernels::concatChannels(in[0]->tensor, in[1]->tensor, out.tensor, out.owned());
 }
 
-void Concat::backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation&,
-                      const Activation& dout, const std::vector<Activation*>& din) {
+void Concat::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                      const Activation& out, const Activation& dout,
+                      const std::vector<Activation*>& din) {
+  if (anyBf16({in[0], in[1], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   if (din[0]) kernels::sliceChannels(dout.tensor, 0, din[0]->tensor, in[0]->owned());
   if (din[1])
@@ -59,12 +63,15 @@ void reshapeCopy(const From& from, const To& to, bool forward) {
 }  // namespace
 
 void Flatten::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
+  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   reshapeCopy(in[0]->tensor.owned(), out.tensor.owned(), true);
 }
 
-void Flatten::backward(RunContext& ctx, const std::vector<const Activation*>&, const Activation&,
-                       const Activation& dout, const std::vector<Activation*>& din) {
+void Flatten::backward(RunContext& ctx, const std::vector<const Activation*>& in,
+                       const Activation& out, const Activation& dout,
+                       const std::vector<Activation*>& din) {
+  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   if (din[0]) reshapeCopy(din[0]->tensor.owned(), dout.tensor.owned(), false);
 }

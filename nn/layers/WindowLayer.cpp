@@ -1,10 +1,12 @@
 #include "halo3d/nn/layers/WindowLayer.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "halo3d/core/BlockDecomposition.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 #include "halo3d/nn/layers/Boxes.hpp"
 
 namespace halo3d::nn {
@@ -112,72 +114,131 @@ Box WindowLayer::interiorOutputs(const Box& avail, const Box& out) const {
 
 void WindowLayer::setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
                         const Activation&) {
-  if (in[0]->spec.dist == Distribution::Spatial && grid.shape().spatialSize() > 1)
-    _exchange = std::make_unique<HaloExchange<real>>(grid, in[0]->tensor.block());
+  _exchange.reset();
+  _exchange_bf16.reset();
+  if (in[0]->spec.dist != Distribution::Spatial || grid.shape().spatialSize() == 1) return;
+  if (in[0]->isBf16())
+    _exchange_bf16 = std::make_unique<HaloExchange<bf16>>(grid, in[0]->block());
+  else
+    _exchange = std::make_unique<HaloExchange<real>>(grid, in[0]->block());
 }
 
 void WindowLayer::recordTraffic(RunContext& ctx, HaloDirection dir) const {
-  if (ctx.timers)
+  if (!ctx.timers) return;
+  if (_exchange_bf16)
+    ctx.timers->addTraffic(name(), double(_exchange_bf16->sentBytes(dir)),
+                           double(_exchange_bf16->sentMessages(dir)));
+  else
     ctx.timers->addTraffic(name(), double(_exchange->sentBytes(dir)),
                            double(_exchange->sentMessages(dir)));
 }
 
+void WindowLayer::startExchange(const Activation& a, HaloDirection dir) {
+  if (_exchange_bf16)
+    _exchange_bf16->start(a.bf16Tensor(), dir);
+  else
+    _exchange->start(a.floatTensor(), dir);
+}
+
+void WindowLayer::progressExchange() {
+  if (_exchange_bf16)
+    _exchange_bf16->progress();
+  else
+    _exchange->progress();
+}
+
+void WindowLayer::finishExchange() {
+  if (_exchange_bf16)
+    _exchange_bf16->finish();
+  else
+    _exchange->finish();
+}
+
 void WindowLayer::forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y) {
   const Box& out = y.owned();
-  if (!_exchange) {
+  // Without a native bf16 kernel, each piece runs on float stand-ins (nothing to convert in fp32).
+  const bool bridge = (x.isBf16() || y.isBf16()) && !(nativeBf16Forward() && nativeBf16Kernels());
+  std::optional<FloatStandIn> xf, yf;
+  if (bridge) {
+    xf.emplace(x, Box());
+    yf.emplace(y, Box());
+  }
+  const Box held = heldBox(x.block());
+  const auto compute = [&](const Box& box) {
+    if (!bridge) return computeForward(x, y, box);
+    xf->widen(intersect(inputWindow(box), held));
+    computeForward(**xf, **yf, box);
+    yf->narrow(box);
+  };
+  if (!exchanges()) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    computeForward(x, y, out);
+    compute(out);
     return;
   }
   if (!ctx.overlap) {
     {
       ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
-      _exchange->gather(x.tensor);
+      startExchange(x, HaloDirection::Gather);
+      finishExchange();
       recordTraffic(ctx, HaloDirection::Gather);
     }
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    computeForward(x, y, out);
+    compute(out);
     fence("window layer forward done");
     return;
   }
   {
     // Posting (and, off the direct path, packing) is exchange time too.
     ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
-    _exchange->start(x.tensor, HaloDirection::Gather);
+    startExchange(x, HaloDirection::Gather);
     recordTraffic(ctx, HaloDirection::Gather);
   }
-  const Box interior = narrowAlongW(
-      out, interiorOutputs(validWithoutExchange(x.tensor.block()), out), kRowVectorCells);
+  const Box interior =
+      narrowAlongW(out, interiorOutputs(validWithoutExchange(x.block()), out), kRowVectorCells);
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     for (const Box& piece : overlapPieces(interior)) {
-      computeForward(x, y, piece);
-      _exchange->progress();
+      compute(piece);
+      progressExchange();
     }
     fence("interior outputs done");
   }
   {
     ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
-    _exchange->finish();
+    finishExchange();
   }
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   for (const Box& slab : shellSlabs(out, interior))
-    computeForward(x, y, slab);
+    compute(slab);
   fence("boundary shell done");
 }
 
 void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
                                           const Activation& dx) {
-  const TensorBlock& xb = dx.tensor.block();
+  const TensorBlock& xb = dx.block();
   const Box volume = Box::fromExtents(xb.globalExtents());
   const Box owned = xb.owned();
   const Box& dy_box = dy.owned();
+  // Without a native bf16 kernel, each piece runs on float stand-ins; every piece reads dy on the
+  // owned outputs, widened once.
+  const bool bridge =
+      (dy.isBf16() || dx.isBf16()) && !(nativeBf16BackwardData() && nativeBf16Kernels());
+  std::optional<FloatStandIn> dyf, dxf;
+  if (bridge) {
+    dyf.emplace(dy, dy_box);
+    dxf.emplace(dx, Box());
+  }
+  const auto compute = [&](const Box& box) {
+    if (!bridge) return computeBackwardData(dy, dx, box, dy_box);
+    computeBackwardData(**dyf, **dxf, box, dy_box);
+    dxf->narrow(box);
+  };
   // Every owned cell is assigned (zero where no output reads it); ghost cells only where owned
   // outputs read.
   const Box region = hull(owned, intersect(inputWindow(dy_box), volume));
-  if (!_exchange) {
+  if (!exchanges()) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
-    computeBackwardData(dy, dx, region, dy_box);
+    compute(region);
     fence("window layer backward done");
     return;
   }
@@ -187,25 +248,25 @@ void WindowLayer::backwardDataWithOverlap(RunContext& ctx, const Activation& dy,
   {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     for (const Box& slab : shellSlabs(region, core))
-      computeBackwardData(dy, dx, slab, dy_box);
-    if (!ctx.overlap) computeBackwardData(dy, dx, core, dy_box);
+      compute(slab);
+    if (!ctx.overlap) compute(core);
     fence("ghost contributions ready to scatter");
   }
   {
     ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
-    _exchange->start(dx.tensor, HaloDirection::ScatterSum);
+    startExchange(dx, HaloDirection::ScatterSum);
     recordTraffic(ctx, HaloDirection::ScatterSum);
   }
   if (ctx.overlap) {
     ScopedTimer t(ctx.timers, name(), Phase::Compute);
     for (const Box& piece : overlapPieces(core)) {
-      computeBackwardData(dy, dx, piece, dy_box);
-      _exchange->progress();
+      compute(piece);
+      progressExchange();
     }
     fence("owned input gradient done");
   }
   ScopedTimer t(ctx.timers, name(), Phase::HaloWait);
-  _exchange->finish();
+  finishExchange();
 }
 
 }  // namespace halo3d::nn

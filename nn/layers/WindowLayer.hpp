@@ -15,6 +15,12 @@
 // With overlap off (RunContext::overlap = false) the exchange completes before any compute:
 // benchmarks compare the two. Replicated inputs need no exchange at all.
 //
+// In bf16 the exchanges move bf16 (the activation's own storage). A subclass that has a native bf16
+// kernel for a pass says so (nativeBf16Forward / nativeBf16BackwardData) and receives the bf16
+// activations; otherwise the pass runs its fp32 kernel through the precision bridge
+// (nn/PrecisionBridge.hpp) piece by piece: each piece's input window is widened after its ghosts
+// arrived and the piece's result rounded to bf16 once, so the overlap keeps its shape.
+//
 // A subclass gives the geometry as two monotone maps per dimension: the output extent of an input
 // extent, and the input cells [lo, hi) that a run of outputs [o0, o1) reads. Ghost widths, the
 // split rule, the interior and the backward window all follow from those.
@@ -58,13 +64,25 @@ class WindowLayer : public Layer {
   // dx on global input box `in_box` from the outputs in `dy_box`.
   virtual void computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
                                    const Box& dy_box) = 0;
+  // Whether computeForward / computeBackwardData take bf16 activations themselves (else they get
+  // float stand-ins from the precision bridge).
+  virtual bool nativeBf16Forward() const { return false; }
+  virtual bool nativeBf16BackwardData() const { return false; }
 
   void forwardWithOverlap(RunContext& ctx, const Activation& x, const Activation& y);
   void backwardDataWithOverlap(RunContext& ctx, const Activation& dy, const Activation& dx);
   // Adds one round of the exchange in `dir` to the layer's halo traffic.
   void recordTraffic(RunContext& ctx, HaloDirection dir) const;
 
+  // The exchange of the input's precision (at most one exists; none for Replicated inputs or an
+  // unsplit grid).
+  bool exchanges() const { return _exchange || _exchange_bf16; }
+  void startExchange(const Activation& a, HaloDirection dir);
+  void progressExchange();
+  void finishExchange();
+
   std::unique_ptr<HaloExchange<real>> _exchange;
+  std::unique_ptr<HaloExchange<bf16>> _exchange_bf16;
 };
 
 // A WindowLayer whose output extents and input windows are those of a geometry object `_g`

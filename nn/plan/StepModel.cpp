@@ -308,7 +308,7 @@ class Predictor {
       batch += std::size_t(cellsOf(ownedShape(in)) / double(in.channels())) * 4;
     m.push_back({"data loader batches", batch * (_run.prefetch ? 2 : 1)});
     // Halo buffers: every exchange's packed messages, sent and received, both directions.
-    std::size_t halo = 0, workspace = 0;
+    std::size_t halo = 0, workspace = 0, bridge = 0;
     const GridShape& g = _plan.grid();
     const bool host = _m.devices_per_node == 0;
     impl::DirectRule rule;
@@ -323,6 +323,18 @@ class Predictor {
         for (const bool gather : {true, false})
           for (const impl::WireMessage& w : impl::wireMessages(hp, gather, rule, e))
             if (!w.direct) halo += 2 * w.bytes;  // a send buffer and a receive buffer
+      }
+      if (e < sizeof(float)) {
+        // A bf16 run's fallback (nn/PrecisionBridge.hpp): float copies of the blocks a pass
+        // reads and writes, freed after the pass. A sliding-window layer converts its input and
+        // output (forward, then the weight gradient, then the data gradient); other layers their
+        // inputs, output, and both gradients at once.
+        std::size_t in = 0;
+        for (int i : n.inputs)
+          in += allocationBytes(_plan.block(i, c), sizeof(float));
+        const std::size_t out = allocationBytes(_plan.block(id, c), sizeof(float));
+        const bool window = dynamic_cast<const WindowLayer*>(n.layer) != nullptr;
+        bridge = std::max(bridge, window ? in + out : 2 * (in + out));
       }
       // The largest transient workspace: what the layer's host code says it allocates
       // (ConvTranspose3d's partial sums), and a convolution's weight-gradient partial sums
@@ -340,6 +352,7 @@ class Predictor {
     }
     m.push_back({"halo buffers", halo});
     m.push_back({"largest layer workspace", workspace});
+    if (e < sizeof(float)) m.push_back({"bf16 fallback scratch (largest layer)", bridge});
     return m;
   }
 

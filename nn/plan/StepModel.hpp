@@ -22,7 +22,9 @@
 //
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
 // their gradients, optimizer state, the gradient allreduce's receive buffers, the data loader's
-// batch buffers, halo buffers and the largest layer workspace (transient, counted once).
+// batch buffers, halo buffers and the largest layer workspace (transient, counted once). With bf16
+// activations (element_bytes 2) parameters and optimizer state stay 4 bytes, and the largest float
+// scratch of the precision bridge is added (transient, counted once).
 
 #include <string>
 #include <vector>

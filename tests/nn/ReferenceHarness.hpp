@@ -15,6 +15,7 @@
 #include "halo3d/nn/GradientReducer.hpp"
 #include "halo3d/nn/Model.hpp"
 #include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 #include "halo3d/nn/StateDict.hpp"
 #include "support/ReferenceData.hpp"
 
@@ -69,9 +70,9 @@ inline std::vector<double> hostValues(const Parameter& p, bool grads) {
   return std::vector<double>(h.data(), h.data() + h.size());
 }
 
-// The owned cells of an activation on the host, in (n, c, d, h, w) order.
+// The owned cells of an activation (either precision) on the host, in (n, c, d, h, w) order.
 inline std::vector<double> ownedValues(const Activation& a) {
-  auto o = a.tensor.owned();
+  auto o = floatCopyOf(a).owned();
   auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), o);
   Kokkos::deep_copy(h, o);
   std::vector<double> out;

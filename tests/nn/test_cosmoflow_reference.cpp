@@ -66,6 +66,11 @@ RunResult run(const std::string& file, const ProcessGrid& grid) {
   c.batchnorm = config["batchnorm"];
   c.bn_group = StatsGroup::Global;  // PyTorch normalises over the whole mini-batch
   auto model = makeCosmoFlow(c);
+  if (kDouble) {
+    // The float64 stack runs fp32 only (Precision.hpp), and says so before allocating.
+    EXPECT_THROW(model->build(grid, config["batch"], 0, Precision::bf16), InputError);
+    EXPECT_FALSE(model->built());
+  }
   model->build(grid, config["batch"]);
   importStateDict(model->parameters(), readStateDictFile(referencePath(file), "/initial"),
                   file + ":/initial");

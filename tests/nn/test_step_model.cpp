@@ -10,6 +10,7 @@
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/MemoryTracker.hpp"
 #include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/Loss.hpp"
 #include "halo3d/nn/layers/Conv3d.hpp"
 #include "halo3d/nn/models/CosmoFlow.hpp"
 #include "halo3d/nn/plan/Calibration.hpp"
@@ -146,6 +147,52 @@ TEST(StepModel, PrefetchHidesTheReadOnlyWithAFreeCore) {
   EXPECT_NEAR(free_core, 10.0 - busy, 1e-9);
   EXPECT_NEAR(io(2, true).first, 10.0, 1e-9);  // 2 ranks fill 2 cores: nothing hides the read
   EXPECT_NEAR(io(4, false).first, 10.0, 1e-9);
+}
+
+// The same in bf16: the activations and gradients are priced at 2 bytes and are what the build
+// allocates, the parameters stay 4 bytes, and the bridge's float scratch is a term of its own; a
+// training step's measured peak (no optimizer, loader or allreduce here) stays within the
+// predicted peak.
+TEST(StepModel, MemoryOfASmallBf16ModelAgainstItsAllocations) {
+  MemoryTracker::install();
+  CosmoFlowConfig c;
+  c.input_size = 32;
+  c.width = 0.125;
+  auto model = makeCosmoFlow(c);
+  const std::size_t before = MemoryTracker::usage("Host").current;
+  model->parameters().finalize();
+  const std::size_t params = MemoryTracker::usage("Host").current - before;
+  const ProcessGrid self(MPI_COMM_SELF, GridShape(1, 1, 1, 1));
+  model->build(self, 2, std::size_t(1) << 30, Precision::bf16);
+  const std::size_t activations = MemoryTracker::usage("Host").current - before - params;
+  Machine m = linksOnly(1e-6, 1e-9, 1e-9);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  auto fresh = makeCosmoFlow(c);
+  const ModelPlan plan = fresh->plan(GridShape(1, 1, 1, 1), 2);
+  calibrate(*fresh, {plan}, m, o);
+  RunShape run;
+  run.element_bytes = elementBytes(Precision::bf16);
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = index_t(model->parameters().values().size());
+  const StepPrediction p = predictStep(plan, m, run);
+  ASSERT_GE(p.memory.size(), 2u);
+  EXPECT_EQ(p.memory[0].bytes, activations);
+  EXPECT_EQ(p.memory[0].bytes, model->activationBytes());
+  EXPECT_EQ(p.memory[1].bytes, params);
+  EXPECT_EQ(p.memory.back().what, "bf16 fallback scratch (largest layer)");
+  EXPECT_GT(p.memory.back().bytes, 0u);
+  MemoryTracker::resetPeak();
+  RunContext ctx;
+  ctx.grid = &self;
+  model->forward(ctx);
+  std::vector<float> targets(8, 0.5f);
+  MseLoss().compute(self, model->output(), targets, &model->outputGradient());
+  model->backward(ctx);
+  const std::size_t step_peak = MemoryTracker::usage("Host").peak - before;
+  std::printf("bf16 CosmoFlow 32^3 x 1/8: step peak %zu bytes, predicted peak %zu\n", step_peak,
+              p.peak_bytes);
+  EXPECT_LE(step_peak, p.peak_bytes);
 }
 
 // Grid choice at 4 ranks, batch 2: 4 sample groups cannot share 2 samples, every other grid of a
