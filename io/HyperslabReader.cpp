@@ -43,18 +43,32 @@ HyperslabReader::OpenFile& HyperslabReader::openFile(int file) {
   }
   // Opens and closes are collective under MPI-IO. Collective reads need the group's communicator
   // (every rank of the group reads the same samples in the same order, so they match); independent
-  // reads open on MPI_COMM_SELF, so that no rank waits for another's I/O thread.
+  // reads need no MPI-IO at all and open through HDF5's POSIX driver, so that no rank waits for
+  // another's I/O thread and an open costs no MPI-IO set-up.
   if (int(_open.size()) >= _options.open_files) _open.pop_back();
   const SampleFileLayout& layout = _catalog.file(file);
   const SampleDatasets names = datasetsOf(_catalog.kind());
   OpenFile f;
   f.file = file;
-  f.handle = h5::openFileParallel(layout.path,
-                                  _options.mode == IoMode::Collective ? _comm : MPI_COMM_SELF);
+  f.handle = _options.mode == IoMode::Collective ? h5::openFileParallel(layout.path, _comm)
+                                                 : h5::openFileSerial(layout.path);
   f.input = h5::openDataset(f.handle, layout.path, names.input);
   f.target = h5::openDataset(f.handle, layout.path, names.target);
   _open.push_front(std::move(f));
   return _open.front();
+}
+
+// Rows of a block split along W are short runs in the file: HDF5 then reads them one by one, which
+// cost the loader's thread more CPU than the rank's compute on a 64^3 sample split in two along W
+// (docs/scaling.md, "The I/O thread's collectives"). Below kMinRunBytes per row the read covers
+// whole rows, and the owned part is copied out of the staging buffer.
+Box HyperslabReader::readBox(const SampleFileLayout& layout, const Box& owned,
+                             ElementType type) const {
+  if (_options.method == ReadMethod::WholeSample) return Box::fromExtents(layout.extents);
+  const index_t w = layout.extents[2];
+  if (owned.extent(2) == w || std::size_t(owned.extent(2)) * elementSize(type) >= kMinRunBytes)
+    return owned;
+  return owned.withRange(2, 0, w);
 }
 
 h5::Id HyperslabReader::fileSelection(const SampleFileLayout& layout, hid_t dataset, index_t index,
@@ -99,13 +113,12 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
   OpenFile& f = openFile(loc.file);
   const hid_t dataset = labels ? f.target.get() : f.input.get();
   const ElementType type = labels ? layout.target_type : layout.input_type;
-  const Box read_box =
-      _options.method == ReadMethod::WholeSample ? Box::fromExtents(layout.extents) : owned;
+  const Box read_box = readBox(layout, owned, type);
   h5::Id file_space = fileSelection(layout, dataset, loc.index, labels ? 0 : channels, read_box);
   const std::size_t count = std::size_t(channels * read_box.size());
   const Box& lo = tile.local_owned;
   // Same element type and only the owned block: HDF5 scatters straight into the owned cells.
-  const bool direct = type == elementTypeOf<T>() && _options.method == ReadMethod::Hyperslab;
+  const bool direct = type == elementTypeOf<T>() && read_box == owned;
   h5::Id memory_space;
   void* destination = nullptr;
   if (direct) {
@@ -122,12 +135,12 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
     destination = _staging.data();
   }
   h5::checkStatus(
-      H5Dread(dataset, h5::nativeType(type), memory_space, file_space, _transfer, destination),
+      H5Dread(dataset, h5::nativeType(type), memory_space, file_space, transfer(), destination),
       "cannot read sample ", loc.index, " of dataset '", name, "' of file '", layout.path, "'");
   _stats.bytes += count * elementSize(type);
   _stats.hyperslabs += 1;
   if (!labels) _stats.samples += 1;
-  if (_options.record_hyperslabs) _stats.records.push_back({id, labels, channels, read_box});
+  if (_options.record_hyperslabs) _stats.records.push_back({id, labels, channels, read_box, owned});
 
   // Convert (staged reads) and post-process one W row at a time.
   const index_t w = owned.extent(2);
@@ -195,7 +208,7 @@ void HyperslabReader::readTargets(index_t id, float* out) {
   h5::Id file_space = h5::check(H5Dget_space(f.target), "H5Dget_space of '", layout.path, "'");
   h5::selectBox(file_space, start, count);
   h5::Id memory_space = h5::makeSpace({width});
-  h5::checkStatus(H5Dread(f.target, H5T_NATIVE_FLOAT, memory_space, file_space, _transfer, out),
+  h5::checkStatus(H5Dread(f.target, H5T_NATIVE_FLOAT, memory_space, file_space, transfer(), out),
                   "cannot read sample ", loc.index, " of dataset '",
                   datasetsOf(_catalog.kind()).target, "' of file '", layout.path, "'");
   _stats.bytes += std::uint64_t(width) * elementSize(layout.target_type);

@@ -22,10 +22,11 @@
 
 namespace halo3d {
 
-// Independent: each rank issues its own MPI-IO reads. Collective: the ranks of the spatial group
-// read together (two-phase I/O): fewer, larger requests, which parallel file systems may prefer
-// when blocks are thin strided pieces (W split finely). On one node with the file in the page
-// cache, independent reads were 4-6x faster at 2-4 ranks (bench_hdf5_read), hence the default.
+// Independent: each rank reads on its own, through HDF5's POSIX driver (no MPI-IO). Collective: the
+// ranks of the spatial group read together (two-phase I/O): fewer, larger requests, which parallel
+// file systems may prefer when blocks are thin strided pieces (W split finely). On one node with
+// the file in the page cache, independent reads were 4-6x faster at 2-4 ranks (bench_hdf5_read),
+// hence the default.
 enum class IoMode { Independent, Collective };
 // Hyperslab: each rank reads only its owned block. WholeSample: each rank reads the whole sample
 // and keeps its block (the baseline the benchmark compares with, and a fallback for file systems
@@ -38,16 +39,18 @@ struct ReadOptions {
   InputTransform transform;
   int num_classes = 3;             // U-Net labels must lie in [0, num_classes)
   bool record_hyperslabs = false;  // keep every hyperslab in ReadStats::records (tests)
-  int open_files = 4;              // sample files kept open between reads
+  int open_files = 16;             // sample files kept open between reads
 };
 
-// One hyperslab read from a file: sample id, input or labels, channels [0, channels), global
-// spatial box.
+// One hyperslab read from a file: sample id, input or labels, channels [0, channels), the global
+// spatial box read from the file, and the owned box delivered from it (the same, unless short rows
+// were read whole or the whole sample was read).
 struct HyperslabRecord {
   index_t sample = 0;
   bool labels = false;
   index_t channels = 0;
   Box box;
+  Box owned;
 };
 
 // What this rank read from files since the last reset.
@@ -88,9 +91,9 @@ class HyperslabReader {
 
   // `comm` is the spatial group's communicator. In IoMode::Collective every read is collective
   // over it (all its ranks read the same sample, each its own box, in the same order); in
-  // IoMode::Independent files are opened on MPI_COMM_SELF and nothing is collective: a rank never
-  // waits for another's reads. "Collective" below means "collective in IoMode::Collective".
-  // Throws InputError on invalid options.
+  // IoMode::Independent files are opened through HDF5's POSIX driver and nothing is collective: a
+  // rank never waits for another's reads. "Collective" below means "collective in
+  // IoMode::Collective". Throws InputError on invalid options.
   HyperslabReader(const SampleCatalog& catalog, MPI_Comm comm, const ReadOptions& options);
   // Closes the open files: collective over `comm`.
   ~HyperslabReader();
@@ -123,6 +126,15 @@ class HyperslabReader {
   OpenFile& openFile(int file);
   // File selection of sample `loc` over `box` with `channels` leading channels (0: no channel
   // axis).
+  // The transfer properties of a read: MPI-IO's collective mode, or HDF5's defaults for the
+  // POSIX driver of independent reads.
+  hid_t transfer() const {
+    return _options.mode == IoMode::Collective ? _transfer.get() : H5P_DEFAULT;
+  }
+  // Rows shorter than this are read whole (readBox).
+  static constexpr std::size_t kMinRunBytes = 4096;
+  // The box a read of the owned box `owned` covers in the file.
+  Box readBox(const SampleFileLayout& layout, const Box& owned, ElementType type) const;
   h5::Id fileSelection(const SampleFileLayout& layout, hid_t dataset, index_t index,
                        index_t channels, const Box& box) const;
   template <class T>

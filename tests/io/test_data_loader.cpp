@@ -76,13 +76,14 @@ std::vector<index_t> gatheredBatch(const Batch<Memory>& b, const ProcessGrid& gr
   return allgatherIds(grid.spatialRank() == 0 ? b.sample_ids : std::vector<index_t>(), grid.comm());
 }
 
-// Every rank's recorded input hyperslabs, painted into per-sample voxel counts.
+// Every rank's recorded input blocks (the owned boxes the reads delivered), painted into per-sample
+// voxel counts.
 std::map<index_t, std::vector<int>> paintedCoverage(const ReadStats& stats, const Extents3& e) {
   std::vector<index_t> mine;
   for (const HyperslabRecord& r : stats.records) {
     if (r.labels) continue;
-    mine.insert(mine.end(), {r.sample, r.box.min(0), r.box.min(1), r.box.min(2), r.box.max(0),
-                             r.box.max(1), r.box.max(2)});
+    mine.insert(mine.end(), {r.sample, r.owned.min(0), r.owned.min(1), r.owned.min(2),
+                             r.owned.max(0), r.owned.max(1), r.owned.max(2)});
   }
   const std::vector<index_t> all = allgatherIds(mine, MPI_COMM_WORLD);
   std::map<index_t, std::vector<int>> painted;
