@@ -21,6 +21,9 @@ namespace halo3d::nn {
 
 enum class Precision { fp32, bf16 };
 
+// Every precision, in the order --precision lists them.
+inline constexpr Precision kPrecisions[] = {Precision::fp32, Precision::bf16};
+
 inline const char* toString(Precision p) {
   return p == Precision::bf16 ? "bf16" : "fp32";
 }

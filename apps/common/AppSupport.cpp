@@ -139,8 +139,8 @@ void Progress::finish() {
 }
 
 MetricsWriter::MetricsWriter(const std::string& path, bool enabled, std::string run_id,
-                             std::string grid)
-    : _run_id(std::move(run_id)), _grid(std::move(grid)) {
+                             std::string grid, std::string precision)
+    : _run_id(std::move(run_id)), _grid(std::move(grid)), _precision(std::move(precision)) {
   if (!enabled || path.empty()) return;
   _file = std::fopen(path.c_str(), "a");
   require<InputError>(_file != nullptr, "cannot open metrics file '", path, "' for writing");
@@ -154,6 +154,7 @@ void MetricsWriter::write(nlohmann::json record) {
   if (!_file) return;
   record["run_id"] = _run_id;
   if (!_grid.empty()) record["grid"] = _grid;
+  if (!_precision.empty()) record["precision"] = _precision;
   const std::string line = record.dump() + "\n";
   std::fwrite(line.data(), 1, line.size(), _file);
   std::fflush(_file);

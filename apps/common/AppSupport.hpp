@@ -65,10 +65,12 @@ class Progress {
 
 // One JSON object per line, written by rank 0 (flushed per record, so a crash keeps what was
 // written). Every record gets the run's id as "run_id" (RunId.hpp), so that the records of runs
-// that share a file can be told apart, and the process grid NxDxHxW as "grid" when one is given.
+// that share a file can be told apart, the process grid NxDxHxW as "grid" and the activations'
+// precision as "precision" when they are given.
 class MetricsWriter {
  public:
-  MetricsWriter(const std::string& path, bool enabled, std::string run_id, std::string grid = {});
+  MetricsWriter(const std::string& path, bool enabled, std::string run_id, std::string grid = {},
+                std::string precision = {});
   ~MetricsWriter();
   MetricsWriter(const MetricsWriter&) = delete;
   MetricsWriter& operator=(const MetricsWriter&) = delete;
@@ -76,7 +78,7 @@ class MetricsWriter {
 
  private:
   std::FILE* _file = nullptr;
-  std::string _run_id, _grid;
+  std::string _run_id, _grid, _precision;
 };
 
 // "hh:mm:ss".

@@ -100,7 +100,7 @@ nn::RunShape GridPlanner::runShape() const {
   nn::RunShape r;
   r.threads_per_rank = Kokkos::DefaultExecutionSpace().concurrency();
   r.ranks_per_node = _ranks_per_node;
-  r.element_bytes = sizeof(nn::real);
+  r.element_bytes = nn::activationElementBytes(_o.precision);
   // The store of an unbuilt model is not finalized (nothing allocated): count its entries.
   for (const nn::Parameter* p : _model->parameters().all()) {
     r.all_parameters += index_t(p->size());

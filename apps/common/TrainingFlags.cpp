@@ -130,6 +130,9 @@ void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set) {
   cmd->add_flag("--no-overlap", o.no_overlap,
                 "finish each halo exchange before computing (for comparison)");
   cmd->add_flag("--no-prefetch", o.no_prefetch, "read each batch when it is needed");
+  addChoice(cmd, "--precision", o.precision, nn::kPrecisions, nn::toString,
+            "storage of activations, their gradients and halo messages (bf16: half the memory "
+            "and halo bytes; parameters, optimizer state and every sum stay fp32)");
   cmd->add_option("--data-store-gib", o.data_store_gib,
                   "in-memory data store per rank (GiB; 0: off)")
       ->check(atLeast(0));

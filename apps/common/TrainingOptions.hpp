@@ -10,6 +10,7 @@
 #include "halo3d/core/Types.hpp"
 #include "halo3d/nn/LrSchedule.hpp"
 #include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/Precision.hpp"
 
 namespace halo3d::apps {
 
@@ -33,6 +34,8 @@ struct TrainingOptions {
   double data_store_gib = 0.0;
   std::string mpiio = "independent";  // independent | collective
   std::string transform = "none";     // InputTransform::parse syntax
+  // Activations, their gradients and halos in fp32 or bf16 (--precision; nn/Precision.hpp).
+  nn::Precision precision = nn::Precision::fp32;
   // Planning (docs/cosmoflow.md, "Memory and the choice of grid").
   std::size_t memory_limit = 0;  // bytes per rank the plan must fit (--memory-limit; 0: no limit)
   std::string machine;           // machine file of the performance model (--machine; "": default)

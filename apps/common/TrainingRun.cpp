@@ -18,6 +18,9 @@ namespace halo3d::apps {
 
 namespace {
 
+// The checkpoint counter that records the activations' precision (bits per element).
+constexpr const char* kActivationBits = "activation_bits";
+
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -56,7 +59,8 @@ std::unique_ptr<MetricsWriter> openMetrics(const TrainingOptions& o, const std::
                                            const ProcessGrid& grid) {
   std::unique_ptr<MetricsWriter> writer;
   runCollectively(grid.comm(), [&] {
-    writer = std::make_unique<MetricsWriter>(o.metrics, grid.isRoot(), run_id, grid.shape().str());
+    writer = std::make_unique<MetricsWriter>(o.metrics, grid.isRoot(), run_id, grid.shape().str(),
+                                             nn::toString(o.precision));
   });
   return writer;
 }
@@ -70,7 +74,7 @@ DataLoaderOptions loaderOptions(const TrainingOptions& o, const TrainingTask& ta
   lo.batch_size = o.batch;
   lo.seed = o.seed;
   lo.shuffle = training && !o.no_shuffle;
-  lo.halo = model.input().tensor.block().halo();
+  lo.halo = model.input().block().halo();
   lo.prefetch = !o.no_prefetch;
   lo.store_budget_bytes = std::size_t(o.data_store_gib * double(std::size_t(1) << 30));
   lo.read = task.readOptions();
@@ -93,7 +97,8 @@ TrainingRun::TrainingRun(const ProcessGrid& grid, const TrainingOptions& options
           [&task](std::shared_ptr<nn::ParameterStore> store) {
             return task.makeModel(std::move(store));
           },
-          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }, options.memory_limit),
+          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }, options.memory_limit,
+          options.precision),
       _model(_models.forBatch(options.batch)),
       _reducer(grid.comm(), _model.parameters()),
       _config_json(task.configJson()),
@@ -148,6 +153,21 @@ DataLoader<> TrainingRun::makeLoader(const SampleCatalog& catalog, bool training
   return DataLoader<>(_grid, catalog, loaderOptions(_o, _task, _model, training));
 }
 
+// A checkpoint holds the fp32 master parameters and the fp32 optimizer state in either precision,
+// so one written by a bf16 run resumes an fp32 run (and the reverse) as it is: only the
+// activations' storage changes. Rank 0 says so. Checkpoints from before the counter existed were
+// fp32.
+void TrainingRun::noticePrecisionChange(const LoadedCheckpoint& ck) const {
+  const auto it = ck.state.counters.find(kActivationBits);
+  const std::int64_t bits = it == ck.state.counters.end() ? 32 : it->second;
+  const std::int64_t mine = std::int64_t(8 * nn::elementBytes(_o.precision));
+  if (bits == mine || !_root) return;
+  std::printf(
+      "notice: %s was written by a run with %s activations; this run stores them in %s. Its "
+      "parameters and optimizer state are fp32 in both precisions and are resumed unchanged.\n",
+      ck.path.c_str(), bits == 16 ? "bf16" : "fp32", nn::toString(_o.precision));
+}
+
 void TrainingRun::resume() {
   const std::string& dir = _o.checkpoint_dir;
   if (dir.empty()) return;
@@ -191,6 +211,7 @@ void TrainingRun::resume() {
     if (_root) std::printf("no valid checkpoint in %s: starting from scratch\n", dir.c_str());
     return;
   }
+  noticePrecisionChange(*ck);
   const auto counters = nn::restoreState(ck->state, _model.parameters(), *_optimizer, ck->path);
   _first = long(counters.at("step"));
   _last_saved = _first;
@@ -201,8 +222,10 @@ void TrainingRun::resume() {
 void TrainingRun::save(long steps_done) {
   if (_o.checkpoint_dir.empty()) return;
   ScopedActivity activity("writing a checkpoint");
-  const std::map<std::string, std::int64_t> counters{{"step", steps_done},
-                                                     {"epoch", steps_done / _steps_per_epoch}};
+  const std::map<std::string, std::int64_t> counters{
+      {"step", steps_done},
+      {"epoch", steps_done / _steps_per_epoch},
+      {kActivationBits, std::int64_t(8 * nn::elementBytes(_o.precision))}};
   _last_checkpoint =
       saveCheckpoint(nn::captureState(_model.parameters(), *_optimizer, counters, _config_json),
                      steps_done, _policy, _grid.comm());

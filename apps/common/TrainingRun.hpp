@@ -79,6 +79,7 @@ class TrainingRun {
 
  private:
   void resume();
+  void noticePrecisionChange(const LoadedCheckpoint& ck) const;
   void save(long steps_done);
   void validate(long steps_done, long epoch, Progress& progress);
   // The preemption stop after `steps_done` steps: checkpoint, record, message; kExitPreempted.

@@ -115,7 +115,7 @@ double segmentationLoss(SegmentationLoss kind, const ProcessGrid& grid,
 }
 
 Labels labelsLike(const nn::Activation& logits, const std::string& label) {
-  const TensorBlock& b = logits.tensor.block();
+  const TensorBlock& b = logits.block();
   Shape5 s = b.globalShape();
   s[1] = 1;
   return Labels(label, TensorBlock(s, b.sampleBegin(), b.sampleEnd(), b.owned(), {}));

@@ -63,7 +63,7 @@ EvaluationResult UNetTask::evaluate(const ProcessGrid& grid, ModelCache& models,
     m.forward(ctx);
     loss += segmentationLoss(_o.loss, grid, m.output(), b.labels, nullptr) * double(b.global_batch);
     const Labels predicted = labelsLike(m.output(), "halo3d::predicted");
-    softmaxArgmax(m.output().tensor, predicted, nn::Tensor(), m.output().owned());
+    softmaxArgmax(nn::floatCopyOf(m.output()), predicted, nn::Tensor(), m.output().owned());
     counts.add(predicted, b.labels, m.output().owned());
     samples += b.global_batch;
   }

@@ -280,6 +280,9 @@ TEST_P(Bf16CosmoFlow, MatchesPyTorchAtBf16ToleranceAndTheOneRankBf16RunOnEveryGr
     // bf16 really ran: the output differs from fp32's.
     const RunResult fp32 = runCosmoFlow(file, self, Precision::fp32);
     EXPECT_NE(fp32.output, single.output);
+    // The fp32 build's distance, for docs/precision.md's comparison.
+    std::printf("%s fp32 1 rank vs PyTorch: output %.2e, %s\n", file.c_str(),
+                relativeError(fp32.output, ref_out.data), worstOf(fp32, torch, normError).c_str());
     setNativeBf16Kernels(false);
     const RunResult bridged = runCosmoFlow(file, self, Precision::bf16);
     setNativeBf16Kernels(true);
@@ -329,6 +332,9 @@ TEST(Bf16UNet, MatchesPyTorchAtBf16ToleranceAndTheOneRankBf16RunOnEveryGrid) {
     std::printf("unet bf16 1 rank vs PyTorch: output %.2e, %s\n",
                 relativeError(single.output, ref_out.data),
                 worstOf(single, torch, normError).c_str());
+    const RunResult fp32 = runUNet(self, Precision::fp32);
+    std::printf("unet fp32 1 rank vs PyTorch: output %.2e, %s\n",
+                relativeError(fp32.output, ref_out.data), worstOf(fp32, torch, normError).c_str());
   }
   for (const GridShape& shape : unetGrids(size)) {
     SCOPED_TRACE("unet on grid " + shape.str());

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# precision.sh COSMOFLOW DATA WORK MPIEXEC...: --precision bf16 trains on a spatial split (finite losses, the
+# metrics say "precision": "bf16"), its checkpoint resumes an fp32 run with a notice (parameters and optimizer
+# state are fp32 in both precisions), and the fp32 run's checkpoint resumes a bf16 run the same way.
+set -u
+cosmoflow="$1"; data="$2"; work="$3"; shift 3
+rm -rf "$work" && mkdir -p "$work"
+common=(--grid 1x2x1x1 --data "$data" --width 0.125 --batch 2 --checkpoint-dir "$work/ck")
+"$@" 2 "$cosmoflow" train "${common[@]}" --precision bf16 --steps 3 --metrics "$work/bf16.jsonl" \
+  > "$work/bf16.log" 2>&1 || { cat "$work/bf16.log"; echo "FAIL: bf16 training exited non-zero"; exit 1; }
+python3 - "$work/bf16.jsonl" <<'PY' || exit 1
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"train"' in l]
+assert len(rows) == 3, f"FAIL: {len(rows)} training records, expected 3"
+assert all(r["precision"] == "bf16" for r in rows), "FAIL: a record does not say precision bf16"
+assert all(math.isfinite(r["loss"]) and r["peak_bytes"] > 0 for r in rows), "FAIL: loss or peak_bytes"
+print("bf16 losses", [round(r["loss"], 4) for r in rows])
+PY
+out="$("$@" 2 "$cosmoflow" train "${common[@]}" --precision fp32 --steps 5 --resume 2>&1)" ||
+  { printf '%s\n' "$out"; echo "FAIL: the fp32 resume exited non-zero"; exit 1; }
+grep -q "was written by a run with bf16 activations; this run stores them in fp32" <<<"$out" ||
+  { printf '%s\n' "$out"; echo "FAIL: no notice of the precision change"; exit 1; }
+grep -q "resuming from .*checkpoint-000000000003.h5 at step 3" <<<"$out" ||
+  { printf '%s\n' "$out"; echo "FAIL: did not resume at step 3"; exit 1; }
+out="$("$@" 2 "$cosmoflow" train "${common[@]}" --precision bf16 --steps 6 --resume 2>&1)" ||
+  { printf '%s\n' "$out"; echo "FAIL: the bf16 resume exited non-zero"; exit 1; }
+grep -q "was written by a run with fp32 activations; this run stores them in bf16" <<<"$out" ||
+  { printf '%s\n' "$out"; echo "FAIL: no notice of the change back"; exit 1; }
+echo PASS
