@@ -28,6 +28,7 @@
 #include "halo3d/nn/Init.hpp"
 #include "halo3d/nn/Loss.hpp"
 #include "halo3d/nn/Optimizer.hpp"
+#include "halo3d/nn/PrecisionBridge.hpp"
 #include "halo3d/nn/layers/Conv3d.hpp"
 #include "halo3d/nn/models/CosmoFlow.hpp"
 #include "support/IdealStepAnchor.hpp"
@@ -49,17 +50,20 @@ struct StepRig {
   std::vector<float> targets;
   nn::RunContext ctx;
 
-  explicit StepRig(index_t size, double width = 0.25) {
+  explicit StepRig(index_t size, double width = 0.25,
+                   nn::Precision precision = nn::Precision::fp32) {
     nn::CosmoFlowConfig c;
     c.input_size = size;
     c.width = width;
     model = nn::makeCosmoFlow(c);
-    model->build(grid, batch);
+    model->build(grid, batch, 0, precision);
     nn::initializeParameters(model->parameters(), 1);
-    Kokkos::deep_copy(model->input().tensor.owned(), 1.0f);
+    const nn::Tensor ones("halo3d::bench::input", model->input().block());
+    Kokkos::deep_copy(ones.owned(), 1.0f);
+    nn::storeBox(ones, model->input(), model->input().owned());
     opt = nn::makeOptimizer(model->parameters(), nn::OptimizerConfig{});
     reducer = std::make_unique<nn::GradientReducer>(grid.comm(), model->parameters());
-    targets.assign(std::size_t(model->output().tensor.block().localSamples() * 4), 0.5f);
+    targets.assign(std::size_t(model->output().block().localSamples() * 4), 0.5f);
     ctx.grid = &grid;
     ctx.reducer = reducer.get();
   }
@@ -157,6 +161,32 @@ void cosmoflowOverlapPair(benchmark::State& state) {
   state.SetLabel(rig.grid.shape().str());
 }
 
+// The same step in fp32 and in bf16 (issue 13), interleaved in one run: bf16_over_fp32 is the time
+// ratio (below 1: bf16 is faster), and each precision's activation bytes per rank.
+void cosmoflowPrecisionPair(benchmark::State& state) {
+  const double width = double(state.range(1)) / 100.0;
+  StepRig fp32(state.range(0), width, nn::Precision::fp32);
+  StepRig bf16(state.range(0), width, nn::Precision::bf16);
+  nn::LayerTimers t32, t16;
+  fp32.step(true, t32);  // warm-up: first-touch allocations, weight repacking
+  bf16.step(true, t16);
+  double s32 = 0, s16 = 0;
+  for (auto _ : state) {
+    const double a = fp32.timedStep(true, t32);
+    const double b = bf16.timedStep(true, t16);
+    s32 += a;
+    s16 += b;
+    state.SetIterationTime(a + b);
+  }
+  const double n = double(state.iterations());
+  state.counters["step_s_fp32"] = s32 / n;
+  state.counters["step_s_bf16"] = s16 / n;
+  state.counters["bf16_over_fp32"] = s16 / s32;
+  state.counters["activation_bytes_fp32"] = double(fp32.model->activationBytes());
+  state.counters["activation_bytes_bf16"] = double(bf16.model->activationBytes());
+  state.SetLabel(fp32.grid.shape().str());
+}
+
 void cosmoflowStepVsIdeal(benchmark::State& state) {
   StepRig rig(state.range(0), double(state.range(1)) / 100.0);
   IdealStepAnchor ideal(*rig.model, rig.grid.coords(), *rig.opt, rig.lossBytes());
@@ -188,6 +218,10 @@ const bool registered = [] {
   registerTimed("cosmoflow_step_vs_ideal/N2", cosmoflowStepVsIdeal, {"size", "width_pct"},
                 {{64, 25}, {64, 100}, {128, 100}});
   registerSmoke("cosmoflow_step_vs_ideal_smoke", cosmoflowStepVsIdeal, {"size", "width_pct"},
+                {32, 25});
+  registerTimed("cosmoflow_precision_pair/N2", cosmoflowPrecisionPair, {"size", "width_pct"},
+                {{64, 25}, {128, 25}});
+  registerSmoke("cosmoflow_precision_pair_smoke", cosmoflowPrecisionPair, {"size", "width_pct"},
                 {32, 25});
   return true;
 }();
