@@ -554,7 +554,9 @@ TEST(Bf16Emulation, TheBridgedBf16RunEqualsAnFp32RunThatRoundsWhatEveryLayerProd
 // The layers whose native bf16 passes run the memory-bound kernels' bf16 instantiations (batch
 // norm, LeakyReLU, concatenation, dropout, max and average pooling, flatten) and the label losses
 // (cross-entropy, Dice): a bf16 kernel gives the float kernel's result rounded once, which is what
-// the bridge computes, so on the same grid the native run equals the bridged one bit for bit.
+// the bridge computes, so on the same grid the native run equals the bridged one bit for bit. (The
+// bridge runs the same layer code on float stand-ins: this checks the bf16 side of each pass, its
+// kernels and which storage each argument comes from.)
 struct MemoryBoundRun {
   std::vector<double> output, dice;
   double loss = 0, dice_loss = 0;
@@ -627,6 +629,23 @@ TEST(Bf16Native, MemoryBoundLayersAndLabelLossesEqualTheBridgeBitForBit) {
       EXPECT_GT(sum, 0);
     });
   }
+}
+
+// The step model prices the bridge's float scratch for the layers that still bridge a bf16 pass:
+// those without native kernels.
+TEST(Bf16Native, OnlyTheDenseHeadAndTransposedConvolutionStillBridge) {
+  const auto g = WindowGeometry::cubic(3, 1, 1);
+  EXPECT_FALSE(Conv3d("c", 2, 2, g, true).bridgesBf16());
+  EXPECT_FALSE(Pool3d("p", PoolKind::Max, g).bridgesBf16());
+  EXPECT_FALSE(Pool3d("p", PoolKind::Average, g).bridgesBf16());
+  EXPECT_FALSE(BatchNorm3d("bn", 2).bridgesBf16());
+  EXPECT_FALSE(LeakyRelu("a", 0.01).bridgesBf16());
+  EXPECT_FALSE(Dropout("d", 0.5, 0).bridgesBf16());
+  EXPECT_FALSE(Concat("cat").bridgesBf16());
+  EXPECT_FALSE(Flatten("f").bridgesBf16());
+  EXPECT_TRUE(Dense("d", 4, 2).bridgesBf16());
+  EXPECT_TRUE(ConvTranspose3d("t", 2, 2, kernels::ConvTranspose3dGeometry::cubic(2, 2, 0), true)
+                  .bridgesBf16());
 }
 
 TEST(Precision, ParsesTheTwoNamesAndRefusesOthersNamingThem) {
