@@ -8,13 +8,14 @@
 // These mini networks are extremely sensitive to where bf16 rounds: with PyTorch's initial weights
 // the signal fades through the layers (CosmoFlow's two samples give the same output to 4 digits,
 // see nn/Init.hpp), so the weight gradients are small differences of large, rounded terms. Two
-// correct bf16 runs that differ only in the convolution's forward kernel (the native one rounds
-// the weights to bf16 as autocast does; the bridged fp32 one does not) differ by as much as bf16
-// and PyTorch do (measured, 1 rank: gradients 0.20 vs PyTorch 0.19 (plain CosmoFlow), 0.42 vs 0.44
-// (batch norm); U-Net 0.29 vs PyTorch). The tolerances are those measured spreads with margin; what
+// correct bf16 runs that differ only in the convolution kernels (the native ones round the
+// weights to bf16 as autocast does; the bridged fp32 ones do not) differ by as much as bf16
+// and PyTorch do (measured, 1 rank, every convolution pass native: gradients 0.21 native vs
+// bridged and 0.19 vs PyTorch (plain CosmoFlow), 0.42 and 0.43 (batch norm); U-Net 0.28 vs
+// PyTorch). The tolerances are those measured spreads with margin; what
 // makes the bf16 path trustworthy is the emulation test (exact) and the grid tests. Step-0 outputs
 // and losses are close (2e-3 .. 1.3e-2, 7e-5); the later losses follow Adam's trajectory, which
-// bf16 moves (batch norm: 0.122 against PyTorch's 0.134 at step 2, 9%). Biases and running means
+// bf16 moves (batch norm: 0.124 against PyTorch's 0.134 at step 2, 8%). Biases and running means
 // start at zero, so after three steps they are all update, which bf16 moves as much as the
 // gradient: they are compared across grids only.
 //
@@ -25,9 +26,12 @@
 // differ in step-0 gradients by up to 3.2e-2: the backward scatter-sum adds a ghost's partial
 // gradient to its owner's in bf16 (the exchange moves bf16, half the bytes), so a cell at a block
 // face is rounded three times (each partial, then the sum) where one rank rounds it once, and these
-// networks amplify a single bf16 ulp that much (above). The later losses then differ by up to 1.5%
+// networks amplify a single bf16 ulp that much (above). The later losses then differ by up to 3%
 // and the final values by up to 0.2 (batch norm; Adam's update is about lr whatever the gradient's
-// size, so a weight whose gradient is noise moves either way).
+// size, so a weight whose gradient is noise moves either way). With every convolution pass native
+// (2026-12-02, np 1..8): gradients up to 2.9e-2, final values 0.19, later losses 2.95e-2
+// (batch norm on 1x1x1x2; 1.5% when only the forward convolution was native), hence the loss
+// tolerance of 5e-2.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -66,7 +70,7 @@ struct Tolerances {
 constexpr Tolerances kRef{3e-2, 0.6, 1e-3, 0.15, 0.15};
 // Grid against the 1-rank bf16 run: everything by relativeError (max over elements). The output
 // allows one bf16 ulp (2^-8) of its scale, though every grid measured 0.
-constexpr Tolerances kGrid{1.0 / 256, 5e-2, 1e-6, 3e-2, 0.3};
+constexpr Tolerances kGrid{1.0 / 256, 5e-2, 1e-6, 5e-2, 0.3};
 
 // The grids of the float reference tests: every split of one dimension in two, the depth-only
 // splits 1x4x1x1 and 1x8x1x1, uneven splits into 3 and 5, and mixed data x spatial.
