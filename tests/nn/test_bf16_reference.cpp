@@ -51,6 +51,7 @@
 #include "halo3d/nn/layers/Dense.hpp"
 #include "halo3d/nn/layers/Elementwise.hpp"
 #include "halo3d/nn/layers/Pool3d.hpp"
+#include "halo3d/nn/layers/Redistribute.hpp"
 #include "halo3d/nn/layers/Structural.hpp"
 #include "halo3d/nn/models/CosmoFlow.hpp"
 #include "halo3d/nn/models/UNet3d.hpp"
@@ -647,6 +648,7 @@ TEST(Bf16Native, OnlyTheDenseHeadAndTransposedConvolutionStillBridge) {
   EXPECT_FALSE(Dropout("d", 0.5, 0).bridgesBf16());
   EXPECT_FALSE(Concat("cat").bridgesBf16());
   EXPECT_FALSE(Flatten("f").bridgesBf16());
+  EXPECT_FALSE(Redistribute("r").bridgesBf16());
   EXPECT_TRUE(Dense("d", 4, 2).bridgesBf16());
   EXPECT_TRUE(ConvTranspose3d("t", 2, 2, kernels::ConvTranspose3dGeometry::cubic(2, 2, 0), true)
                   .bridgesBf16());
