@@ -86,6 +86,10 @@ class Layer {
     return LayerWork{cells, 2 * cells, cells * double(element_bytes),
                      2 * cells * double(element_bytes)};
   }
+  // Whether a bf16 pass of this layer runs through the precision bridge (nn/PrecisionBridge.hpp)
+  // while native bf16 kernels are on: the step model prices the bridge's float scratch for these
+  // layers only.
+  virtual bool bridgesBf16() const { return true; }
   // Called once the activations exist: set up halo exchanges, scratch.
   virtual void setup(const ProcessGrid&, const std::vector<const Activation*>& in,
                      const Activation& out) {}

@@ -6,15 +6,18 @@
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/Losses.hpp"
-#include "halo3d/nn/PrecisionBridge.hpp"
+#include "halo3d/nn/StorageDispatch.hpp"
 
 namespace halo3d::nn {
 
 namespace {
 using Sums = Kokkos::View<double*, Kokkos::LayoutRight, Memory>;
 
-// A loss of a bf16 output: computed in float on the widened output (owned cells), its gradient
-// rounded to bf16 once. `compute(pred, dpred)` is the loss on float activations.
+// A loss of a bf16 output through the precision bridge: computed in float on the widened output
+// (owned cells), its gradient rounded to bf16 once. `compute(pred, dpred)` is the loss on float
+// activations. MSE always takes it (its targets are float, the bf16 kernel would take them as
+// bf16; the prediction is (N, K)); cross-entropy and Dice run their bf16 kernels, which give the
+// same values, unless native kernels are off.
 template <class Compute>
 double inFloat(const Activation& pred, Activation* dpred, Compute&& compute) {
   const FloatStandIn p(pred, pred.owned());
@@ -67,36 +70,49 @@ double MseLoss::compute(const ProcessGrid& grid, const Activation& pred,
 
 double CrossEntropyLoss::compute(const ProcessGrid& grid, const Activation& logits,
                                  const HaloTensor<std::int32_t>& labels, Activation* dlogits) {
-  if (logits.isBf16() || (dlogits && dlogits->isBf16()))
+  if (bridgedBf16({&logits, dlogits}))
     return inFloat(logits, dlogits,
                    [&](const Activation& p, Activation* d) { return compute(grid, p, labels, d); });
   Sums sums("ce.sums", 2);
-  kernels::softmaxCrossEntropySums(logits.tensor, labels, sums, logits.owned(), false);
+  onStorage(logits, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::softmaxCrossEntropySums(storageOf<T>(logits), labels, sums, logits.owned(), false);
+  });
   allreduceSum(sums, lossComm(grid, logits));
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
   require<InputError>(h(1) == 0.0, h(1), " voxel labels lie outside [0, ", logits.spec.shape[1],
                       ") (the class count of the model)");
   const double count = voxels(logits);
   if (dlogits)
-    kernels::softmaxCrossEntropyBackward(logits.tensor, labels, count, dlogits->tensor,
-                                         logits.owned());
+    onStorage(logits, [&](auto s) {
+      using T = typename decltype(s)::type;
+      kernels::softmaxCrossEntropyBackward(storageOf<T>(logits), labels, count,
+                                           storageOf<T>(*dlogits), logits.owned());
+    });
   fence("cross-entropy gradient done");
   return h(0) / count;
 }
 
 double DiceLoss::compute(const ProcessGrid& grid, const Activation& logits,
                          const HaloTensor<std::int32_t>& labels, Activation* dlogits) {
-  if (logits.isBf16() || (dlogits && dlogits->isBf16()))
+  if (bridgedBf16({&logits, dlogits}))
     return inFloat(logits, dlogits,
                    [&](const Activation& p, Activation* d) { return compute(grid, p, labels, d); });
   Sums sums("dice.sums", kernels::softDiceSumsSize(logits.spec.shape[1]));
-  kernels::softDiceSums(logits.tensor, labels, sums, logits.owned(), false);
+  onStorage(logits, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::softDiceSums(storageOf<T>(logits), labels, sums, logits.owned(), false);
+  });
   allreduceSum(sums, lossComm(grid, logits));
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
   const double bad = kernels::softDiceBadLabels(h, voxels(logits));
   require<InputError>(bad == 0.0, bad, " voxel labels lie outside [0, ", logits.spec.shape[1], ")");
   if (dlogits)
-    kernels::softDiceBackward(logits.tensor, labels, sums, _eps, dlogits->tensor, logits.owned());
+    onStorage(logits, [&](auto s) {
+      using T = typename decltype(s)::type;
+      kernels::softDiceBackward(storageOf<T>(logits), labels, sums, _eps, storageOf<T>(*dlogits),
+                                logits.owned());
+    });
   fence("Dice gradient done");
   return kernels::softDiceLoss(h, _eps);
 }

@@ -6,12 +6,13 @@
 // float produces, so swapping a native kernel in changes at most the float summation order.
 //
 // Two granularities, both built on FloatStandIn:
-//   - a box (WindowLayer: convolutions, pooling), so the halo overlap keeps its shape: the layer
-//     widens the window each piece of output reads, after its ghosts arrived, and narrows the
-//     piece it computed;
-//   - a whole pass of a layer (forwardInFloat / backwardInFloat: batch norm, element-wise, concat,
-//     flatten, dense; and the losses): every input widened whole, the layer's own fp32 code run on
-//     the stand-ins, its outputs narrowed on their owned cells.
+//   - a box (WindowLayer: transposed convolution; every sliding-window layer with native kernels
+//     off), so the halo overlap keeps its shape: the layer widens the window each piece of output
+//     reads, after its ghosts arrived, and narrows the piece it computed;
+//   - a whole pass of a layer (forwardInFloat / backwardInFloat: dense, and every other layer with
+//     native kernels off; and the MSE loss): every input widened whole, the layer's own fp32 code
+//     run on the stand-ins, its outputs narrowed on their owned cells.
+// Layer::bridgesBf16 says which layers still use it with native kernels on.
 // The scratch is transient (freed when the stand-in goes out of scope, at the end of the pass) and
 // is an ordinary Kokkos allocation, so MemoryTracker counts it. A float activation passes through
 // untouched: a stand-in of it is the activation itself, so fp32 runs convert and allocate nothing.

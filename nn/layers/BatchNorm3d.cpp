@@ -4,7 +4,7 @@
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
 #include "halo3d/kernels/BatchNorm.hpp"
-#include "halo3d/nn/PrecisionBridge.hpp"
+#include "halo3d/nn/StorageDispatch.hpp"
 
 namespace halo3d::nn {
 
@@ -61,17 +61,20 @@ double BatchNorm3d::groupCount(const RunContext& ctx, const Activation& x) const
   const Shape5& s = x.spec.shape;
   const double voxels = double(s[2]) * double(s[3]) * double(s[4]);
   if (_group == StatsGroup::Global) return double(s[0]) * voxels;
-  return double(x.tensor.block().localSamples()) * voxels;
+  return double(x.block().localSamples()) * voxels;
 }
 
 void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>& in,
                           Activation& out) {
-  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
+  if (bridgedBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   const Activation& x = *in[0];
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   _used_batch_stats = ctx.training;
   if (ctx.training) {
-    kernels::batchNormStatistics(x.tensor, _stats, x.owned(), false);
+    onStorage(x, [&](auto s) {
+      using T = typename decltype(s)::type;
+      kernels::batchNormStatistics(storageOf<T>(x), _stats, x.owned(), false);
+    });
     if (MPI_Comm comm = reduceComm(ctx, x); comm != MPI_COMM_NULL) {
       ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
       allreduceSum(_stats, comm);
@@ -101,20 +104,27 @@ void BatchNorm3d::forward(RunContext& ctx, const std::vector<const Activation*>&
     Kokkos::deep_copy(_mean, _running_mean->value());
     Kokkos::deep_copy(_var, _running_var->value());
   }
-  kernels::batchNormForward<real>(x.tensor, _mean, _var, ConstVec(_weight->valueAs<1>()),
-                                  ConstVec(_bias->valueAs<1>()), _eps, out.tensor, out.owned());
+  onStorage(x, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::batchNormForward<T>(storageOf<T>(x), _mean, _var, ConstVec(_weight->valueAs<1>()),
+                                 ConstVec(_bias->valueAs<1>()), _eps, storageOf<T>(out),
+                                 out.owned());
+  });
   fence("batch norm forward done");
 }
 
 void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>& in,
                            const Activation& out, const Activation& dout,
                            const std::vector<Activation*>& din) {
-  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
+  if (bridgedBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   const Activation& x = *in[0];
   require(_used_batch_stats, name(), ": backward after an evaluation-mode forward");
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  kernels::batchNormBackwardSums<real>(x.tensor, dout.tensor, _mean, _var, _eps, _sums, x.owned(),
-                                       false);
+  onStorage(x, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::batchNormBackwardSums<T>(storageOf<T>(x), storageOf<T>(dout), _mean, _var, _eps, _sums,
+                                      x.owned(), false);
+  });
   // gamma/beta gradients from this rank's partial sums: the GradientReducer adds the ranks up.
   assignParameterGradients(ctx, x, *_weight, _bias, [&] {
     kernels::batchNormParameterGradients<real>(_sums, Vec(_weight->gradAs<1>()),
@@ -127,9 +137,12 @@ void BatchNorm3d::backward(RunContext& ctx, const std::vector<const Activation*>
     ScopedTimer a(ctx.timers, name(), Phase::Allreduce);
     allreduceSum(_sums, comm);
   }
-  kernels::batchNormBackward<real>(x.tensor, dout.tensor, _mean, _var,
-                                   ConstVec(_weight->valueAs<1>()), _eps, _sums, groupCount(ctx, x),
-                                   din[0]->tensor, x.owned());
+  onStorage(x, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::batchNormBackward<T>(storageOf<T>(x), storageOf<T>(dout), _mean, _var,
+                                  ConstVec(_weight->valueAs<1>()), _eps, _sums, groupCount(ctx, x),
+                                  storageOf<T>(*din[0]), x.owned());
+  });
   fence("batch norm backward done");
 }
 

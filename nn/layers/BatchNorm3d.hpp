@@ -27,6 +27,8 @@ class BatchNorm3d : public Layer {
   std::string kind() const override;
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override;
   void addParameters(ParameterStore& store) override;
+  // bf16: the batch-norm kernels' bf16 instantiations (float parameters and statistics).
+  bool bridgesBf16() const override { return false; }
   void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
              const Activation& out) override;
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;

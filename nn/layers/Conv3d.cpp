@@ -13,7 +13,7 @@ namespace {
 using Weights = kernels::Conv3dWeights<real, Memory>;
 using Bias = kernels::Conv3dBias<real, Memory>;
 
-// The native bf16 forward. bf16 runs need real = float (Precision.hpp): the weights are then the
+// The native bf16 passes. bf16 runs need real = float (Precision.hpp): the weights are then the
 // float master copy; the float64 test library never gets here.
 template <class R>
 void forwardBf16(const TensorBf16& x, const kernels::Conv3dWeights<R, Memory>& w,
@@ -21,6 +21,27 @@ void forwardBf16(const TensorBf16& x, const kernels::Conv3dWeights<R, Memory>& w
                  const TensorBf16& y, const Box& out) {
   if constexpr (std::is_same<R, float>::value)
     kernels::conv3dForwardBf16(Kokkos::DefaultExecutionSpace(), x, w, b, g, y, out);
+  else
+    throw Error("Conv3d: bf16 needs the float32 layer stack");
+}
+
+template <class R>
+void backwardDataBf16(const TensorBf16& dy, const kernels::Conv3dWeights<R, Memory>& w,
+                      const WindowGeometry& g, const TensorBf16& dx, const Box& in_box,
+                      const Box& dy_box) {
+  if constexpr (std::is_same<R, float>::value)
+    kernels::conv3dBackwardDataBf16(Kokkos::DefaultExecutionSpace(), dy, w, g, dx, in_box, dy_box);
+  else
+    throw Error("Conv3d: bf16 needs the float32 layer stack");
+}
+
+template <class R>
+void backwardFilterBf16(const TensorBf16& x, const TensorBf16& dy, const WindowGeometry& g,
+                        const kernels::Conv3dWeightsGrad<R, Memory>& dw,
+                        const kernels::Conv3dBiasGrad<R, Memory>& db, const Box& owned) {
+  if constexpr (std::is_same<R, float>::value)
+    kernels::conv3dBackwardFilterBf16(Kokkos::DefaultExecutionSpace(), x, dy, g, dw, db, owned,
+                                      false);
   else
     throw Error("Conv3d: bf16 needs the float32 layer stack");
 }
@@ -44,6 +65,14 @@ bool Conv3d::nativeBf16Forward() const {
   return std::is_same<real, float>::value;
 }
 
+bool Conv3d::nativeBf16BackwardData() const {
+  return std::is_same<real, float>::value;
+}
+
+bool Conv3d::nativeBf16BackwardFilter() const {
+  return std::is_same<real, float>::value;
+}
+
 void Conv3d::computeForward(const Activation& x, const Activation& y, const Box& out) {
   const Bias b = _bias ? Bias(_bias->value()) : Bias();
   if (x.isBf16())
@@ -54,6 +83,9 @@ void Conv3d::computeForward(const Activation& x, const Activation& y, const Box&
 
 void Conv3d::computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
                                  const Box& dy_box) {
+  if (dy.isBf16())
+    return backwardDataBf16<real>(dy.bf16Tensor(), Weights(_weight->valueAs<5>()), _g,
+                                  dx.bf16Tensor(), in_box, dy_box);
   kernels::conv3dBackwardData(dy.tensor, Weights(_weight->valueAs<5>()), _g, dx.tensor, in_box,
                               dy_box);
 }
@@ -62,9 +94,10 @@ void Conv3d::computeBackwardFilter(const Activation& x, const Activation& dy, co
   const kernels::Conv3dBiasGrad<real, Memory> db =
       _bias ? kernels::Conv3dBiasGrad<real, Memory>(_bias->gradAs<1>())
             : kernels::Conv3dBiasGrad<real, Memory>();
-  kernels::conv3dBackwardFilter(x.tensor, dy.tensor, _g,
-                                kernels::Conv3dWeightsGrad<real, Memory>(_weight->gradAs<5>()), db,
-                                owned, false);
+  const kernels::Conv3dWeightsGrad<real, Memory> dw(_weight->gradAs<5>());
+  if (x.isBf16())
+    return backwardFilterBf16<real>(x.bf16Tensor(), dy.bf16Tensor(), _g, dw, db, owned);
+  kernels::conv3dBackwardFilter(x.tensor, dy.tensor, _g, dw, db, owned, false);
 }
 
 // 2 flops per weight tap and output cell; backward-filter does as many, backward-data too.

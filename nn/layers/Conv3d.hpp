@@ -18,8 +18,11 @@ class Conv3d : public ConvLayer<WindowGeometry> {
                  bool input_gradient) const override;
 
  protected:
-  // bf16 forward: conv3dForwardBf16 (kernels/Conv3dBf16.hpp); backward goes through the bridge.
+  // bf16: the three passes of kernels/Conv3dBf16.hpp (they round the weights to bf16 as autocast
+  // does, so a native run differs from the bridged one by that rounding).
   bool nativeBf16Forward() const override;
+  bool nativeBf16BackwardData() const override;
+  bool nativeBf16BackwardFilter() const override;
   void computeForward(const Activation& x, const Activation& y, const Box& out) override;
   void computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
                            const Box& dy_box) override;

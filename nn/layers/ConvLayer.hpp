@@ -13,6 +13,9 @@ class ConvLayer : public GeometryWindowLayer<Geometry> {
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;
+  bool bridgesBf16() const override {
+    return GeometryWindowLayer<Geometry>::bridgesBf16() || !nativeBf16BackwardFilter();
+  }
 
  protected:
   // Validates the geometry and the channels (ShapeError naming the layer).

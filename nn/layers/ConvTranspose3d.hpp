@@ -2,6 +2,11 @@
 // ConvTranspose3d over a distributed activation (PyTorch's nn.ConvTranspose3d: weight (I, O, kD,
 // kH, kW), optional bias), with the halo overlap of WindowLayer. For the U-Net's 2^3 / stride 2
 // upsampling on evenly split blocks the input ghost widths are zero and no exchange happens.
+//
+// In bf16 every pass goes through the precision bridge (WindowLayer). The bf16 kernels
+// (kernels/ConvTranspose3dBf16.hpp) are no gain on the host: there they are the same float kernels
+// run on float copies of the whole operands, made on every call, and the layer calls them once per
+// overlap piece, so they would convert more than the bridge, which widens each piece's window.
 
 #include "halo3d/kernels/ConvTranspose3d.hpp"
 #include "halo3d/nn/layers/ConvLayer.hpp"

@@ -4,7 +4,7 @@
 #include "halo3d/kernels/Activations.hpp"
 #include "halo3d/kernels/Dropout.hpp"
 #include "halo3d/kernels/Elementwise.hpp"
-#include "halo3d/nn/PrecisionBridge.hpp"
+#include "halo3d/nn/StorageDispatch.hpp"
 
 namespace halo3d::nn {
 
@@ -14,18 +14,25 @@ std::string LeakyRelu::kind() const {
 
 void LeakyRelu::forward(RunContext& ctx, const std::vector<const Activation*>& in,
                         Activation& out) {
-  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
+  if (bridgedBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  kernels::leakyReluForward(in[0]->tensor, _slope, out.tensor, out.owned());
+  onStorage(out, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::leakyReluForward(storageOf<T>(*in[0]), _slope, storageOf<T>(out), out.owned());
+  });
 }
 
 void LeakyRelu::backward(RunContext& ctx, const std::vector<const Activation*>& in,
                          const Activation& out, const Activation& dout,
                          const std::vector<Activation*>& din) {
-  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
+  if (bridgedBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  if (din[0])
-    kernels::leakyReluBackward(in[0]->tensor, dout.tensor, _slope, din[0]->tensor, in[0]->owned());
+  if (!din[0]) return;
+  onStorage(dout, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::leakyReluBackward(storageOf<T>(*in[0]), storageOf<T>(dout), _slope,
+                               storageOf<T>(*din[0]), in[0]->owned());
+  });
 }
 
 Dropout::Dropout(std::string name, double p, std::uint32_t layer_id)
@@ -39,30 +46,31 @@ std::string Dropout::kind() const {
 }
 
 void Dropout::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
-  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
+  if (bridgedBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   _last_training = ctx.training;
-  if (!ctx.training || _p == 0.0) {
-    kernels::copy(in[0]->tensor, out.tensor, out.owned());
-    return;
-  }
-  const kernels::RandomStream stream{ctx.seed, std::uint32_t(ctx.step), _layer_id};
-  kernels::dropoutForward(in[0]->tensor, _p, stream, out.tensor, out.owned());
+  onStorage(out, [&](auto s) {
+    using T = typename decltype(s)::type;
+    const HaloTensor<T>&x = storageOf<T>(*in[0]), &y = storageOf<T>(out);
+    if (!ctx.training || _p == 0.0) return kernels::copy(x, y, out.owned());
+    const kernels::RandomStream stream{ctx.seed, std::uint32_t(ctx.step), _layer_id};
+    kernels::dropoutForward(x, _p, stream, y, out.owned());
+  });
 }
 
 void Dropout::backward(RunContext& ctx, const std::vector<const Activation*>& in,
                        const Activation& out, const Activation& dout,
                        const std::vector<Activation*>& din) {
-  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
+  if (bridgedBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
   if (!din[0]) return;
-  if (!_last_training || _p == 0.0) {
-    kernels::copy(dout.tensor, din[0]->tensor, in[0]->owned());
-    return;
-  }
-  const kernels::RandomStream stream{ctx.seed, std::uint32_t(ctx.step), _layer_id};
-  kernels::dropoutBackward(Kokkos::DefaultExecutionSpace(), dout.tensor, _p, stream, din[0]->tensor,
-                           in[0]->owned());
+  onStorage(dout, [&](auto s) {
+    using T = typename decltype(s)::type;
+    const HaloTensor<T>&dy = storageOf<T>(dout), &dx = storageOf<T>(*din[0]);
+    if (!_last_training || _p == 0.0) return kernels::copy(dy, dx, in[0]->owned());
+    const kernels::RandomStream stream{ctx.seed, std::uint32_t(ctx.step), _layer_id};
+    kernels::dropoutBackward(Kokkos::DefaultExecutionSpace(), dy, _p, stream, dx, in[0]->owned());
+  });
 }
 
 }  // namespace halo3d::nn

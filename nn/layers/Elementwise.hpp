@@ -13,6 +13,8 @@ class ElementwiseLayer : public Layer {
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override {
     return inputs.at(0);
   }
+  // LeakyReLU and Dropout run the bf16 instantiations of their kernels.
+  bool bridgesBf16() const override { return false; }
 };
 
 class LeakyRelu : public ElementwiseLayer {

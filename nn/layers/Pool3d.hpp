@@ -22,6 +22,10 @@ class Pool3d : public GeometryWindowLayer<WindowGeometry> {
 
  protected:
   index_t outputChannels(index_t c) const override { return c; }
+  // bf16: the pooling kernels' bf16 instantiations (the float result rounded once, the same cells
+  // as the bridge produces).
+  bool nativeBf16Forward() const override { return true; }
+  bool nativeBf16BackwardData() const override { return true; }
   void computeForward(const Activation& x, const Activation& y, const Box& out) override;
   void computeBackwardData(const Activation& dy, const Activation& dx, const Box& in_box,
                            const Box& dy_box) override;

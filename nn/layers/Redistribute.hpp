@@ -15,6 +15,8 @@ class Redistribute : public Layer {
  public:
   explicit Redistribute(std::string name) : Layer(std::move(name)) {}
   std::string kind() const override { return "Redistribute(spatial->replicated)"; }
+  // Moves bf16 cells as they are.
+  bool bridgesBf16() const override { return false; }
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override;
   void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
              const Activation& out) override;

@@ -2,7 +2,7 @@
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/kernels/Channels.hpp"
-#include "halo3d/nn/PrecisionBridge.hpp"
+#include "halo3d/nn/StorageDispatch.hpp"
 
 namespace halo3d::nn {
 
@@ -18,19 +18,27 @@ TensorSpec Concat::outputSpec(const std::vector<TensorSpec>& inputs) const {
 }
 
 void Concat::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
-  if (anyBf16({in[0], in[1], &out})) return forwardInFloat(*this, ctx, in, out);
+  if (bridgedBf16({in[0], in[1], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  kernels::concatChannels(in[0]->tensor, in[1]->tensor, out.tensor, out.owned());
+  onStorage(out, [&](auto s) {
+    using T = typename decltype(s)::type;
+    kernels::concatChannels(storageOf<T>(*in[0]), storageOf<T>(*in[1]), storageOf<T>(out),
+                            out.owned());
+  });
 }
 
 void Concat::backward(RunContext& ctx, const std::vector<const Activation*>& in,
                       const Activation& out, const Activation& dout,
                       const std::vector<Activation*>& din) {
-  if (anyBf16({in[0], in[1], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
+  if (bridgedBf16({in[0], in[1], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  if (din[0]) kernels::sliceChannels(dout.tensor, 0, din[0]->tensor, in[0]->owned());
-  if (din[1])
-    kernels::sliceChannels(dout.tensor, in[0]->spec.shape[1], din[1]->tensor, in[1]->owned());
+  onStorage(dout, [&](auto s) {
+    using T = typename decltype(s)::type;
+    const HaloTensor<T>& dy = storageOf<T>(dout);
+    if (din[0]) kernels::sliceChannels(dy, 0, storageOf<T>(*din[0]), in[0]->owned());
+    if (din[1])
+      kernels::sliceChannels(dy, in[0]->spec.shape[1], storageOf<T>(*din[1]), in[1]->owned());
+  });
 }
 
 TensorSpec Flatten::outputSpec(const std::vector<TensorSpec>& inputs) const {
@@ -63,17 +71,24 @@ void reshapeCopy(const From& from, const To& to, bool forward) {
 }  // namespace
 
 void Flatten::forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) {
-  if (anyBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
+  if (bridgedBf16({in[0], &out})) return forwardInFloat(*this, ctx, in, out);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  reshapeCopy(in[0]->tensor.owned(), out.tensor.owned(), true);
+  onStorage(out, [&](auto s) {
+    using T = typename decltype(s)::type;
+    reshapeCopy(storageOf<T>(*in[0]).owned(), storageOf<T>(out).owned(), true);
+  });
 }
 
 void Flatten::backward(RunContext& ctx, const std::vector<const Activation*>& in,
                        const Activation& out, const Activation& dout,
                        const std::vector<Activation*>& din) {
-  if (anyBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
+  if (bridgedBf16({in[0], &dout})) return backwardInFloat(*this, ctx, in, out, dout, din);
   ScopedTimer t(ctx.timers, name(), Phase::Compute);
-  if (din[0]) reshapeCopy(din[0]->tensor.owned(), dout.tensor.owned(), false);
+  if (!din[0]) return;
+  onStorage(dout, [&](auto s) {
+    using T = typename decltype(s)::type;
+    reshapeCopy(storageOf<T>(*din[0]).owned(), storageOf<T>(dout).owned(), false);
+  });
 }
 
 }  // namespace halo3d::nn

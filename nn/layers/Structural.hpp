@@ -1,6 +1,7 @@
 #pragma once
 // Layers that move data without arithmetic: channel concatenation (U-Net skips) and Flatten (the
-// hand-over from convolutions to the dense head).
+// hand-over from convolutions to the dense head). Moving data, they run on bf16 activations as
+// they are (no precision bridge).
 
 #include "halo3d/nn/Layer.hpp"
 
@@ -13,6 +14,7 @@ class Concat : public Layer {
   using Layer::Layer;
   std::string kind() const override { return "Concat"; }
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override;
+  bool bridgesBf16() const override { return false; }
   void forward(RunContext& ctx, const std::vector<const Activation*>& in, Activation& out) override;
   void backward(RunContext& ctx, const std::vector<const Activation*>& in, const Activation& out,
                 const Activation& dout, const std::vector<Activation*>& din) override;
@@ -25,6 +27,7 @@ class Flatten : public Layer {
   using Layer::Layer;
   std::string kind() const override { return "Flatten"; }
   TensorSpec outputSpec(const std::vector<TensorSpec>& inputs) const override;
+  bool bridgesBf16() const override { return false; }
   bool acceptsSpatial(const std::vector<TensorSpec>&, const GridShape& grid) const override {
     return grid.spatialSize() == 1;
   }

@@ -45,6 +45,7 @@ class WindowLayer : public Layer {
                        const GridShape& grid) const override;
   void setup(const ProcessGrid& grid, const std::vector<const Activation*>& in,
              const Activation& out) override;
+  bool bridgesBf16() const override { return !nativeBf16Forward() || !nativeBf16BackwardData(); }
 
   // Ghost widths an input volume split into `parts` needs: the most any block's outputs read past
   // it.

@@ -324,11 +324,11 @@ class Predictor {
           for (const impl::WireMessage& w : impl::wireMessages(hp, gather, rule, e))
             if (!w.direct) halo += 2 * w.bytes;  // a send buffer and a receive buffer
       }
-      if (e < sizeof(float)) {
-        // A bf16 run's fallback (nn/PrecisionBridge.hpp): float copies of the blocks a pass
-        // reads and writes, freed after the pass. A sliding-window layer converts its input and
-        // output (forward, then the weight gradient, then the data gradient); other layers their
-        // inputs, output, and both gradients at once.
+      if (e < sizeof(float) && n.layer->bridgesBf16()) {
+        // A bf16 run's fallback (nn/PrecisionBridge.hpp), for the layers without native bf16
+        // kernels: float copies of the blocks a pass reads and writes, freed after the pass. A
+        // sliding-window layer converts its input and output (forward, then the weight gradient,
+        // then the data gradient); other layers their inputs, output, and both gradients at once.
         std::size_t in = 0;
         for (int i : n.inputs)
           in += allocationBytes(_plan.block(i, c), sizeof(float));

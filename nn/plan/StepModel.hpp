@@ -24,7 +24,8 @@
 // their gradients, optimizer state, the gradient allreduce's receive buffers, the data loader's
 // batch buffers, halo buffers and the largest layer workspace (transient, counted once). With bf16
 // activations (element_bytes 2) parameters and optimizer state stay 4 bytes, and the largest float
-// scratch of the precision bridge is added (transient, counted once).
+// scratch of the precision bridge is added (transient, counted once) over the layers that still
+// bridge a bf16 pass (Layer::bridgesBf16; native kernels on, the default).
 
 #include <string>
 #include <vector>

@@ -8,13 +8,14 @@
 // These mini networks are extremely sensitive to where bf16 rounds: with PyTorch's initial weights
 // the signal fades through the layers (CosmoFlow's two samples give the same output to 4 digits,
 // see nn/Init.hpp), so the weight gradients are small differences of large, rounded terms. Two
-// correct bf16 runs that differ only in the convolution's forward kernel (the native one rounds
-// the weights to bf16 as autocast does; the bridged fp32 one does not) differ by as much as bf16
-// and PyTorch do (measured, 1 rank: gradients 0.20 vs PyTorch 0.19 (plain CosmoFlow), 0.42 vs 0.44
-// (batch norm); U-Net 0.29 vs PyTorch). The tolerances are those measured spreads with margin; what
+// correct bf16 runs that differ only in the convolution kernels (the native ones round the
+// weights to bf16 as autocast does; the bridged fp32 ones do not) differ by as much as bf16
+// and PyTorch do (measured, 1 rank, every convolution pass native: gradients 0.21 native vs
+// bridged and 0.19 vs PyTorch (plain CosmoFlow), 0.42 and 0.43 (batch norm); U-Net 0.28 vs
+// PyTorch). The tolerances are those measured spreads with margin; what
 // makes the bf16 path trustworthy is the emulation test (exact) and the grid tests. Step-0 outputs
 // and losses are close (2e-3 .. 1.3e-2, 7e-5); the later losses follow Adam's trajectory, which
-// bf16 moves (batch norm: 0.122 against PyTorch's 0.134 at step 2, 9%). Biases and running means
+// bf16 moves (batch norm: 0.124 against PyTorch's 0.134 at step 2, 8%). Biases and running means
 // start at zero, so after three steps they are all update, which bf16 moves as much as the
 // gradient: they are compared across grids only.
 //
@@ -25,9 +26,12 @@
 // differ in step-0 gradients by up to 3.2e-2: the backward scatter-sum adds a ghost's partial
 // gradient to its owner's in bf16 (the exchange moves bf16, half the bytes), so a cell at a block
 // face is rounded three times (each partial, then the sum) where one rank rounds it once, and these
-// networks amplify a single bf16 ulp that much (above). The later losses then differ by up to 1.5%
+// networks amplify a single bf16 ulp that much (above). The later losses then differ by up to 3%
 // and the final values by up to 0.2 (batch norm; Adam's update is about lr whatever the gradient's
-// size, so a weight whose gradient is noise moves either way).
+// size, so a weight whose gradient is noise moves either way). With every convolution pass native
+// (2026-12-02, np 1..8): gradients up to 2.9e-2, final values 0.19, later losses 2.95e-2
+// (batch norm on 1x1x1x2; 1.5% when only the forward convolution was native), hence the loss
+// tolerance of 5e-2.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -47,6 +51,7 @@
 #include "halo3d/nn/layers/Dense.hpp"
 #include "halo3d/nn/layers/Elementwise.hpp"
 #include "halo3d/nn/layers/Pool3d.hpp"
+#include "halo3d/nn/layers/Redistribute.hpp"
 #include "halo3d/nn/layers/Structural.hpp"
 #include "halo3d/nn/models/CosmoFlow.hpp"
 #include "halo3d/nn/models/UNet3d.hpp"
@@ -66,7 +71,7 @@ struct Tolerances {
 constexpr Tolerances kRef{3e-2, 0.6, 1e-3, 0.15, 0.15};
 // Grid against the 1-rank bf16 run: everything by relativeError (max over elements). The output
 // allows one bf16 ulp (2^-8) of its scale, though every grid measured 0.
-constexpr Tolerances kGrid{1.0 / 256, 5e-2, 1e-6, 3e-2, 0.3};
+constexpr Tolerances kGrid{1.0 / 256, 5e-2, 1e-6, 5e-2, 0.3};
 
 // The grids of the float reference tests: every split of one dimension in two, the depth-only
 // splits 1x4x1x1 and 1x8x1x1, uneven splits into 3 and 5, and mixed data x spatial.
@@ -555,6 +560,104 @@ TEST(Bf16Emulation, TheBridgedBf16RunEqualsAnFp32RunThatRoundsWhatEveryLayerProd
   const SmallRun native = runSmall(false);
   EXPECT_NE(native.output, emulated.output);
   EXPECT_LE(relativeError(native.output, emulated.output), 3e-2);
+}
+
+// The layers whose native bf16 passes run the memory-bound kernels' bf16 instantiations (batch
+// norm, LeakyReLU, concatenation, dropout, max and average pooling, flatten) and the label losses
+// (cross-entropy, Dice): a bf16 kernel gives the float kernel's result rounded once, which is what
+// the bridge computes, so on the same grid the native run equals the bridged one bit for bit. (The
+// bridge runs the same layer code on float stand-ins: this checks the bf16 side of each pass, its
+// kernels and which storage each argument comes from.)
+struct MemoryBoundRun {
+  std::vector<double> output, dice;
+  double loss = 0, dice_loss = 0;
+  std::map<std::string, std::vector<double>> grads;
+};
+
+MemoryBoundRun runMemoryBound(const ProcessGrid& grid) {
+  auto m = std::make_unique<Model>();
+  const int x = m->input({3, 16, 16, 16});
+  const int bn = m->add(std::make_unique<BatchNorm3d>("bn", 3, StatsGroup::Global), {x});
+  const int act = m->add(std::make_unique<LeakyRelu>("act", 0.1), {bn});
+  const int cat = m->add(std::make_unique<Concat>("cat"), {act, bn});
+  m->add(std::make_unique<Dropout>("drop", 0.25, 1), {cat});
+  m->add(std::make_unique<Pool3d>("max", PoolKind::Max, WindowGeometry::cubic(3, 1, 1)));
+  m->add(std::make_unique<Pool3d>("avg", PoolKind::Average, WindowGeometry::cubic(3, 2, 1)));
+  m->build(grid, 2, 0, Precision::bf16);
+  initializeParameters(m->parameters(), 11);
+  // The same global input and labels on every grid, scattered from the root.
+  GlobalHostTensor<real> gx;
+  GlobalHostTensor<std::int32_t> gl;
+  if (grid.isRoot()) {
+    gx = GlobalHostTensor<real>("x", 2, 3, 16, 16, 16);
+    for (std::size_t i = 0; i < gx.span(); ++i)
+      gx.data()[i] = real(std::sin(0.37 * double(i)) * 2 + 0.5);
+    gl = GlobalHostTensor<std::int32_t>("labels", 2, 1, 8, 8, 8);
+    for (std::size_t i = 0; i < gl.span(); ++i)
+      gl.data()[i] = std::int32_t((i * 7) % 6);
+  }
+  const Tensor staging("x.staging", m->input().block());
+  scatterGlobal(gx, staging, grid);
+  storeBox(staging, m->input(), m->input().owned());
+  HaloTensor<std::int32_t> labels("labels", grid.blockOf({2, 1, 8, 8, 8}));
+  scatterGlobal(gl, labels, grid);
+  RunContext ctx;
+  ctx.grid = &grid;
+  ctx.seed = 5;
+  m->forward(ctx);
+  MemoryBoundRun r;
+  r.output = ownedValues(m->output());
+  r.dice_loss = DiceLoss().compute(grid, m->output(), labels, &m->outputGradient());
+  r.dice = ownedValues(m->outputGradient());
+  r.loss = CrossEntropyLoss().compute(grid, m->output(), labels, &m->outputGradient());
+  m->backward(ctx);
+  for (Parameter* p : m->parameters().trainable())
+    r.grads[p->name()] = hostValues(*p, true);
+  return r;
+}
+
+TEST(Bf16Native, MemoryBoundLayersAndLabelLossesEqualTheBridgeBitForBit) {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (const GridShape& shape : unetGrids(size)) {
+    SCOPED_TRACE("grid " + shape.str());
+    onGrid(shape, [&](const ProcessGrid& grid) {
+      setNativeBf16Kernels(false);
+      const MemoryBoundRun bridged = runMemoryBound(grid);
+      setNativeBf16Kernels(true);
+      const MemoryBoundRun native = runMemoryBound(grid);
+      EXPECT_EQ(native.output, bridged.output);
+      EXPECT_EQ(native.dice, bridged.dice);
+      EXPECT_EQ(native.dice_loss, bridged.dice_loss);
+      EXPECT_EQ(native.loss, bridged.loss);
+      ASSERT_EQ(native.grads.size(), 2u);
+      for (const auto& [name, g] : native.grads)
+        EXPECT_EQ(g, bridged.grads.at(name)) << name;
+      // Not vacuous: the gradients are not all zero.
+      double sum = 0;
+      for (const double v : native.grads.at("bn.weight"))
+        sum += std::abs(v);
+      EXPECT_GT(sum, 0);
+    });
+  }
+}
+
+// The step model prices the bridge's float scratch for the layers that still bridge a bf16 pass:
+// those without native kernels.
+TEST(Bf16Native, OnlyTheDenseHeadAndTransposedConvolutionStillBridge) {
+  const auto g = WindowGeometry::cubic(3, 1, 1);
+  EXPECT_FALSE(Conv3d("c", 2, 2, g, true).bridgesBf16());
+  EXPECT_FALSE(Pool3d("p", PoolKind::Max, g).bridgesBf16());
+  EXPECT_FALSE(Pool3d("p", PoolKind::Average, g).bridgesBf16());
+  EXPECT_FALSE(BatchNorm3d("bn", 2).bridgesBf16());
+  EXPECT_FALSE(LeakyRelu("a", 0.01).bridgesBf16());
+  EXPECT_FALSE(Dropout("d", 0.5, 0).bridgesBf16());
+  EXPECT_FALSE(Concat("cat").bridgesBf16());
+  EXPECT_FALSE(Flatten("f").bridgesBf16());
+  EXPECT_FALSE(Redistribute("r").bridgesBf16());
+  EXPECT_TRUE(Dense("d", 4, 2).bridgesBf16());
+  EXPECT_TRUE(ConvTranspose3d("t", 2, 2, kernels::ConvTranspose3dGeometry::cubic(2, 2, 0), true)
+                  .bridgesBf16());
 }
 
 TEST(Precision, ParsesTheTwoNamesAndRefusesOthersNamingThem) {
