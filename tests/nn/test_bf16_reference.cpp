@@ -291,7 +291,7 @@ TEST_P(Bf16CosmoFlow, MatchesPyTorchAtBf16ToleranceAndTheOneRankBf16RunOnEveryGr
     setNativeBf16Kernels(false);
     const RunResult bridged = runCosmoFlow(file, self, Precision::bf16);
     setNativeBf16Kernels(true);
-    std::printf("%s bf16 native vs bridged conv forward: output %.2e, %s\n", file.c_str(),
+    std::printf("%s bf16 native kernels vs the bridge everywhere: output %.2e, %s\n", file.c_str(),
                 relativeError(single.output, bridged.output),
                 worstOf(single, bridged, normError).c_str());
     for (std::size_t s = 0; s < 3; ++s)
