@@ -16,6 +16,49 @@
 
 namespace halo3d::kernels {
 
+namespace {
+
+// Forward and backward-data are the same gather (backward-data with the weights' channels swapped
+// and no bias): on a host space with KernelPath::Fastest the float host kernel on float copies,
+// elsewhere the generic bf16 kernel with the weights rounded once.
+template <class ExecSpace, class MemorySpace, class Axes>
+void gatherBf16(const ExecSpace& exec, const HaloTensor<bf16, MemorySpace>& src,
+                const typename ConvTranspose3dViews<float, MemorySpace>::weights_type& w,
+                const typename ConvTranspose3dViews<float, MemorySpace>::bias_type& bias,
+                bool swap_channels, const HaloTensor<bf16, MemorySpace>& dst, const Box& dst_box,
+                const Axes& axes, KernelPath path) {
+  if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest) {
+      impl::GatherConv<float, MemorySpace> p;
+      p.src = impl::widenToFloatView(exec, src);
+      p.src_shift = impl::localShift(src);
+      p.w = impl::bf16RoundedWeights(exec, w);
+      p.bias = bias;
+      p.swap_channels = swap_channels;
+      const auto dst_float = impl::floatScratchLike(dst);
+      p.dst = dst_float;
+      p.dst_shift = impl::localShift(dst);
+      p.dst_box = dst_box;
+      p.axes = axes;
+      impl::gatherConvHost(exec, p);
+      return impl::narrowBoxToBf16(exec, dst_float, dst, dst_box);
+    }
+  }
+  impl::GatherConvBf16<MemorySpace> p;
+  p.src = src.view();
+  p.src_shift = impl::localShift(src);
+  p.w = impl::roundWeightsToBf16(exec, w);
+  p.bias = bias;
+  p.swap_channels = swap_channels;
+  p.dst = dst.view();
+  p.dst_shift = impl::localShift(dst);
+  p.dst_box = dst_box;
+  p.axes = axes;
+  impl::gatherConvBf16(exec, p);
+}
+
+}  // namespace
+
 template <class ExecSpace, class MemorySpace>
 void convTranspose3dForwardBf16(
     const ExecSpace& exec, const HaloTensor<bf16, MemorySpace>& x,
@@ -26,32 +69,8 @@ void convTranspose3dForwardBf16(
   impl::requireTransposedWindow("convTranspose3dForward", g, x, y, "weights", w, "bias", b,
                                 out_box);
   if (out_box.empty()) return;
-  if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest) {
-      impl::GatherConv<float, MemorySpace> p;
-      p.src = impl::widenToFloatView(exec, x);
-      p.src_shift = impl::localShift(x);
-      p.w = impl::bf16RoundedWeights(exec, w);
-      p.bias = b;
-      const auto yf = impl::floatScratchLike(y);
-      p.dst = yf;
-      p.dst_shift = impl::localShift(y);
-      p.dst_box = out_box;
-      p.axes = impl::forwardAxes(g, x.block().globalExtents());
-      impl::gatherConvHost(exec, p);
-      return impl::narrowBoxToBf16(exec, yf, y, out_box);
-    }
-  }
-  impl::GatherConvBf16<MemorySpace> p;
-  p.src = x.view();
-  p.src_shift = impl::localShift(x);
-  p.w = impl::roundWeightsToBf16(exec, w);
-  p.bias = b;
-  p.dst = y.view();
-  p.dst_shift = impl::localShift(y);
-  p.dst_box = out_box;
-  p.axes = impl::forwardAxes(g, x.block().globalExtents());
-  impl::gatherConvBf16(exec, p);
+  gatherBf16(exec, x, w, b, false, y, out_box, impl::forwardAxes(g, x.block().globalExtents()),
+             path);
 }
 
 template <class ExecSpace, class MemorySpace>
@@ -62,32 +81,7 @@ void convTranspose3dBackwardDataBf16(
     const Box& dy_box, KernelPath path) {
   impl::requireTransposedBackwardData("convTranspose3dBackwardData", g, dx, dy, w, dx_box, dy_box);
   if (dx_box.empty()) return;
-  if constexpr (kRunsOnHost<ExecSpace>) {
-    if (path == KernelPath::Fastest) {
-      impl::GatherConv<float, MemorySpace> p;
-      p.src = impl::widenToFloatView(exec, dy);
-      p.src_shift = impl::localShift(dy);
-      p.w = impl::bf16RoundedWeights(exec, w);
-      p.swap_channels = true;
-      const auto dxf = impl::floatScratchLike(dx);
-      p.dst = dxf;
-      p.dst_shift = impl::localShift(dx);
-      p.dst_box = dx_box;
-      p.axes = impl::backwardDataAxes(g, dy_box);
-      impl::gatherConvHost(exec, p);
-      return impl::narrowBoxToBf16(exec, dxf, dx, dx_box);
-    }
-  }
-  impl::GatherConvBf16<MemorySpace> p;
-  p.src = dy.view();
-  p.src_shift = impl::localShift(dy);
-  p.w = impl::roundWeightsToBf16(exec, w);
-  p.swap_channels = true;
-  p.dst = dx.view();
-  p.dst_shift = impl::localShift(dx);
-  p.dst_box = dx_box;
-  p.axes = impl::backwardDataAxes(g, dy_box);
-  impl::gatherConvBf16(exec, p);
+  gatherBf16(exec, dy, w, {}, true, dx, dx_box, impl::backwardDataAxes(g, dy_box), path);
 }
 
 template <class ExecSpace, class MemorySpace>
