@@ -21,6 +21,10 @@ namespace {
 // The checkpoint counter that records the activations' precision (bits per element).
 constexpr const char* kActivationBits = "activation_bits";
 
+std::int64_t activationBits(nn::Precision p) {
+  return std::int64_t(8 * nn::elementBytes(p));
+}
+
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -160,8 +164,7 @@ DataLoader<> TrainingRun::makeLoader(const SampleCatalog& catalog, bool training
 void TrainingRun::noticePrecisionChange(const LoadedCheckpoint& ck) const {
   const auto it = ck.state.counters.find(kActivationBits);
   const std::int64_t bits = it == ck.state.counters.end() ? 32 : it->second;
-  const std::int64_t mine = std::int64_t(8 * nn::elementBytes(_o.precision));
-  if (bits == mine || !_root) return;
+  if (bits == activationBits(_o.precision) || !_root) return;
   std::printf(
       "notice: %s was written by a run with %s activations; this run stores them in %s. Its "
       "parameters and optimizer state are fp32 in both precisions and are resumed unchanged.\n",
@@ -225,7 +228,7 @@ void TrainingRun::save(long steps_done) {
   const std::map<std::string, std::int64_t> counters{
       {"step", steps_done},
       {"epoch", steps_done / _steps_per_epoch},
-      {kActivationBits, std::int64_t(8 * nn::elementBytes(_o.precision))}};
+      {kActivationBits, activationBits(_o.precision)}};
   _last_checkpoint =
       saveCheckpoint(nn::captureState(_model.parameters(), *_optimizer, counters, _config_json),
                      steps_done, _policy, _grid.comm());
