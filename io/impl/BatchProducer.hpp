@@ -44,8 +44,8 @@ class BatchProducer {
 
   // Collective over grid.comm(): the next step's batch. Throws on every rank if any rank failed.
   HostBatch next();
-  // Makes the next call of next() return (epoch, step); a batch in flight is finished and
-  // discarded.
+  // Collective over grid.comm(): makes the next call of next() return (epoch, step); a batch in
+  // flight is finished (its failure, if any, thrown on every rank) and discarded.
   void seek(index_t epoch, index_t step);
   // Waits until no read is in flight (the prefetched batch is kept).
   void finishPrefetch();
