@@ -1,15 +1,23 @@
 #include "halo3d/nn/GradientReducer.hpp"
 
+#include "halo3d/comm/Bf16Sum.hpp"
 #include "halo3d/comm/Communicator.hpp"
 #include "halo3d/comm/MpiTraits.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/core/NarrowInPlace.hpp"
 
 namespace halo3d::nn {
 
 GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size_t bucket_bytes,
-                                 KernelPath path)
-    : _comm(comm), _store(store), _staged(!kMpiCanAccess<Memory> || path == KernelPath::Device) {
+                                 KernelPath path, Precision wire)
+    : _comm(comm),
+      _store(store),
+      _wire(wire),
+      // The bf16 sum runs on the host, inside MPI: a GPU-aware MPI would hand it device memory.
+      _staged(!kMpiCanAccess<Memory> || path == KernelPath::Device ||
+              (wire == Precision::bf16 &&
+               !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)) {
   require(store.finalized(), "GradientReducer needs a finalized ParameterStore");
   const std::vector<Parameter*> params = store.trainable();
   _bucket_of.assign(params.size(), -1);
@@ -32,9 +40,10 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
     if (_staged) {
       b.send = Kokkos::View<real*, Kokkos::HostSpace>(
           Kokkos::view_alloc("halo3d::gradient_send", Kokkos::WithoutInitializing), n);
+      if (_wire == Precision::bf16) continue;  // reduced in place in `send`
       b.result_host = Kokkos::View<real*, Kokkos::HostSpace>(
           Kokkos::view_alloc("halo3d::gradient_result", Kokkos::WithoutInitializing), n);
-    } else {
+    } else if (_wire == Precision::fp32) {
       b.result = Kokkos::View<real*, Memory>(
           Kokkos::view_alloc("halo3d::gradient_result", Kokkos::WithoutInitializing), n);
     }
@@ -82,16 +91,32 @@ void GradientReducer::startReady() {
       fenced = true;
     }
     auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
-    const real* send = range.data();
-    real* result = b.result.data();
-    if (_staged) {
-      Kokkos::deep_copy(b.send, range);
-      send = b.send.data();
-      result = b.result_host.data();
+    const int n = int(b.hi - b.lo);
+    if (_wire == Precision::bf16) {
+      real* data = range.data();
+      if (_staged) {
+        Kokkos::deep_copy(b.send, range);
+        data = b.send.data();
+        narrowToBf16InPlace(Kokkos::DefaultHostExecutionSpace(), data, std::size_t(n));
+        Kokkos::DefaultHostExecutionSpace().fence();
+      } else {
+        narrowToBf16InPlace(Kokkos::DefaultExecutionSpace(), data, std::size_t(n));
+        fence("bucket rounded to bf16 before its allreduce");
+      }
+      checkMpi(
+          MPI_Iallreduce(MPI_IN_PLACE, data, n, mpiType<bf16>(), bf16SumOp(), _comm, &b.request),
+          "gradient MPI_Iallreduce (bf16)");
+    } else {
+      const real* send = range.data();
+      real* result = b.result.data();
+      if (_staged) {
+        Kokkos::deep_copy(b.send, range);
+        send = b.send.data();
+        result = b.result_host.data();
+      }
+      checkMpi(MPI_Iallreduce(send, result, n, mpiType<real>(), MPI_SUM, _comm, &b.request),
+               "gradient MPI_Iallreduce");
     }
-    checkMpi(
-        MPI_Iallreduce(send, result, int(b.hi - b.lo), mpiType<real>(), MPI_SUM, _comm, &b.request),
-        "gradient MPI_Iallreduce");
     b.started = true;
     ++_next;
   }
@@ -112,11 +137,20 @@ void GradientReducer::finish() {
   for (Bucket& b : _buckets) {
     if (b.request != MPI_REQUEST_NULL) MPI_Wait(&b.request, MPI_STATUS_IGNORE);
     const auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
-    if (_staged)
+    const std::size_t n = b.hi - b.lo;
+    if (_wire == Precision::bf16 && _staged) {
+      widenFromBf16InPlace(Kokkos::DefaultHostExecutionSpace(), b.send.data(), n);
+      Kokkos::DefaultHostExecutionSpace().fence();
+      Kokkos::deep_copy(range, b.send);
+    } else if (_wire == Precision::bf16) {
+      widenFromBf16InPlace(Kokkos::DefaultExecutionSpace(), range.data(), n);
+    } else if (_staged) {
       Kokkos::deep_copy(range, b.result_host);
-    else
+    } else {
       Kokkos::deep_copy(range, b.result);
+    }
   }
+  if (_wire == Precision::bf16 && !_staged) fence("gradients widened from bf16");
   _wait_seconds = MPI_Wtime() - t0;
   _armed = false;
 }

@@ -7,6 +7,13 @@
 // start in the same order on every rank, as MPI requires of collectives. finish() waits for all of
 // them.
 //
+// Wire precision: fp32 (the default) reduces the gradients as they are. bf16 (--allreduce-precision
+// bf16) halves the bytes on the wire and needs no buffer at all: each bucket is rounded to bf16 in
+// the first half of its own memory (core/NarrowInPlace.hpp), summed in place with a float-adding
+// operation (comm/Bf16Sum.hpp), and widened back; the summed gradient is a bf16 value, rounded
+// about log2(P) times on its way (once per level of MPI's reduction tree). Memory MPI cannot
+// access, or that the host cannot reach for the operation, is staged through a host float copy.
+//
 // Scaling: layers seed backward with the gradient of the *global* mean loss, so the plain sum over
 // ranks is the single-process gradient. Parameters of replicated layers (identical on every rank of
 // a spatial group) must be contributed by one rank of the group only (see Layer docs), otherwise
@@ -18,6 +25,7 @@
 
 #include "halo3d/core/KernelPath.hpp"
 #include "halo3d/nn/Parameter.hpp"
+#include "halo3d/nn/Precision.hpp"
 
 namespace halo3d::nn {
 
@@ -29,7 +37,7 @@ class GradientReducer {
   // host).
   GradientReducer(MPI_Comm comm, ParameterStore& store,
                   std::size_t bucket_bytes = std::size_t(4) << 20,
-                  KernelPath path = KernelPath::Fastest);
+                  KernelPath path = KernelPath::Fastest, Precision wire = Precision::fp32);
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
   ~GradientReducer();
@@ -42,6 +50,7 @@ class GradientReducer {
   void finish();
 
   std::size_t buckets() const { return _buckets.size(); }
+  Precision wire() const { return _wire; }
   // Seconds spent blocked in finish() during the last step (the part of the allreduce backward did
   // not hide).
   double lastWaitSeconds() const { return _wait_seconds; }
@@ -56,14 +65,16 @@ class GradientReducer {
     // at any size (nbc_iallreduce.c), which moves the whole bucket 2 log2(P) times; with a separate
     // receive buffer it takes reduce-scatter + allgather (Rabenseifner) for buckets of 64 KiB or
     // more on 4 ranks or more. `send` is where MPI reads (the gradients, or their host copy),
-    // `result` where it writes; finish() copies the result back into the gradients.
+    // `result` where it writes; finish() copies the result back into the gradients. A bf16 wire
+    // reduces in place, in the gradients' own memory or in `send`: no result buffer.
     Kokkos::View<real*, Kokkos::HostSpace> send, result_host;  // staged: MPI reads host copies
-    Kokkos::View<real*, Memory> result;                        // not staged
+    Kokkos::View<real*, Memory> result;                        // not staged, fp32 wire
   };
   void startReady();
 
   MPI_Comm _comm;
   ParameterStore& _store;
+  Precision _wire;
   bool _staged;  // buckets go through host copies
   std::vector<Bucket> _buckets;
   std::vector<int> _bucket_of;  // per trainable parameter (registration order)

@@ -139,8 +139,12 @@ void Progress::finish() {
 }
 
 MetricsWriter::MetricsWriter(const std::string& path, bool enabled, std::string run_id,
-                             std::string grid, std::string precision)
-    : _run_id(std::move(run_id)), _grid(std::move(grid)), _precision(std::move(precision)) {
+                             std::string grid, std::string precision,
+                             std::string allreduce_precision)
+    : _run_id(std::move(run_id)),
+      _grid(std::move(grid)),
+      _precision(std::move(precision)),
+      _allreduce_precision(std::move(allreduce_precision)) {
   if (!enabled || path.empty()) return;
   _file = std::fopen(path.c_str(), "a");
   require<InputError>(_file != nullptr, "cannot open metrics file '", path, "' for writing");
@@ -155,6 +159,7 @@ void MetricsWriter::write(nlohmann::json record) {
   record["run_id"] = _run_id;
   if (!_grid.empty()) record["grid"] = _grid;
   if (!_precision.empty()) record["precision"] = _precision;
+  if (!_allreduce_precision.empty()) record["allreduce_precision"] = _allreduce_precision;
   const std::string line = record.dump() + "\n";
   std::fwrite(line.data(), 1, line.size(), _file);
   std::fflush(_file);

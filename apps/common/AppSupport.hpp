@@ -69,8 +69,9 @@ class Progress {
 // precision as "precision" when they are given.
 class MetricsWriter {
  public:
+  // `precision`, `allreduce_precision`: recorded in every record when not empty.
   MetricsWriter(const std::string& path, bool enabled, std::string run_id, std::string grid = {},
-                std::string precision = {});
+                std::string precision = {}, std::string allreduce_precision = {});
   ~MetricsWriter();
   MetricsWriter(const MetricsWriter&) = delete;
   MetricsWriter& operator=(const MetricsWriter&) = delete;
@@ -78,7 +79,7 @@ class MetricsWriter {
 
  private:
   std::FILE* _file = nullptr;
-  std::string _run_id, _grid, _precision;
+  std::string _run_id, _grid, _precision, _allreduce_precision;
 };
 
 // "hh:mm:ss".

@@ -101,6 +101,7 @@ nn::RunShape GridPlanner::runShape() const {
   r.threads_per_rank = Kokkos::DefaultExecutionSpace().concurrency();
   r.ranks_per_node = _ranks_per_node;
   r.element_bytes = nn::activationElementBytes(_o.precision);
+  r.gradient_wire_bytes = _o.allreduce_precision == nn::Precision::bf16 ? 2 : 4;
   // The store of an unbuilt model is not finalized (nothing allocated): count its entries.
   for (const nn::Parameter* p : _model->parameters().all()) {
     r.all_parameters += index_t(p->size());

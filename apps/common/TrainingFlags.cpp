@@ -154,6 +154,9 @@ void addTrainingFlags(CLI::App* cmd, TrainingOptions& o, FlagSet set) {
                   "abort the job when a rank makes no progress for this many seconds (0: off)")
       ->check(atLeast(0))
       ->capture_default_str();
+  addChoice(cmd, "--allreduce-precision", o.allreduce_precision, nn::kPrecisions, nn::toString,
+            "the gradient allreduce's messages (bf16: half the bytes, summed in place with no "
+            "receive buffer; each addition in fp32, rounded to bf16 once per reduction level)");
   if (sweep) return;
   cmd->add_option("--val-data", o.val_data,
                   "validation sample file or directory (evaluated after every epoch)");

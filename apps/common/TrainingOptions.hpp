@@ -36,6 +36,9 @@ struct TrainingOptions {
   std::string transform = "none";     // InputTransform::parse syntax
   // Activations, their gradients and halos in fp32 or bf16 (--precision; nn/Precision.hpp).
   nn::Precision precision = nn::Precision::fp32;
+  // The gradient allreduce's wire (--allreduce-precision; nn/GradientReducer.hpp): bf16 halves its
+  // bytes and reduces in place, with no receive buffer.
+  nn::Precision allreduce_precision = nn::Precision::fp32;
   // Planning (docs/cosmoflow.md, "Memory and the choice of grid").
   std::size_t memory_limit = 0;  // bytes per rank the plan must fit (--memory-limit; 0: no limit)
   std::string machine;           // machine file of the performance model (--machine; "": default)

@@ -64,7 +64,8 @@ std::unique_ptr<MetricsWriter> openMetrics(const TrainingOptions& o, const std::
   std::unique_ptr<MetricsWriter> writer;
   runCollectively(grid.comm(), [&] {
     writer = std::make_unique<MetricsWriter>(o.metrics, grid.isRoot(), run_id, grid.shape().str(),
-                                             nn::toString(o.precision));
+                                             nn::toString(o.precision),
+                                             nn::toString(o.allreduce_precision));
   });
   return writer;
 }
@@ -104,7 +105,8 @@ TrainingRun::TrainingRun(const ProcessGrid& grid, const TrainingOptions& options
           [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }, options.memory_limit,
           options.precision),
       _model(_models.forBatch(options.batch)),
-      _reducer(grid.comm(), _model.parameters()),
+      _reducer(grid.comm(), _model.parameters(), std::size_t(4) << 20, KernelPath::Fastest,
+               options.allreduce_precision),
       _config_json(task.configJson()),
       _metrics(openMetrics(options, _run_id, grid)) {
   if (_root && _o.print_model) std::printf("%s", task.describe(_model, grid, _o.batch).c_str());

@@ -43,6 +43,7 @@ struct PlanOptions {
   std::size_t memory_limit = 0;
   std::string optimizer = "adam";
   int element_bytes = 4;
+  int wire_bytes = 4;
   std::string json;
 };
 
@@ -91,6 +92,7 @@ int run(const PlanOptions& o) {
   run.threads_per_rank = o.threads;
   run.ranks_per_node = o.ranks_per_node;
   run.element_bytes = std::size_t(o.element_bytes);
+  run.gradient_wire_bytes = std::size_t(o.wire_bytes);
   model->parameters().finalize();
   run.trainable_parameters = index_t(model->parameters().trainableSize());
   run.all_parameters = index_t(model->parameters().values().size());
@@ -181,6 +183,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"adam", "sgd"}))
       ->capture_default_str();
   app.add_option("--element-bytes", o.element_bytes, "bytes per activation (4 fp32, 2 bf16)")
+      ->check(CLI::IsMember({2, 4}))
+      ->capture_default_str();
+  app.add_option("--wire-bytes", o.wire_bytes,
+                 "bytes per gradient element on the allreduce's wire (4 fp32, 2 bf16: in place, no "
+                 "receive buffer)")
       ->check(CLI::IsMember({2, 4}))
       ->capture_default_str();
   app.add_option("--json", o.json, "also write one JSON object per rank count to this file");

@@ -225,14 +225,18 @@ class Predictor {
     if (p == 1) return 0;
     const double n = double(_run.trainable_parameters) * 4;  // fp32 gradients
     const double buckets = std::ceil(n / double(_run.bucket_bytes));
-    const double b = n / buckets;
+    // A bf16 wire moves half the bytes, in place: libnbc's binomial algorithm at every size. Its
+    // reduction (a user operation converting through float) is priced at the calibrated rate of
+    // the float sum, per byte.
+    const bool bf16_wire = _run.gradient_wire_bytes == 2;
+    const double b = n / buckets * (bf16_wire ? 0.5 : 1.0);
     const Link& link = worldLink();
     const double gamma = _m.reduction_gamma_s_per_byte * _stretch;
     int p2 = 1;
     while (p2 * 2 <= p)
       p2 *= 2;
     double t = 0;
-    if (p < 4 || b < 65536) {
+    if (p < 4 || b < 65536 || bf16_wire) {
       t = std::ceil(std::log2(double(p))) * (2 * link.time(b, 1) + b * gamma);
     } else if (b / 4 >= p2) {
       const double frac = double(p2 - 1) / p2;
@@ -298,9 +302,12 @@ class Predictor {
     m.push_back({"parameters and their gradients", params});
     m.push_back({"optimizer state", std::size_t(_run.trainable_parameters) *
                                         std::size_t(_run.optimizer_state_per_parameter) * 4});
-    // The allreduce's receive buffers (device memory; a GPU build stages through host copies).
-    m.push_back({"gradient allreduce buffers",
-                 _plan.grid().size() > 1 ? std::size_t(_run.trainable_parameters) * 4 : 0});
+    // The allreduce's receive buffers (device memory; a GPU build stages through host copies). A
+    // bf16 wire reduces in the gradients' own memory.
+    m.push_back(
+        {"gradient allreduce buffers", _plan.grid().size() > 1 && _run.gradient_wire_bytes == 4
+                                           ? std::size_t(_run.trainable_parameters) * 4
+                                           : 0});
     // The loader keeps the batch in use and the one being read (float32 inputs, int32 labels).
     const TensorBlock in = _plan.block(0, c);
     std::size_t batch = allocationBytes(in, 4);

@@ -13,7 +13,8 @@
 //   allreduce  BatchNorm's statistics (recursive doubling), the loss, and the gradient buckets
 //              (MPI_Iallreduce into a receive buffer, for which Open MPI's libnbc takes binomial
 //              under 4 ranks or 64 KiB, else reduce-scatter + allgather: 2 log2 P alpha +
-//              2 (P-1)/P n beta + (P-1)/P n gamma per bucket), which backward does not hide;
+//              2 (P-1)/P n beta + (P-1)/P n gamma per bucket; a bf16 wire: half the bytes, in
+//              place, binomial), which backward does not hide;
 //   io         the batch read (bytes over the read rate), hidden by prefetch up to the step's time
 //              when a core is free for the loader's thread (a device machine, or host ranks times
 //              threads below the node's cores), else the whole read.
@@ -21,7 +22,8 @@
 // a node's cores share them: host compute and copies stretch by that factor.
 //
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
-// their gradients, optimizer state, the gradient allreduce's receive buffers, the data loader's
+// their gradients, optimizer state, the gradient allreduce's receive buffers (none with a bf16
+// wire), the data loader's
 // batch buffers, halo buffers and the largest layer workspace (transient, counted once). With bf16
 // activations (element_bytes 2) parameters and optimizer state stay 4 bytes, and the largest float
 // scratch of the precision bridge is added (transient, counted once) over the layers that still
@@ -41,8 +43,9 @@ struct RunShape {
   int ranks_per_node = 0;         // 0: as many as the machine has cores (or devices)
   std::size_t element_bytes = 4;  // activations, halos (fp32: 4, bf16: 2)
   index_t trainable_parameters = 0, all_parameters = 0;
-  int optimizer_state_per_parameter = 2;  // Adam 2, SGD with momentum 1
-  std::size_t bucket_bytes = std::size_t(4) << 20;
+  int optimizer_state_per_parameter = 2;            // Adam 2, SGD with momentum 1
+  std::size_t bucket_bytes = std::size_t(4) << 20;  // of fp32 gradients
+  std::size_t gradient_wire_bytes = 4;              // the allreduce's element (fp32 4, bf16 2)
   bool overlap = true;
   bool prefetch = true;
   index_t labels_per_sample_cell = 0;  // U-Net: 1 (int32 labels); CosmoFlow: 0

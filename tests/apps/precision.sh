@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # precision.sh COSMOFLOW DATA WORK MPIEXEC...: --precision bf16 trains on a spatial split (finite losses, the
 # metrics say "precision": "bf16"), its checkpoint resumes an fp32 run with a notice (parameters and optimizer
-# state are fp32 in both precisions), and the fp32 run's checkpoint resumes a bf16 run the same way.
+# state are fp32 in both precisions), and the fp32 run's checkpoint resumes a bf16 run the same way. Then
+# --allreduce-precision bf16 on a data-parallel grid: the same first loss as the fp32 wire (it comes before any
+# update), later losses close to it but not all equal (the summed gradients were rounded), and the metrics say so.
 set -u
 cosmoflow="$1"; data="$2"; work="$3"; shift 3
 rm -rf "$work" && mkdir -p "$work"
@@ -26,4 +28,20 @@ out="$("$@" 2 "$cosmoflow" train "${common[@]}" --precision bf16 --steps 6 --res
   { printf '%s\n' "$out"; echo "FAIL: the bf16 resume exited non-zero"; exit 1; }
 grep -q "was written by a run with fp32 activations; this run stores them in bf16" <<<"$out" ||
   { printf '%s\n' "$out"; echo "FAIL: no notice of the change back"; exit 1; }
+wire=(--grid 2x1x1x1 --data "$data" --width 0.125 --batch 2 --steps 4)
+for w in fp32 bf16; do
+  "$@" 2 "$cosmoflow" train "${wire[@]}" --allreduce-precision $w --metrics "$work/wire_$w.jsonl" \
+    > "$work/wire_$w.log" 2>&1 || { cat "$work/wire_$w.log"; echo "FAIL: --allreduce-precision $w exited non-zero"; exit 1; }
+done
+python3 - "$work/wire_fp32.jsonl" "$work/wire_bf16.jsonl" <<'PY' || exit 1
+import json, sys
+a, b = ([json.loads(l) for l in open(f) if '"train"' in l] for f in sys.argv[1:3])
+assert len(a) == len(b) == 4, "FAIL: expected 4 training records per run"
+assert all(r["allreduce_precision"] == "bf16" for r in b), "FAIL: a record does not say allreduce_precision bf16"
+la, lb = [r["loss"] for r in a], [r["loss"] for r in b]
+print("fp32 wire", la, "\nbf16 wire", lb)
+assert la[0] == lb[0], "FAIL: the first loss differs (it precedes every update)"
+assert la != lb, "FAIL: the bf16 wire changed nothing (was it used?)"
+assert all(abs(x - y) <= 0.05 * abs(x) for x, y in zip(la, lb)), "FAIL: bf16 wire losses drift beyond 5%"
+PY
 echo PASS

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/nn/GradientReducer.hpp"
 
@@ -45,6 +46,53 @@ TEST(GradientReducer, SumsEveryParameterInBucketsWhicheverOrderBackwardMarksThem
       }
       if (bucket_bytes == (std::size_t(1) << 20)) {
         EXPECT_EQ(reducer.buckets(), 1u);
+      }
+    }
+}
+
+// A bf16 wire: sums whose every partial sum is a bf16 value come out exact, whatever MPI's
+// reduction order (multiples of 1/4 below 2^7); one contributing rank gives each gradient rounded
+// to bf16 exactly, which checks the in-place rounding and widening over buckets of every size.
+TEST(GradientReducer, Bf16WireSumsInPlaceAndRoundsOnce) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  for (KernelPath path : {KernelPath::Fastest, KernelPath::Device})
+    for (std::size_t bucket_bytes : {std::size_t(4), std::size_t(64), std::size_t(1) << 20}) {
+      SCOPED_TRACE(::testing::Message() << kernelPathName(path) << ", buckets of " << bucket_bytes);
+      ParameterStore store;
+      for (int k = 0; k < 5; ++k)
+        store.add("p" + std::to_string(k), {index_t(1 + 7 * k)});
+      store.add("big", {1000});
+      store.finalize();
+      GradientReducer reducer(MPI_COMM_WORLD, store, bucket_bytes, path, Precision::bf16);
+      EXPECT_EQ(reducer.wire(), Precision::bf16);
+      auto h = Kokkos::create_mirror_view(store.grads());
+      auto run = [&] {
+        Kokkos::deep_copy(store.grads(), h);
+        reducer.begin();
+        auto params = store.trainable();
+        for (std::size_t k = params.size(); k-- > 0;)
+          reducer.markReady(*params[k]);
+        reducer.finish();
+        Kokkos::deep_copy(h, store.grads());
+      };
+      for (std::size_t i = 0; i < h.size(); ++i)
+        h(i) = float(rank + 1) * float(int(i % 5) - 2) * 0.25f;
+      run();
+      const float ranks_sum = float(size * (size + 1) / 2);
+      for (std::size_t i = 0; i < h.size(); ++i)
+        ASSERT_EQ(h(i), ranks_sum * float(int(i % 5) - 2) * 0.25f) << i;
+
+      for (std::size_t i = 0; i < h.size(); ++i)
+        h(i) = rank == 0 ? 1.0f + float(i) / 3.0f : 0.0f;
+      run();
+      for (std::size_t i = 0; i < h.size(); ++i) {
+        const float x = 1.0f + float(i) / 3.0f;
+        ASSERT_EQ(h(i), roundToBf16(x)) << i;
+        if (i % 3 != 0) {
+          ASSERT_NE(h(i), x) << i;  // the wire did round
+        }
       }
     }
 }

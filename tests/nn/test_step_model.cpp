@@ -89,6 +89,34 @@ TEST(StepModel, GradientAllreduceForGivenAlphaBetaGamma) {
   EXPECT_NEAR(predict(256), rabenseifner + 3 * 2 * alpha, 1e-15);
 }
 
+// A bf16 wire (--allreduce-precision bf16): half the bytes, reduced in place, which Open MPI's
+// libnbc does with its binomial algorithm at every size: ceil(log2 P) rounds of 2 (alpha + n/2
+// beta) + n/2 gamma; and no receive buffer in the memory.
+TEST(StepModel, Bf16WireHalvesTheAllreduceAndItsBuffer) {
+  const double alpha = 2e-6, beta = 3e-10, gamma = 5e-10;
+  Machine m = linksOnly(alpha, beta, gamma);
+  auto model = oneConv(4, 256, 8);
+  const ModelPlan plan = model->plan(GridShape(4, 1, 1, 1), 4);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  calibrate(*model, {plan}, m, o);
+  RunShape run;
+  run.trainable_parameters = 256 * 4 * 27;
+  run.all_parameters = run.trainable_parameters;
+  const auto buffers = [](const StepPrediction& p) {
+    for (const MemoryTerm& t : p.memory)
+      if (t.what == "gradient allreduce buffers") return t.bytes;
+    ADD_FAILURE() << "no gradient allreduce term";
+    return std::size_t(0);
+  };
+  EXPECT_EQ(buffers(predictStep(plan, m, run)), std::size_t(256 * 4 * 27 * 4));
+  run.gradient_wire_bytes = 2;
+  const StepPrediction p = predictStep(plan, m, run);
+  const double half = double(256 * 4 * 27) * 2;  // 55 KiB on the wire
+  EXPECT_NEAR(p.allreduce_s, 2 * (2 * (alpha + half * beta) + half * gamma) + 3 * 2 * alpha, 1e-15);
+  EXPECT_EQ(buffers(p), 0u);
+}
+
 // The memory of a small CosmoFlow on 1 rank: the activations and gradients its build allocates, and
 // the parameters, are what the model predicts (the other terms come from other owners).
 TEST(StepModel, MemoryOfASmallModelAgainstItsAllocations) {
