@@ -73,14 +73,18 @@ class Predictor {
     const double small = std::ceil(std::log2(double(_plan.grid().size()))) * worldLink().alpha_s;
     p.allreduce_s += 3 * small + gradientAllreduce();
     p.compute_s += optimizerStep();
-    p.timeshare_s = timeshare(p.layers, groups);
     // The batch read, hidden by prefetch up to the step's compute, if a core is free for the
     // loader's thread. A host rank whose threads fill the node's cores reads on its own core: the
     // read (CPU-bound from the page cache) then takes its time from the step, prefetch or not.
     const double read = readSeconds();
-    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s + p.timeshare_s;
     const bool idle_core =
         _m.devices_per_node > 0 || _ranks_per_node * _run.threads_per_rank < _m.cores_per_node;
+    // A prefetching loader's thread without a core of its own is one more runnable thread on the
+    // ranks' cores for the read's share of the step.
+    const double work = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
+    const double loader = _run.prefetch && !idle_core && work > 0 ? std::min(1.0, read / work) : 0;
+    p.timeshare_s = timeshare(p.layers, groups, loader);
+    const double busy = work + p.timeshare_s;
     p.io_s = _run.prefetch && idle_core ? std::max(0.0, read - busy) : read;
     p.step_s = busy + p.io_s;
     memory(p);
@@ -238,16 +242,18 @@ class Predictor {
     return {0, 0};
   }
 
-  // Ranks that time-share cores (s = ranks x threads / cores > 1) reach each synchronisation at
-  // different times: over D seconds of (stretched) compute a rank gets the core in slices of q,
+  // Ranks that time-share cores (s = runnable threads per core > 1: the ranks' threads, and each
+  // rank's loader thread for the `loader` share of the step it reads) reach each synchronisation
+  // at different times: over D seconds of (stretched) compute a rank gets the core in slices of q,
   // and its share drifts like a random walk of D / q slices, sigma = sqrt(D q (s - 1) / s). The k
   // ranks that meet wait for the latest, E[max of k normals] sigma. The forward pass runs the
   // layers in order, the backward pass in reverse; the last stretch ends at the gradient
   // allreduce and the step's allreduces, where every rank meets. The lateness is booked on the
   // layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
-                   const std::vector<std::array<int, 2>>& groups) const {
-    const double q = _m.scheduler_slice_s, s = _stretch;
+                   const std::vector<std::array<int, 2>>& groups, double loader) const {
+    const double q = _m.scheduler_slice_s;
+    const double s = _ranks_per_node * (_run.threads_per_rank + loader) / double(_m.cores_per_node);
     if (_m.devices_per_node > 0 || q <= 0 || s <= 1) return 0;
     const auto late = [&](double d, int k) {
       if (k <= 1) return 0.0;

@@ -25,7 +25,9 @@
 //              scheduler's length q (Machine::scheduler_slice_s, calibrated), so its arrival after
 //              D seconds of stretched compute since the previous synchronisation deviates by
 //              sigma = sqrt(D q (s - 1) / s), and the group waits for the latest: E[max of k
-//              standard normals] x sigma per synchronisation. Nothing without a measured slice,
+//              standard normals] x sigma per synchronisation. Here s counts the runnable threads
+//              per core: the ranks' threads and, when they fill the cores, each prefetching
+//              loader's thread for the read's share of the step. Nothing without a measured slice,
 //              on devices, or with s <= 1.
 //
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and

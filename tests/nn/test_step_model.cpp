@@ -140,7 +140,7 @@ TEST(StepModel, PrefetchHidesTheReadOnlyWithAFreeCore) {
     m.cores_per_node = cores;
     run.prefetch = prefetch;
     const StepPrediction p = predictStep(plan, m, run);
-    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
+    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s + p.timeshare_s;
     EXPECT_DOUBLE_EQ(p.step_s, busy + p.io_s);
     return std::make_pair(p.io_s, busy);
   };
@@ -255,7 +255,7 @@ TEST(StepModel, ExpectedMaxOfNormals) {
 // the forward halo gather (the data has no gradient, so no backward scatter) and at the step's
 // allreduces after backward. Each meeting costs E[max of 2 normals] sqrt(D q (s - 1) / s) for the
 // D seconds of stretched compute since the previous one: the conv's forward, then its backward.
-// Nothing with one rank per core or without a measured slice.
+// Nothing without a measured slice or with one rank per core and no loader thread beside it.
 TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
@@ -270,6 +270,7 @@ TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   run.all_parameters = run.trainable_parameters;
   run.ranks_per_node = 2;
   m.cores_per_node = 1;
+  m.io_read_bytes_per_s = 1e15;                           // a negligible read
   EXPECT_EQ(predictStep(plan, m, run).timeshare_s, 0.0);  // no slice measured
   m.scheduler_slice_s = 4e-3;
   const StepPrediction p = predictStep(plan, m, run);
@@ -279,8 +280,22 @@ TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   EXPECT_NEAR(p.timeshare_s, z2 * std::sqrt(f * q / 2) + z2 * std::sqrt(b * q / 2), 1e-9);
   EXPECT_DOUBLE_EQ(
       p.step_s, p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s + p.timeshare_s + p.io_s);
-  m.cores_per_node = 2;  // one rank per core
+  m.cores_per_node = 2;  // one rank per core, the loader's read negligible
+  EXPECT_LT(predictStep(plan, m, run).timeshare_s, 1e-3 * p.timeshare_s);
+  run.prefetch = false;  // the read runs on the rank's own thread
   EXPECT_EQ(predictStep(plan, m, run).timeshare_s, 0.0);
+  // A loader thread busy for half the step's work on each rank's core: s = 2 (1 + 0.5) / 2 = 1.5,
+  // (s - 1) / s = 1/3.
+  run.prefetch = true;
+  const StepPrediction one = predictStep(plan, m, run);  // unstretched
+  const double f1 = one.layers[0].forward_s, b1 = one.layers[0].backward_s;
+  run.read_bytes_per_rank = 1000;
+  m.io_read_bytes_per_s =
+      1000 / (0.5 * (one.compute_s + one.halo_s + one.redistribute_s + one.allreduce_s));
+  const StepPrediction l = predictStep(plan, m, run);
+  EXPECT_NEAR(l.timeshare_s, z2 * std::sqrt(f1 * q / 3) + z2 * std::sqrt(b1 * q / 3), 1e-9);
+  run.read_bytes_per_rank = 0;
+  m.io_read_bytes_per_s = 1e15;
   // Sample groups alone (2x1x1x1) meet only at the step's allreduces, after all of the compute.
   const ModelPlan data = model->plan(GridShape(2, 1, 1, 1), 2);
   calibrate(*model, {data}, m, o);
