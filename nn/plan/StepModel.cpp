@@ -245,7 +245,10 @@ class Predictor {
   // Ranks that time-share cores (s = runnable threads per core > 1: the ranks' threads, and each
   // rank's loader thread for the `loader` share of the step it reads) reach each synchronisation
   // at different times: over D seconds of (stretched) compute a rank gets the core in slices of q,
-  // and its share drifts like a random walk of D / q slices, sigma = sqrt(D q (s - 1) / s). The k
+  // and its share drifts like a random walk of D / q slices, sigma = sqrt(D q (s - 1) / s): the
+  // geometric middle of a scheduler that gives each slice to a random runnable rank, sqrt(D q
+  // (s - 1)), and one that runs the most lagging rank first, sqrt(D q (s - 1)) / s (the prefactor
+  // was chosen on the 2026-12-02 validation, docs/scaling.md). The k
   // ranks that meet wait for the latest, E[max of k normals] sigma. The forward pass runs the
   // layers in order, the backward pass in reverse; the last stretch ends at the gradient
   // allreduce and the step's allreduces, where every rank meets. The lateness is booked on the
