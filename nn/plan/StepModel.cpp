@@ -248,11 +248,11 @@ class Predictor {
   // and its share drifts like a random walk of D / q slices, sigma = sqrt(D q (s - 1) / s): the
   // geometric middle of a scheduler that gives each slice to a random runnable rank, sqrt(D q
   // (s - 1)), and one that runs the most lagging rank first, sqrt(D q (s - 1)) / s (the prefactor
-  // was chosen on the 2026-12-02 validation, docs/scaling.md). The k
-  // ranks that meet wait for the latest, E[max of k normals] sigma. The forward pass runs the
-  // layers in order, the backward pass in reverse; the last stretch ends at the gradient
-  // allreduce and the step's allreduces, where every rank meets. The lateness is booked on the
-  // layer whose synchronisation waits for it.
+  // was chosen on the 2026-12-02 validation, docs/scaling.md). The k ranks that meet wait for the
+  // latest, E[max of k normals] sigma. The forward pass runs the layers in order, the backward
+  // pass in reverse; the last stretch ends at the gradient allreduce and the step's allreduces,
+  // where every rank meets. The lateness is booked on the layer whose synchronisation waits for
+  // it.
   double timeshare(std::vector<LayerPrediction>& layers,
                    const std::vector<std::array<int, 2>>& groups, double loader) const {
     const double q = _m.scheduler_slice_s;
