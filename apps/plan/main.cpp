@@ -78,6 +78,7 @@ nlohmann::json predictionJson(const nn::GridCandidate& c, index_t batch) {
                    {"redistribute_s", p.redistribute_s},
                    {"allreduce_s", p.allreduce_s},
                    {"io_s", p.io_s},
+                   {"timeshare_s", p.timeshare_s},
                    {"peak_bytes", p.peak_bytes}};
   for (const nn::MemoryTerm& t : p.memory)
     j["memory"][t.what] = t.bytes;

@@ -76,7 +76,8 @@ json predictedKeys(const GridAssessment& a) {
     const nn::StepPrediction& p = *a.prediction;
     r["predicted"] = {
         {"compute", p.compute_s},     {"halo", p.halo_s}, {"redistribute", p.redistribute_s},
-        {"allreduce", p.allreduce_s}, {"io", p.io_s},     {"band", p.step_band_s}};
+        {"allreduce", p.allreduce_s}, {"io", p.io_s},     {"timeshare", p.timeshare_s},
+        {"band", p.step_band_s}};
     r["notes"] = p.notes;
   }
   return r;
@@ -180,7 +181,8 @@ json measureGrid(const GridShape& shape, const TrainingOptions& base, TrainingTa
                             {"halo_bytes", lp.halo_bytes},
                             {"halo_messages", lp.halo_messages},
                             {"redistribute_s", lp.redistribute_s},
-                            {"allreduce_s", lp.allreduce_s}};
+                            {"allreduce_s", lp.allreduce_s},
+                            {"timeshare_s", lp.timeshare_s}};
     layers.push_back(l);
   }
   r["layers"] = layers;

@@ -3,7 +3,14 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
@@ -136,6 +143,18 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
           o.progress(concat(n.name, " ", n.kind, " on ", t.input, ": forward ", s[0] * 1e3,
                             " ms, backward ", s[1] * 1e3, " ms"));
       }
+  // The scheduler's slice, which prices the lateness of ranks that time-share a core.
+  if (o.scheduler_slice && machine.devices_per_node == 0 &&
+      (o.retime || machine.scheduler_slice_s <= 0)) {
+    if (const double q = measureSchedulerSlice(); q > 0) {
+      machine.scheduler_slice_s = q;
+      machine.scheduler_source = concat(
+          "measureSchedulerSlice (nn/plan/Calibration.hpp): median run of two threads "
+          "pinned to one core, ",
+          q * 1e3, " ms");
+      ++timed;
+    }
+  }
   // The optimizer step, on the model's parameters.
   LayerTiming t;
   t.layer = concat("optimizer ", optimizerKindName(o.optimizer));
@@ -158,6 +177,48 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
     ++timed;
   }
   return timed;
+}
+
+double measureSchedulerSlice(double duration_s) {
+#ifdef __linux__
+  const int cpu = sched_getcpu();
+  if (cpu < 0) return 0;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  std::vector<double> runs[2];
+  std::atomic<int> pinned{0};
+  std::atomic<bool> failed{false};
+  const auto spin = [&](int i) {
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) failed = true;
+    ++pinned;
+    while (pinned.load() < 2 && !failed.load()) {
+    }
+    const auto gap = std::chrono::microseconds(50);
+    const auto end = Clock::now() + std::chrono::duration<double>(duration_s);
+    auto last = Clock::now(), start = last;
+    while (last < end && !failed.load()) {
+      const auto now = Clock::now();
+      if (now - last > gap) {
+        runs[i].push_back(seconds(start, last));
+        start = now;
+      }
+      last = now;
+    }
+  };
+  std::thread a(spin, 0), b(spin, 1);
+  a.join();
+  b.join();
+  std::vector<double> all;
+  for (auto& r : runs)  // the first run of each began before both were pinned
+    all.insert(all.end(), r.begin() + std::min<std::ptrdiff_t>(1, std::ptrdiff_t(r.size())),
+               r.end());
+  if (failed || all.size() < 8) return 0;
+  return median(all);
+#else
+  (void)duration_s;
+  return 0;
+#endif
 }
 
 std::string calibrateLinks(MPI_Comm comm, Machine& machine) {

@@ -26,6 +26,9 @@ struct CalibrationOptions {
   int repetitions = 3;  // timed runs after one warm-up; the median is kept
   OptimizerKind optimizer = OptimizerKind::Adam;
   bool retime = false;  // time again what the machine file already holds
+  // Measure the scheduler's time slice (measureSchedulerSlice) on a host machine whose file lacks
+  // it (or with retime).
+  bool scheduler_slice = true;
   std::function<void(const std::string&)> progress;  // told about each layer timed
 };
 
@@ -38,6 +41,12 @@ LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, i
 // added or replaced.
 int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machine,
               const CalibrationOptions& options);
+
+// The time slice of this machine's scheduler, as a rank sees it when another runnable rank shares
+// its core: two threads pinned to the core this one runs on spin for `seconds`, each noting when it
+// was off the core (a gap of over 50 us between two clock reads); the median length of their runs
+// between gaps. 0 where threads cannot be pinned (not Linux) or too few runs were seen.
+double measureSchedulerSlice(double duration_s = 0.3);
 
 // Collective over `comm` (at least 2 ranks, on one node): fits the shared-memory link's alpha and
 // beta to ping-pong times between ranks 0 and 1 over message sizes from 8 B to 8 MiB (least squares

@@ -100,6 +100,8 @@ Machine Machine::load(const std::string& path) {
   m.reduction_gamma_s_per_byte =
       r.number(r.member(j, "", "reduction"), "reduction", "gamma_s_per_byte", 0, 1);
   m.io_read_bytes_per_s = r.number(r.member(j, "", "io"), "io", "read_bytes_per_s", 1, 1e15);
+  if (j.contains("scheduler"))
+    m.scheduler_slice_s = r.number(r.member(j, "", "scheduler"), "scheduler", "slice_s", 0, 10);
   const Json& compute = r.member(j, "", "compute");
   const std::string kind = r.text(compute, "compute", "kind");
   if (kind == "roofline") {
@@ -145,6 +147,8 @@ void Machine::save(const std::string& out_path) const {
     j["reduction"] =
         Json{{"gamma_s_per_byte", reduction_gamma_s_per_byte}, {"source", link_source}};
   }
+  if (!scheduler_source.empty())
+    j["scheduler"] = Json{{"slice_s", scheduler_slice_s}, {"source", scheduler_source}};
   const std::string tmp = out_path + ".tmp";
   {
     std::ofstream out(tmp);

@@ -20,6 +20,8 @@
 //       "conv_efficiency": [0.35, 0.6], "memory_efficiency": [0.6, 0.85],   // [low, high] band
 //       "launch_s": 5e-6, "source": "..."
 //     },
+//     "scheduler": {"slice_s": 0.004, "source": "..."},  // optional: how long a rank runs before
+//                                     // another rank time-sharing its core gets it (calibrated)
 //     "layers": [ {"layer": "Conv3d(...)", "input": [n, c, d, h, w], "output": [...],
 //                  "threads": 1, "forward_s": 0.01, "backward_s": 0.02} ... ]   // calibration
 //   }
@@ -71,6 +73,11 @@ struct Machine {
   std::vector<LayerTiming> layers;
   std::string document;     // the file as read: save() keeps every other key and its source
   std::string link_source;  // set by calibrateLinks: save() writes the links it measured
+  // The scheduler's time slice on a core that several runnable ranks share (0: unknown, and the
+  // step model prices no time-sharing lateness). Set from "scheduler.slice_s", or measured by
+  // calibrate(), which then sets scheduler_source and save() writes both.
+  double scheduler_slice_s = 0;
+  std::string scheduler_source;
 
   // Reads and checks a machine file. Throws InputError naming the file and the key on a missing,
   // mistyped or out-of-range value, and on JSON that does not parse (with its line).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "halo3d/comm/impl/HaloPlan.hpp"
 #include "halo3d/core/Error.hpp"
@@ -45,9 +46,11 @@ class Predictor {
   StepPrediction run() {
     StepPrediction p;
     const std::vector<GridCoords> reps = _plan.representativeRanks();
+    std::vector<std::array<int, 2>> groups;  // per layer: ranks meeting forward, backward
     for (int id : _plan.order()) {
       const PlanNode& n = _plan.node(id);
       if (id == 0) continue;
+      groups.push_back(syncGroups(id));
       LayerPrediction worst;
       double worst_total = -1;
       for (const GridCoords& c : reps) {
@@ -74,9 +77,14 @@ class Predictor {
     // loader's thread. A host rank whose threads fill the node's cores reads on its own core: the
     // read (CPU-bound from the page cache) then takes its time from the step, prefetch or not.
     const double read = readSeconds();
-    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
     const bool idle_core =
         _m.devices_per_node > 0 || _ranks_per_node * _run.threads_per_rank < _m.cores_per_node;
+    // A prefetching loader's thread without a core of its own is one more runnable thread on the
+    // ranks' cores for the read's share of the step.
+    const double work = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
+    const double loader = _run.prefetch && !idle_core && work > 0 ? std::min(1.0, read / work) : 0;
+    p.timeshare_s = timeshare(p.layers, groups, loader);
+    const double busy = work + p.timeshare_s;
     p.io_s = _run.prefetch && idle_core ? std::max(0.0, read - busy) : read;
     p.step_s = busy + p.io_s;
     memory(p);
@@ -212,6 +220,67 @@ class Predictor {
       l.allreduce_s = (2 * rounds + rounds_data) * link.time(c2, 1);
     }
     return l;
+  }
+
+  // How many ranks meet at node `id`'s synchronisation, forward and backward (0: none): a halo
+  // exchange (gather forward; the scatter backward unless the input is the data) and a
+  // replication's allgather (forward only) over the spatial group, BatchNorm's statistics
+  // (forward and backward) over its group.
+  std::array<int, 2> syncGroups(int id) const {
+    const PlanNode& n = _plan.node(id);
+    const GridShape& g = _plan.grid();
+    const int s = g.spatialSize();
+    if (!n.layer) return {s > 1 ? s : 0, 0};
+    const int in = n.inputs.at(0);
+    if (dynamic_cast<const WindowLayer*>(n.layer) &&
+        _plan.node(in).spec.dist == Distribution::Spatial && s > 1)
+      return {s, in == 0 ? 0 : s};
+    if (n.kind.rfind("BatchNorm3d(", 0) == 0) {
+      const int group = n.kind.find("global") != std::string::npos ? g.size() : s;
+      if (group > 1) return {group, group};
+    }
+    return {0, 0};
+  }
+
+  // Ranks that time-share cores (s = runnable threads per core > 1: the ranks' threads, and each
+  // rank's loader thread for the `loader` share of the step it reads) reach each synchronisation
+  // at different times: over D seconds of (stretched) compute a rank gets the core in slices of q,
+  // and its share drifts like a random walk of D / q slices, sigma = sqrt(D q (s - 1) / s): the
+  // geometric middle of a scheduler that gives each slice to a random runnable rank, sqrt(D q
+  // (s - 1)), and one that runs the most lagging rank first, sqrt(D q (s - 1)) / s (the prefactor
+  // was chosen on the 2026-12-02 validation, docs/scaling.md). The k ranks that meet wait for the
+  // latest, E[max of k normals] sigma. The forward pass runs the layers in order, the backward
+  // pass in reverse; the last stretch ends at the gradient allreduce and the step's allreduces,
+  // where every rank meets. The lateness is booked on the layer whose synchronisation waits for
+  // it.
+  double timeshare(std::vector<LayerPrediction>& layers,
+                   const std::vector<std::array<int, 2>>& groups, double loader) const {
+    const double q = _m.scheduler_slice_s;
+    const double s = _ranks_per_node * (_run.threads_per_rank + loader) / double(_m.cores_per_node);
+    if (_m.devices_per_node > 0 || q <= 0 || s <= 1) return 0;
+    const auto late = [&](double d, int k) {
+      if (k <= 1) return 0.0;
+      auto z = _max_of_normals.find(k);
+      if (z == _max_of_normals.end()) z = _max_of_normals.emplace(k, expectedMaxOfNormals(k)).first;
+      return z->second * std::sqrt(d * q * (s - 1) / s);
+    };
+    double total = 0, since = 0;
+    const auto meet = [&](LayerPrediction& l, int k) {
+      if (k <= 1) return;
+      const double t = late(since, k);
+      l.timeshare_s += t;
+      total += t;
+      since = 0;
+    };
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      since += layers[i].forward_s;
+      meet(layers[i], groups[i][0]);
+    }
+    for (std::size_t i = layers.size(); i-- > 0;) {
+      since += layers[i].backward_s;
+      meet(layers[i], groups[i][1]);
+    }
+    return total + late(since, _plan.grid().size());
   }
 
   // The gradient buckets: GradientReducer starts an MPI_Iallreduce per bucket into a separate
@@ -370,9 +439,29 @@ class Predictor {
   std::vector<std::string>& _notes;
   int _ranks_per_node = 1;
   double _stretch = 1;
+  mutable std::map<int, double> _max_of_normals;  // expectedMaxOfNormals by group size
 };
 
 }  // namespace
+
+double expectedMaxOfNormals(int k) {
+  if (k <= 1) return 0;
+  constexpr double kInvSqrt2Pi = 0.3989422804014327;
+  // The integral of x k phi(x) Phi(x)^(k-1) over x: the density of the maximum is smooth and
+  // negligible beyond [-10, 10] for any k a machine has.
+  const double lo = -10, hi = 10;
+  const int steps = 4000;
+  const double h = (hi - lo) / steps;
+  double sum = 0;
+  for (int i = 0; i <= steps; ++i) {
+    const double x = lo + i * h;
+    const double phi = std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    const double f = x * k * phi * std::pow(cdf, k - 1);
+    sum += (i == 0 || i == steps ? 0.5 : 1.0) * f;
+  }
+  return sum * h;
+}
 
 StepPrediction predictStep(const ModelPlan& plan, const Machine& machine, const RunShape& run) {
   require<InputError>(run.threads_per_rank >= 1, "threads per rank must be >= 1");

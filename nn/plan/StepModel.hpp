@@ -19,7 +19,17 @@
 //              when a core is free for the loader's thread (a device machine, or host ranks times
 //              threads below the node's cores), else the whole read.
 // The step takes the sum over layers of the slowest representative rank. Ranks times threads beyond
-// a node's cores share them: host compute and copies stretch by that factor.
+// a node's cores share them: host compute and copies stretch by that factor, s, and
+//   timeshare  ranks that time-share cores do not arrive together where they synchronise (a halo
+//              exchange, a replication's allgather, BatchNorm's and the step's allreduces): each of
+//              the k ranks that meet has received its share of the core in slices of the
+//              scheduler's length q (Machine::scheduler_slice_s, calibrated), so its arrival after
+//              D seconds of stretched compute since the previous synchronisation deviates by
+//              sigma = sqrt(D q (s - 1) / s), and the group waits for the latest: E[max of k
+//              standard normals] x sigma per synchronisation. Here s counts the runnable threads
+//              per core: the ranks' threads and, when they fill the cores, each prefetching
+//              loader's thread for the read's share of the step. Nothing without a measured slice,
+//              on devices, or with s <= 1.
 //
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
 // their gradients, optimizer state, the gradient allreduce's receive buffers (none with a bf16
@@ -63,11 +73,13 @@ struct LayerPrediction {
   double halo_s = 0;                         // exposed exchange time, both passes
   double halo_bytes = 0, halo_messages = 0;  // per step on the busiest rank, both passes
   double redistribute_s = 0, allreduce_s = 0;
+  double timeshare_s = 0;  // lateness of time-sharing ranks at this layer's synchronisations
 };
 
 struct StepPrediction {
   double step_s = 0;
   double compute_s = 0, halo_s = 0, redistribute_s = 0, allreduce_s = 0, io_s = 0;
+  double timeshare_s = 0;  // ranks time-sharing cores arriving late where they synchronise
   std::array<double, 2> step_band_s{0, 0};  // roofline machines: the efficiency band (slow, fast)
   std::vector<LayerPrediction> layers;
   std::size_t peak_bytes = 0;
@@ -76,5 +88,8 @@ struct StepPrediction {
 };
 
 StepPrediction predictStep(const ModelPlan& plan, const Machine& machine, const RunShape& run);
+
+// E[max of k independent standard normal variables] (0 for k <= 1; 1/sqrt(pi) for k = 2).
+double expectedMaxOfNormals(int k);
 
 }  // namespace halo3d::nn

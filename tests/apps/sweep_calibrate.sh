@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sweep_calibrate.sh SWEEP DATA WORK TEMPLATE LAUNCHER...: `halo3d-sweep --calibrate` on 2 ranks times the layers on
 # the blocks of each grid (rank 0; the other rank waits), writes them into a copy of the calibrated-kind machine file
-# TEMPLATE (which has no timings), and then predicts every grid's step time from them.
+# TEMPLATE (which has no timings) with the scheduler's slice it measures, and then predicts every grid's step time
+# from them.
 set -eu
 sweep="$1"; data="$2"; work="$3"; template="$4"; shift 4
 rm -rf "$work"
@@ -14,6 +15,8 @@ import json, sys
 machine = json.load(open(sys.argv[1]))
 layers = machine.get("layers", [])
 assert any(l["layer"].startswith("Conv3d(4->2") for l in layers), f"no timing of the first convolution in {layers}"
+# The scheduler's slice (the time-sharing term of the step model), measured since the template has none.
+assert 0 < machine["scheduler"]["slice_s"] < 1, machine.get("scheduler")
 records = [json.loads(line) for line in open(sys.argv[2])]
 assert [r["grid"] for r in records] == ["1x2x1x1", "2x1x1x1"], records
 for r in records:

@@ -1,9 +1,10 @@
 // The performance model on cases computed by hand: the halo bytes of a known plan, the gradient
-// allreduce for given alpha-beta-gamma, the memory of a small model against what its build
-// allocates, and calibration feeding the compute term.
+// allreduce for given alpha-beta-gamma, the lateness of ranks that time-share a core, the memory
+// of a small model against what its build allocates, and calibration feeding the compute term.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -167,7 +168,7 @@ TEST(StepModel, PrefetchHidesTheReadOnlyWithAFreeCore) {
     m.cores_per_node = cores;
     run.prefetch = prefetch;
     const StepPrediction p = predictStep(plan, m, run);
-    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
+    const double busy = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s + p.timeshare_s;
     EXPECT_DOUBLE_EQ(p.step_s, busy + p.io_s);
     return std::make_pair(p.io_s, busy);
   };
@@ -268,6 +269,115 @@ TEST(StepModel, GridChoiceOrdersTheValidGridsAndExplainsTheOthers) {
     EXPECT_NE(std::string(e.what()).find("the smallest requirement is"), std::string::npos)
         << e.what();
   }
+}
+
+// E[max of k standard normals] in closed form for k = 2 and 3: 1/sqrt(pi) and 3/(2 sqrt(pi)).
+TEST(StepModel, ExpectedMaxOfNormals) {
+  EXPECT_EQ(expectedMaxOfNormals(1), 0.0);
+  EXPECT_NEAR(expectedMaxOfNormals(2), 0.5641895835477563, 1e-7);
+  EXPECT_NEAR(expectedMaxOfNormals(3), 0.8462843753216345, 1e-7);
+  EXPECT_GT(expectedMaxOfNormals(8), expectedMaxOfNormals(4));
+}
+
+// Two ranks time-sharing one core (s = 2) at grid 1x2x1x1 of one conv on 1 x 2 x 8^3: they meet at
+// the forward halo gather (the data has no gradient, so no backward scatter) and at the step's
+// allreduces after backward. Each meeting costs E[max of 2 normals] sqrt(D q (s - 1) / s) for the
+// D seconds of stretched compute since the previous one: the conv's forward, then its backward.
+// Nothing without a measured slice or with one rank per core and no loader thread beside it.
+TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
+  auto model = oneConv(2, 3, 8);
+  const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
+  Machine m = linksOnly(1e-6, 1e-9, 0);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  calibrate(*model, {plan}, m, o);
+  EXPECT_EQ(m.scheduler_slice_s, 0.0);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  run.ranks_per_node = 2;
+  m.cores_per_node = 1;
+  m.io_read_bytes_per_s = 1e15;                           // a negligible read
+  EXPECT_EQ(predictStep(plan, m, run).timeshare_s, 0.0);  // no slice measured
+  m.scheduler_slice_s = 4e-3;
+  const StepPrediction p = predictStep(plan, m, run);
+  ASSERT_EQ(p.layers.size(), 1u);
+  const double f = p.layers[0].forward_s, b = p.layers[0].backward_s, q = 4e-3, z2 = 0.5641895835;
+  EXPECT_NEAR(p.layers[0].timeshare_s, z2 * std::sqrt(f * q / 2), 1e-9);
+  EXPECT_NEAR(p.timeshare_s, z2 * std::sqrt(f * q / 2) + z2 * std::sqrt(b * q / 2), 1e-9);
+  EXPECT_DOUBLE_EQ(
+      p.step_s, p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s + p.timeshare_s + p.io_s);
+  m.cores_per_node = 2;  // one rank per core, the loader's read negligible
+  EXPECT_LT(predictStep(plan, m, run).timeshare_s, 1e-3 * p.timeshare_s);
+  run.prefetch = false;  // the read runs on the rank's own thread
+  EXPECT_EQ(predictStep(plan, m, run).timeshare_s, 0.0);
+  // A loader thread busy for half the step's work on each rank's core: s = 2 (1 + 0.5) / 2 = 1.5,
+  // (s - 1) / s = 1/3.
+  run.prefetch = true;
+  const StepPrediction one = predictStep(plan, m, run);  // unstretched
+  const double f1 = one.layers[0].forward_s, b1 = one.layers[0].backward_s;
+  run.read_bytes_per_rank = 1000;
+  m.io_read_bytes_per_s =
+      1000 / (0.5 * (one.compute_s + one.halo_s + one.redistribute_s + one.allreduce_s));
+  const StepPrediction l = predictStep(plan, m, run);
+  EXPECT_NEAR(l.timeshare_s, z2 * std::sqrt(f1 * q / 3) + z2 * std::sqrt(b1 * q / 3), 1e-9);
+  run.read_bytes_per_rank = 0;
+  m.io_read_bytes_per_s = 1e15;
+  // Sample groups alone (2x1x1x1) meet only at the step's allreduces, after all of the compute.
+  const ModelPlan data = model->plan(GridShape(2, 1, 1, 1), 2);
+  calibrate(*model, {data}, m, o);
+  m.cores_per_node = 1;
+  const StepPrediction d = predictStep(data, m, run);
+  const double all = d.layers[0].forward_s + d.layers[0].backward_s;
+  EXPECT_NEAR(d.timeshare_s, z2 * std::sqrt(all * q / 2), 1e-9);
+}
+
+// Two threads pinned to one core take turns: the measured slice is a positive length shorter than
+// the measurement (0 only where threads cannot be pinned).
+TEST(StepModel, SchedulerSliceIsMeasured) {
+  const double q = measureSchedulerSlice(0.2);
+  std::printf("scheduler slice: %.3f ms\n", q * 1e3);
+#ifdef __linux__
+  EXPECT_GT(q, 0.0);
+#endif
+  EXPECT_LT(q, 0.2);
+}
+
+// The slice is read from and written to the machine file with its source.
+TEST(StepModel, SchedulerSliceRoundTripsThroughTheMachineFile) {
+  const std::string path = "halo3d_test_machine_slice.json";
+  {
+    std::ofstream f(path);
+    f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
+             "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
+                       "network": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}},
+             "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
+             "compute": {"kind": "calibrated"}})";
+  }
+  Machine m = Machine::load(path);
+  EXPECT_EQ(m.scheduler_slice_s, 0.0);
+  m.scheduler_slice_s = 3e-3;
+  m.save(path);
+  EXPECT_EQ(Machine::load(path).scheduler_slice_s, 0.0);  // not measured: not written
+  m.scheduler_source = "test";
+  m.save(path);
+  EXPECT_EQ(Machine::load(path).scheduler_slice_s, 3e-3);
+  {
+    std::ofstream f(path);
+    f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
+             "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
+                       "network": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}},
+             "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
+             "scheduler": {"slice_s": -1}, "compute": {"kind": "calibrated"}})";
+  }
+  try {
+    Machine::load(path);
+    FAIL() << "a negative slice loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("scheduler.slice_s"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
 }
 
 // A machine file with a bad key is refused naming it.

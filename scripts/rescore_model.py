@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Re-price the grids of a finished validation (scripts/validate_model.sh) with the current step model, without
+running anything again.
+
+    scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE]
+                             [--slice-s Q] [--only CONFIG...]
+
+For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
+flags (those of scripts/validate_model.sh), the grid, all ranks on one node, and the machine file (default
+DIR/this-machine.json, the calibration the sweeps used; --slice-s Q writes a copy with the scheduler slice set to Q
+seconds). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
+re-priced ones: median and worst |predicted - measured| / measured step time, and the grid the model picks with how
+much slower it measured than the best. The measurements are the sweep's: this is in-sample for anything fitted
+to them.
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# scripts/validate_model.sh's configurations, as halo3d-plan flags.
+CONFIGS = {
+    "cosmoflow64_b2": ["--model", "cosmoflow", "--input-size", "64", "--width", "0.25", "--batch", "2"],
+    "cosmoflow64_b4": ["--model", "cosmoflow", "--input-size", "64", "--width", "0.25", "--batch", "4"],
+    "cosmoflow128_b2": ["--model", "cosmoflow", "--input-size", "128", "--width", "0.25", "--batch", "2"],
+    "cosmoflow128_b4": ["--model", "cosmoflow", "--input-size", "128", "--width", "0.25", "--batch", "4"],
+    "unet64_b2": ["--model", "unet3d", "--input-size", "64", "--base", "8", "--depth", "3", "--batch", "2"],
+}
+
+
+def load(path):
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def price(plan, machine, flags, grid, ranks):
+    with tempfile.NamedTemporaryFile(suffix=".jsonl") as out:
+        subprocess.run([plan, *flags, "--ranks", str(ranks), "--ranks-per-node", str(ranks), "--grid", grid,
+                        "--machine", str(machine), "--json", out.name], check=True, stdout=subprocess.DEVNULL)
+        return json.loads(pathlib.Path(out.name).read_text().splitlines()[0])
+
+
+def summary(rows, key):
+    errors = [abs(r[key] - r["measured_step_s"]) / r["measured_step_s"] for r in rows]
+    best = min(rows, key=lambda r: r["measured_step_s"])
+    pick = min(rows, key=lambda r: r[key])
+    worst = max(rows, key=lambda r: abs(r[key] - r["measured_step_s"]) / r["measured_step_s"])
+    return {"median_error": statistics.median(errors), "worst_error": max(errors), "worst_grid": worst["grid"],
+            "pick_grid": pick["grid"], "pick_s": pick["measured_step_s"], "best_grid": best["grid"],
+            "best_s": best["measured_step_s"], "pick_slowdown": pick["measured_step_s"] / best["measured_step_s"] - 1}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dir", type=pathlib.Path)
+    parser.add_argument("--machine", type=pathlib.Path)
+    parser.add_argument("--plan", default="build/apps/plan/halo3d-plan")
+    parser.add_argument("--slice-s", type=float, help="price with this scheduler slice (seconds)")
+    parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
+    parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
+    args = parser.parse_args()
+    machine = args.machine or args.dir / "this-machine.json"
+    tmp = None
+    if args.slice_s is not None:
+        doc = json.loads(machine.read_text())
+        doc["scheduler"] = {"slice_s": args.slice_s, "source": "scripts/rescore_model.py --slice-s"}
+        tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        json.dump(doc, tmp)
+        tmp.close()
+        machine = pathlib.Path(tmp.name)
+    print("| model | P | grids | sweep: median | worst | pick vs best | re-priced: median | worst (grid) "
+          "| pick | measured best | pick vs best |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    records = []
+    try:
+        for path in sorted(args.dir.glob("*/P*/sweep.jsonl")):
+            config, ranks = path.parent.parent.name, int(path.parent.name[1:])
+            if config not in CONFIGS or (args.only is not None and config not in args.only):
+                continue
+            rows = [r for r in load(path) if r.get("status") == "measured" and r.get("measured_step_s")
+                    and r.get("predicted_step_s")]
+            if not rows:
+                continue
+            for r in rows:
+                p = price(args.plan, machine, CONFIGS[config], r["grid"], ranks)
+                r["repriced_step_s"] = p["step_s"]
+                records.append({"config": config, "ranks": ranks, "grid": r["grid"],
+                                "measured_step_s": r["measured_step_s"], "sweep_predicted_step_s":
+                                r["predicted_step_s"], "repriced": p})
+            old, new = summary(rows, "predicted_step_s"), summary(rows, "repriced_step_s")
+            print(f"| {config} | {ranks} | {len(rows)} | {100 * old['median_error']:.1f}% "
+                  f"| {100 * old['worst_error']:.1f}% | +{100 * old['pick_slowdown']:.1f}% "
+                  f"| {100 * new['median_error']:.1f}% | {100 * new['worst_error']:.1f}% ({new['worst_grid']}) "
+                  f"| {new['pick_grid']} ({new['pick_s']:.3f} s) | {new['best_grid']} ({new['best_s']:.3f} s) "
+                  f"| +{100 * new['pick_slowdown']:.1f}% |", flush=True)
+    finally:
+        if tmp:
+            pathlib.Path(tmp.name).unlink()
+    if args.json:
+        args.json.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
