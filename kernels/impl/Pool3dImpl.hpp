@@ -310,15 +310,6 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     T* yrow = &y(n, c, od + ys[0], oh + ys[1], 0) + ys[2];
     index_t* arow = &argmax(n, c, od + as[0], oh + as[1], 0) + as[2];
     const index_t first = ia * ax[2].stride - ax[2].padding;
-#if HALO3D_POOL3D_AVX512
-    if constexpr (std::is_same<T, float>::value)
-      if (ax[2].stride == 2 && ax[2].taps == 2 && ax[2].dilation == 1) {
-        maxPoolRowK2S2(rows, bases, int(nrows), first, ib - ia, yrow + ia, arow + ia);
-        cellRow(n, c, od, oh, w0, ia);
-        cellRow(n, c, od, oh, ib, w1);
-        return true;
-      }
-#endif
     if (!withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
           maxPoolRowInterior<decltype(s)::value, decltype(k)::value>(rows, bases, int(nrows), first,
                                                                      ib - ia, yrow + ia, arow + ia);
