@@ -1,8 +1,9 @@
 #pragma once
 // Definitions of the Pool3d.hpp kernels. Each kernel is a per-cell body (a functor,
 // device-callable); in the host code (KernelPath::Fastest on a host execution space) one work item
-// is a (sample, channel, d) plane, walked row by row with loops over w (no index decoding per cell;
-// for the common windows the loops of Pool3dHostRows.hpp, vectorised across cells), and in the
+// is a (sample, channel, d) plane (for the common windows the planes of Pool3dHostPlanes.hpp),
+// otherwise walked row by row with loops over w (no index decoding per cell; for the common
+// windows the loops of Pool3dHostRows.hpp, vectorised across cells), and in the
 // device code one work item is one cell, neighbouring threads on neighbouring w.
 // Included by kernels/Pool3d.cpp (the instantiations) and by tests.
 
@@ -257,13 +258,8 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     }
   }
 
-  // Output cells [w0, w1) of row (n, c, od, oh) through row pointers. Average pooling sums the
-  // window's (kd, kh) input rows into one row buffer first (contiguous, vectorised), then each
-  // cell's W taps from it: (sum over kw of (sum over kd, kh)), a different order from operator()
-  // but the same for a cell whatever box it is computed in. Max pooling (and windows wider than
-  // the buffer) keep operator()'s order: window rows outside, cells inside, in chunks of
-  // accumulators on the stack, each cell seeing its taps in window order so that the first maximum
-  // wins.
+  // Output rows [h0, h1), cells [w0, w1) of plane (n, c, od): average pooling through
+  // avgForwardPlane (Pool3dHostPlanes.hpp) where it applies, otherwise row by row.
   void hostPlane(index_t n, index_t c, index_t od, index_t h0, index_t h1, index_t w0,
                  index_t w1) const {
     if constexpr (!kMax)
@@ -276,6 +272,13 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       hostRow(n, c, od, oh, w0, w1);
   }
 
+  // Output cells [w0, w1) of row (n, c, od, oh) through row pointers. Average pooling sums the
+  // window's (kd, kh) input rows into one row buffer first (contiguous, vectorised), then each
+  // cell's W taps from it: (sum over kw of (sum over kd, kh)), a different order from operator()
+  // but the same for a cell whatever box it is computed in. Max pooling (and windows wider than
+  // the buffer) keep operator()'s order: window rows outside, cells inside, in chunks of
+  // accumulators on the stack, each cell seeing its taps in window order so that the first maximum
+  // wins.
   void hostRow(index_t n, index_t c, index_t od, index_t oh, index_t w0, index_t w1) const {
     if constexpr (kMax) {
       if (maxRow(n, c, od, oh, w0, w1)) return;
@@ -489,9 +492,9 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
     dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = T(kMax ? sum : sum * scale);
   }
 
-  // Input cells [w0, w1) of row (n, c, id, ih) through row pointers of dy and argmax. Average
-  // pooling sums the covering (od, oh) rows of dy into one row buffer first, then each cell's
-  // outputs from it (see PoolForwardBody::hostRow); max pooling keeps operator()'s order.
+  // Input rows [h0, h1), cells [w0, w1) of plane (n, c, id): average k3s2p1 along W through
+  // avgBackwardPlaneK3S2P1 (Pool3dHostPlanes.hpp), max k2s2 along W through denseMaxRow where it
+  // applies, otherwise row by row.
   void hostPlane(index_t n, index_t c, index_t id, index_t h0, index_t h1, index_t w0,
                  index_t w1) const {
     if constexpr (!kMax)
@@ -537,6 +540,9 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
     return true;
   }
 
+  // Input cells [w0, w1) of row (n, c, id, ih) through row pointers of dy and argmax. Average
+  // pooling sums the covering (od, oh) rows of dy into one row buffer first, then each cell's
+  // outputs from it (see PoolForwardBody::hostRow); max pooling keeps operator()'s order.
   void hostRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
     if (withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
           spreadRow<decltype(s)::value, decltype(k)::value>(n, c, id, ih, w0, w1);
