@@ -24,12 +24,12 @@
 // that is, dx(i) reads the cells o of dy_box with o s - p <= i <= o s - p + dil (k - 1) (per
 // dimension).
 //
-// Paths (core/KernelPath.hpp): the host code walks (sample, channel, d, h) rows of cells through
-// row pointers, vectorised across the cells of a row for dilation 1 and stride and width 1-3 along
-// W (max pooling compares and selects in window order; average pooling sums through a buffer of
-// summed rows; backward spreads dy over the W taps); the device code is one thread per cell,
-// neighbouring threads on neighbouring w. Both give the same argmax, and each the same bits for a
-// cell whatever box it is computed in.
+// Paths (core/KernelPath.hpp): the host code walks (sample, channel, d) planes through row
+// pointers, vectorised across the cells of a row for dilation 1 and stride and width 1-3 along W
+// (max: compares in window order; average forward: D, then H, then W sums for up to 3 taps along D
+// and H; backward: dense dx rows for max k2s2 and average k3s2p1 along W, dy spread over the W
+// taps otherwise); the device code is one thread per cell, neighbouring threads on neighbouring w.
+// Both give the same argmax, and each the same bits for a cell whatever box it is computed in.
 //
 // T may be bf16 (ComputeType.hpp): values load as float, comparisons, sums and the average's scale
 // are in float (float accumulators and row buffers), each output rounds once to bf16. So each path

@@ -1,8 +1,9 @@
 #pragma once
 // Definitions of the Pool3d.hpp kernels. Each kernel is a per-cell body (a functor,
 // device-callable); in the host code (KernelPath::Fastest on a host execution space) one work item
-// is a (sample, channel, d) plane, walked row by row with loops over w (no index decoding per cell;
-// for the common windows the loops of Pool3dHostRows.hpp, vectorised across cells), and in the
+// is a (sample, channel, d) plane (for the common windows the planes of Pool3dHostPlanes.hpp),
+// otherwise walked row by row with loops over w (no index decoding per cell; for the common
+// windows the loops of Pool3dHostRows.hpp, vectorised across cells), and in the
 // device code one work item is one cell, neighbouring threads on neighbouring w.
 // Included by kernels/Pool3d.cpp (the instantiations) and by tests.
 
@@ -19,7 +20,9 @@
 #include "halo3d/kernels/Pool3d.hpp"
 #include "halo3d/kernels/impl/IndexMath.hpp"
 #include "halo3d/kernels/impl/Pool3dChecks.hpp"
+#include "halo3d/kernels/impl/Pool3dHostPlanes.hpp"
 #include "halo3d/kernels/impl/Pool3dHostRows.hpp"
+#include "halo3d/kernels/impl/Pool3dHostSimd.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels::impl {
@@ -63,7 +66,7 @@ inline Kokkos::Array<PoolAxis, 3> poolAxes(const WindowGeometry& g, const Extent
 }
 
 // Calls body(n, c, d, h, w) for every local sample n < N, channel c < C and global cell of `box`;
-// in the host code, body.hostRow(n, c, d, h, w0, w1) for every row of cells instead.
+// in the host code, body.hostPlane(n, c, d, h0, h1, w0, w1) for every plane of cells instead.
 template <class ExecSpace, class Body>
 void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_t C, const Box& box,
                      const Body& body, KernelPath path) {
@@ -77,8 +80,7 @@ void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_
       // plane, not per row, which matters for short rows.
       Kokkos::parallel_for(label, Policy(exec, 0, N * C * ed), [=](const index_t plane) {
         const index_t d = d0 + plane % ed, nc = plane / ed, n = nc / C, c = nc % C;
-        for (index_t h = h0; h < h0 + eh; ++h)
-          body.hostRow(n, c, d, h, w0, w1);
+        body.hostPlane(n, c, d, h0, h0 + eh, w0, w1);
       });
       return;
     }
@@ -220,6 +222,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   // The output cells [wfull0, wfull1) along W whose taps all lie in the volume (host rows).
   index_t wfull0 = 0, wfull1 = 0;
   bool index32 = false;  // the volume's linear indices fit 32 bits
+  bool planes = false;   // average pooling through avgForwardPlane (Pool3dHostPlanes.hpp)
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
                                          index_t ow) const {
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
@@ -253,6 +256,20 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     } else {
       y(n, c, od + ys[0], oh + ys[1], ow + ys[2]) = T(acc * scale);
     }
+  }
+
+  // Output rows [h0, h1), cells [w0, w1) of plane (n, c, od): average pooling through
+  // avgForwardPlane (Pool3dHostPlanes.hpp) where it applies, otherwise row by row.
+  void hostPlane(index_t n, index_t c, index_t od, index_t h0, index_t h1, index_t w0,
+                 index_t w1) const {
+    if constexpr (!kMax)
+      if (planes && withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
+            avgForwardPlane<decltype(s)::value, decltype(k)::value, T>(*this, n, c, od, h0, h1, w0,
+                                                                       w1);
+          }))
+        return;
+    for (index_t oh = h0; oh < h1; ++oh)
+      hostRow(n, c, od, oh, w0, w1);
   }
 
   // Output cells [w0, w1) of row (n, c, od, oh) through row pointers. Average pooling sums the
@@ -452,6 +469,8 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   typename PoolViews<T, MemorySpace>::tensor dx;
   PoolRanges<MemorySpace> outputs;  // {o0, o1} per input coordinate, clipped to dy_box
   bool dilated;                     // some dilation > 1: average pooling tests for window gaps
+  bool planes = false;              // average: avgBackwardPlaneK3S2P1; max: denseMaxRow
+  index_t dyw0 = 0, dyw1 = 0;       // dy_box along W
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
@@ -471,6 +490,54 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
           }
         }
     dx(n, c, id + xs[0], ih + xs[1], iw + xs[2]) = T(kMax ? sum : sum * scale);
+  }
+
+  // Input rows [h0, h1), cells [w0, w1) of plane (n, c, id): average k3s2p1 along W through
+  // avgBackwardPlaneK3S2P1 (Pool3dHostPlanes.hpp), max k2s2 along W through denseMaxRow where it
+  // applies, otherwise row by row.
+  void hostPlane(index_t n, index_t c, index_t id, index_t h0, index_t h1, index_t w0,
+                 index_t w1) const {
+    if constexpr (!kMax)
+      if (planes) return avgBackwardPlaneK3S2P1<T>(*this, n, c, id, h0, h1, w0, w1, dyw0, dyw1);
+    for (index_t ih = h0; ih < h1; ++ih)
+      if (!(planes && denseMaxRow(n, c, id, ih, w0, w1))) hostRow(n, c, id, ih, w0, w1);
+  }
+
+  // Max pooling with window 2, stride 2 and no padding along W, where input cells [w0, w1) of row
+  // (n, c, id, ih) have at most one output along D and H: dx written densely in one pass
+  // (maxPoolBackwardRowK2S2); false (nothing written) otherwise.
+  bool denseMaxRow(index_t n, index_t c, index_t id, index_t ih, index_t w0, index_t w1) const {
+    const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
+    const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
+    if (od1 - od0 > 1 || oh1 - oh0 > 1) return false;
+    T* dxrow = &dx(n, c, id + xs[0], ih + xs[1], 0) + xs[2];
+    // Cells [lo, hi) have their output in dy_box; the others get 0.
+    index_t lo = std::max(w0, 2 * dyw0), hi = std::min(w1, 2 * dyw1);
+    if (od1 <= od0 || oh1 <= oh0 || hi <= lo) lo = hi = w1;
+    for (index_t iw = w0; iw < lo; ++iw)
+      dxrow[iw] = T(0);
+    for (index_t iw = hi; iw < w1; ++iw)
+      dxrow[iw] = T(0);
+    if (lo >= hi) return true;
+    const T* dyrow = &dy(n, c, od0 + ys[0], oh0 + ys[1], 0) + ys[2];
+    const index_t* arow = &argmax(n, c, od0 + as[0], oh0 + as[1], 0) + as[2];
+    const index_t rowbase = (id * ax[1].extent + ih) * ax[2].extent;
+    const auto cell = [&](index_t iw) {
+      const index_t o = iw / 2;
+      dxrow[iw] = T((arow[o] == rowbase + iw ? Acc(dyrow[o]) : Acc(0)) + Acc(0));
+    };
+    index_t iw = lo;
+    if (iw & 1) cell(iw++);
+    const index_t pairs = (hi - iw) / 2;
+#if HALO3D_POOL3D_AVX512
+    if constexpr (std::is_same<T, float>::value) {
+      maxPoolBackwardRowK2S2(dyrow + iw / 2, arow + iw / 2, rowbase + iw, 2 * pairs, dxrow + iw);
+      iw += 2 * pairs;
+    }
+#endif
+    for (; iw < hi; ++iw)
+      cell(iw);
+    return true;
   }
 
   // Input cells [w0, w1) of row (n, c, id, ih) through row pointers of dy and argmax. Average
@@ -692,6 +759,8 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     const Extents3 e = x.block().globalExtents();
     body.index32 = e[0] * e[1] * e[2] <= index_t(std::numeric_limits<std::int32_t>::max());
   }
+  body.planes =
+      !kMax && g.dilation == std::array<int, 3>{1, 1, 1} && g.kernel[0] <= 3 && g.kernel[1] <= 3;
   forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
                   y.block().localSamples(), y.block().channels(), out_box, body, path);
 }
@@ -716,6 +785,14 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
         row[2] = 0;
       });
   body.dilated = g.dilation != std::array<int, 3>{1, 1, 1};
+  // Average: the gathering planes; max: the dense rows (32-bit indices, see
+  // maxPoolBackwardRowK2S2).
+  const Extents3 e = dx.block().globalExtents();
+  body.planes = kMax ? !body.dilated && g.kernel[2] == 2 && g.stride[2] == 2 && g.padding[2] == 0 &&
+                           e[0] * e[1] * e[2] <= index_t(std::numeric_limits<std::int32_t>::max())
+                     : !body.dilated && g.kernel[2] == 3 && g.stride[2] == 2 && g.padding[2] == 1;
+  body.dyw0 = dy_box.min(2);
+  body.dyw1 = dy_box.max(2);
   forEachPoolCell(kMax ? "halo3d::maxPool3dBackward" : "halo3d::avgPool3dBackward", exec,
                   dx.block().localSamples(), dx.block().channels(), dx_box, body, path);
 }
