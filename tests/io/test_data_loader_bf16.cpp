@@ -147,7 +147,7 @@ TEST(DataLoaderBf16, UNetBatchesAreTheFloatBatchesRoundedOnce) {
 
 // The reader's bf16 tiles directly: every read method and slab size gives the float tile rounded
 // once, owned cells only (the rest of the allocation stays untouched).
-TEST(HyperslabReaderBf16, TilesAreTheFloatTilesRoundedInEverySlabing) {
+TEST(HyperslabReaderBf16, TilesAreTheFloatTilesRoundedForEverySlabSize) {
   testing::StandardCatalog fx(SampleKind::CosmoFlow, 3);
   const Extents3 e = fx.extents;
   const Box owned({1, 0, 2}, {e[0] - 1, e[1], e[2]});
