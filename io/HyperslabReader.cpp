@@ -133,12 +133,14 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
   // Same element type and only the owned block: HDF5 scatters straight into the owned cells.
   const bool direct = deliversAs<T>(type) && read_box == owned;
   index_t planes = read_box.extent(0);
-  if (rounded) {
+  // Collective reads stay whole: every rank of the group must make the same H5Dread calls, and
+  // slab counts differ between blocks of an uneven split.
+  if (rounded && _options.mode == IoMode::Independent) {
     const std::size_t plane_bytes =
         std::size_t(channels * read_box.extent(1) * read_box.extent(2)) * elementSize(type);
     planes = std::clamp(index_t(_options.bf16_staging_bytes / plane_bytes), index_t(1), planes);
-    _row.resize(std::size_t(owned.extent(2)));
   }
+  if (rounded) _row.resize(std::size_t(owned.extent(2)));
   const index_t w = owned.extent(2);
   const index_t off_h = owned.min(1) - read_box.min(1), off_w = owned.min(2) - read_box.min(2);
   for (index_t s0 = read_box.min(0); s0 < read_box.max(0); s0 += planes) {

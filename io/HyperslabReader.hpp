@@ -41,9 +41,10 @@ struct ReadOptions {
   int num_classes = 3;             // U-Net labels must lie in [0, num_classes)
   bool record_hyperslabs = false;  // keep every hyperslab in ReadStats::records (tests)
   int open_files = 16;             // sample files kept open between reads
-  // Reads into bf16 tiles stage the file's values in slabs of whole D planes of at most this many
-  // bytes (at least one plane each), so that what a bf16 batch saves is not spent on a staging copy
-  // of a whole sample (a float one, for float files).
+  // Independent reads into bf16 tiles stage the file's values in slabs of whole D planes of at most
+  // this many bytes (at least one plane each), so that what a bf16 batch saves is not spent on a
+  // staging copy of a whole block (a float one, for float files). Collective reads stage the whole
+  // block: the ranks' H5Dread calls must match.
   std::size_t bf16_staging_bytes = std::size_t(4) << 20;
 };
 
@@ -110,8 +111,9 @@ class HyperslabReader {
   // converting int16 to float and applying the input transform. Collective over comm.
   void readInput(index_t id, const Box& owned, const HostTile<float>& tile);
   // The same into a bf16 tile: each value converted to float and transformed as above, then
-  // rounded to nearest even (what rounding the float tile gives, bit for bit). One H5Dread per
-  // slab of ReadOptions::bf16_staging_bytes. Collective over comm.
+  // rounded to nearest even (what rounding the float tile gives, bit for bit). In
+  // IoMode::Independent one H5Dread per slab of ReadOptions::bf16_staging_bytes. Collective over
+  // comm.
   void readInput(index_t id, const Box& owned, const HostTile<bf16>& tile);
   // Reads sample `id`'s labels over `owned` into `tile` (C = 1). Labels outside [0, num_classes)
   // are not thrown here (that would leave the other ranks in a collective) but kept for

@@ -2,7 +2,8 @@
 // the float batch of the same step rounded once to nearest even, cell for cell and ghosts included,
 // with the same samples, targets and labels; with prefetch on and off, the data store on and off
 // (it keeps bf16 then, and serves the same bits in later epochs, across groups too), an input
-// transform, and reads staged in slabs of one D plane. The bf16 batch holds no float tensor.
+// transform, independent reads staged in slabs of one D plane and collective reads. The bf16 batch
+// holds no float tensor.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,31 +74,35 @@ struct Variant {
   bool prefetch;
   bool store;            // a data store with room for every sample
   bool transform;        // log1p, then a constant factor
-  bool one_plane_slabs;  // stage the bf16 reads one D plane at a time
+  bool one_plane_slabs;  // stage the bf16 reads one D plane at a time (independent reads only)
+  bool collective;       // IoMode::Collective: the ranks' reads must match on uneven splits too
 };
 
 void expectRoundedBatches(SampleKind kind, index_t channels) {
   testing::StandardCatalog fx(kind, channels);
-  const Variant variants[] = {{true, false, false, false},
-                              {false, true, true, false},
-                              {true, true, false, true},
-                              {false, false, true, true}};
+  const Variant variants[] = {{true, false, false, true, true},
+                              {false, true, true, false, false},
+                              {true, true, false, true, false},
+                              {false, false, true, false, true}};
   const auto grids = allGrids(worldSize());
   long rounded = 0;
   for (std::size_t i = 0; i < grids.size(); ++i) {
     const GridShape& shape = grids[i];
     if (optionsFor(shape, kind).batch_size > fx.catalog.size()) continue;
-    // Each grid runs two of the variants, so that every variant meets several grids.
+    // Each grid runs two of the variants (one with collective reads), so that every variant meets
+    // several grids.
     for (std::size_t j : {i % 4, (i + 2) % 4}) {
       const Variant v = variants[j];
       SCOPED_TRACE(concat("grid ", shape.str(), " prefetch ", v.prefetch, " store ", v.store,
-                          " transform ", v.transform, " one-plane slabs ", v.one_plane_slabs));
+                          " transform ", v.transform, " one-plane slabs ", v.one_plane_slabs,
+                          " collective ", v.collective));
       ProcessGrid grid(MPI_COMM_WORLD, shape);
       DataLoaderOptions opt = optionsFor(shape, kind);
       opt.prefetch = v.prefetch;
       opt.store_budget_bytes = v.store ? std::size_t(1) << 24 : 0;
       if (v.transform) opt.read.transform = InputTransform::parse("log1p+constant:0.37");
       opt.read.record_hyperslabs = true;
+      if (v.collective) opt.read.mode = IoMode::Collective;
       DataLoader<Memory> f(grid, fx.catalog, opt);
       opt.input = BatchInput::BFloat16;
       if (v.one_plane_slabs) opt.read.bf16_staging_bytes = 1;
@@ -113,14 +118,15 @@ void expectRoundedBatches(SampleKind kind, index_t channels) {
       const ReadStats rf = f.readStats(), rb = b.readStats();
       EXPECT_EQ(rb.samples, rf.samples);
       EXPECT_EQ(rb.bytes, rf.bytes);
-      // Slabs of one plane: one input read per D plane of each sample's block.
+      // Slabs of one plane: one input read per D plane of each sample's block; collective reads are
+      // whole.
       std::size_t input_reads = 0, planes = 0;
       for (const HyperslabRecord& r : rb.records)
         if (!r.labels) {
           ++input_reads;
           planes += std::size_t(r.box.extent(0));
         }
-      if (v.one_plane_slabs)
+      if (v.one_plane_slabs && !v.collective)
         EXPECT_EQ(input_reads, planes);
       else
         EXPECT_EQ(input_reads, std::size_t(rb.samples));
