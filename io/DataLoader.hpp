@@ -7,7 +7,7 @@
 //   opt.store_budget_bytes = 1 << 30;
 //   DataLoader<> loader(grid, listSampleFiles("data/train"), opt);
 //   for (index_t s = 0; s < steps; ++s) {
-//     Batch<> b = loader.next();  // b.input, b.targets or b.labels, b.epoch, b.step, b.sample_ids
+//     Batch<> b = loader.next();  // b.input (or b.input_bf16), b.targets or b.labels, b.epoch, ...
 //   }
 //
 // Each next() is collective over the grid and returns this rank's part of the next global
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/io/DataLoaderOptions.hpp"
 #include "halo3d/io/impl/BatchProducer.hpp"
@@ -38,7 +39,10 @@ namespace halo3d {
 template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 struct Batch {
   // (B_local, C, D, H, W) block of the global batch with the requested ghosts; ghosts are zero.
+  // Float, unless DataLoaderOptions::input asks for bf16: then input_bf16 holds the same cells
+  // rounded to nearest even, and input is unallocated. Exactly one of the two is allocated.
   HaloTensor<float, MemorySpace> input;
+  HaloTensor<bf16, MemorySpace> input_bf16;
   // U-Net: (B_local, 1, D, H, W) class ids over the same owned block, without ghosts. Unallocated
   // otherwise.
   HaloTensor<std::int32_t, MemorySpace> labels;
@@ -72,6 +76,7 @@ class DataLoader {
     impl::HostBatch h = _producer->next();
     Batch<MemorySpace> b;
     b.input = impl::toMemorySpace<MemorySpace>(std::move(h.input));
+    b.input_bf16 = impl::toMemorySpace<MemorySpace>(std::move(h.input_bf16));
     b.labels = impl::toMemorySpace<MemorySpace>(std::move(h.labels));
     b.targets = std::move(h.targets);
     b.sample_ids = std::move(h.sample_ids);

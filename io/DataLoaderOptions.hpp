@@ -11,6 +11,11 @@
 
 namespace halo3d {
 
+// The element type of a batch's input tensor. Bf16: each value goes through the input transform in
+// float and is rounded once (to nearest even) into the batch, which is all the loader ever holds of
+// it: a bf16 run's batches take half the memory, and no float batch exists (Batch::input_bf16).
+enum class BatchInput { Float32, BFloat16 };
+
 struct DataLoaderOptions {
   SampleKind kind = SampleKind::CosmoFlow;
   index_t batch_size = 1;  // the global mini-batch B, split over the Pn sample groups
@@ -24,6 +29,7 @@ struct DataLoaderOptions {
   bool prefetch = true;  // read the next batch on a background thread (needs MPI_THREAD_MULTIPLE)
   index_t first_epoch = 0;  // where the first next() starts (resuming from a checkpoint)
   index_t first_step = 0;
+  BatchInput input = BatchInput::Float32;
 };
 
 }  // namespace halo3d

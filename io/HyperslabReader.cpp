@@ -2,6 +2,7 @@
 
 #include "halo3d/io/impl/IoExecutor.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace halo3d {
@@ -91,9 +92,23 @@ h5::Id HyperslabReader::fileSelection(const SampleFileLayout& layout, hid_t data
   return space;
 }
 
+namespace {
+
+// Whether HDF5 can deliver the file's `type` as T (bf16 is no HDF5 type: always converted here).
+template <class T>
+constexpr bool deliversAs(ElementType type) {
+  if constexpr (std::is_same<T, bf16>::value)
+    return false;
+  else
+    return type == elementTypeOf<T>();
+}
+
+}  // namespace
+
 template <class T>
 void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
                                 const HostTile<T>& tile) {
+  constexpr bool rounded = std::is_same<T, bf16>::value;
   const auto guard = h5::lock();
   h5::QuietErrors quiet;
   const SampleLocation loc = _catalog.locate(id);
@@ -114,70 +129,99 @@ void HyperslabReader::readBlock(index_t id, bool labels, const Box& owned,
   const hid_t dataset = labels ? f.target.get() : f.input.get();
   const ElementType type = labels ? layout.target_type : layout.input_type;
   const Box read_box = readBox(layout, owned, type);
-  h5::Id file_space = fileSelection(layout, dataset, loc.index, labels ? 0 : channels, read_box);
-  const std::size_t count = std::size_t(channels * read_box.size());
   const Box& lo = tile.local_owned;
   // Same element type and only the owned block: HDF5 scatters straight into the owned cells.
-  const bool direct = type == elementTypeOf<T>() && read_box == owned;
-  h5::Id memory_space;
-  void* destination = nullptr;
-  if (direct) {
-    const std::vector<index_t> extents(a.begin(), a.end());
-    const std::vector<index_t> start{tile.slot, index_t(0), lo.min(0), lo.min(1), lo.min(2)};
-    const std::vector<index_t> block_count{index_t(1), channels, lo.extent(0), lo.extent(1),
-                                           lo.extent(2)};
-    memory_space = h5::makeSpace(extents);
-    h5::selectBox(memory_space, start, block_count);
-    destination = tile.data;
-  } else {
-    _staging.resize(count * elementSize(type));
-    memory_space = h5::makeSpace({static_cast<index_t>(count)});
-    destination = _staging.data();
+  const bool direct = deliversAs<T>(type) && read_box == owned;
+  index_t planes = read_box.extent(0);
+  // Collective reads stay whole: every rank of the group must make the same H5Dread calls, and
+  // slab counts differ between blocks of an uneven split.
+  if (rounded && _options.mode == IoMode::Independent) {
+    const std::size_t plane_bytes =
+        std::size_t(channels * read_box.extent(1) * read_box.extent(2)) * elementSize(type);
+    planes = std::clamp(index_t(_options.bf16_staging_bytes / plane_bytes), index_t(1), planes);
   }
-  h5::checkStatus(
-      H5Dread(dataset, h5::nativeType(type), memory_space, file_space, transfer(), destination),
-      "cannot read sample ", loc.index, " of dataset '", name, "' of file '", layout.path, "'");
-  _stats.bytes += count * elementSize(type);
-  _stats.hyperslabs += 1;
-  if (!labels) _stats.samples += 1;
-  if (_options.record_hyperslabs) _stats.records.push_back({id, labels, channels, read_box, owned});
-
-  // Convert (staged reads) and post-process one W row at a time.
+  if (rounded) _row.resize(std::size_t(owned.extent(2)));
   const index_t w = owned.extent(2);
-  const Extents3 off{owned.min(0) - read_box.min(0), owned.min(1) - read_box.min(1),
-                     owned.min(2) - read_box.min(2)};
-  for (index_t c = 0; c < channels; ++c)
-    for (index_t d = 0; d < owned.extent(0); ++d)
-      for (index_t h = 0; h < owned.extent(1); ++h) {
-        T* row = tile.data +
-                 ((((tile.slot * a[1] + c) * a[2] + lo.min(0) + d) * a[3] + lo.min(1) + h) * a[4] +
-                  lo.min(2));
-        if (!direct) {
-          const index_t src =
-              ((c * read_box.extent(0) + d + off[0]) * read_box.extent(1) + h + off[1]) *
-                  read_box.extent(2) +
-              off[2];
-          convertElements<T>(type, _staging.data() + std::size_t(src) * elementSize(type), row,
-                             std::size_t(w));
-        }
-        if constexpr (std::is_same<T, float>::value) {
-          if (!_options.transform.isIdentity()) _options.transform.apply(c, row, std::size_t(w));
-        } else {
-          if (_problem) continue;
-          for (index_t x = 0; x < w; ++x) {
-            if (row[x] >= 0 && row[x] < _options.num_classes) continue;
-            _problem = std::make_exception_ptr(
-                IoError(concat("dataset '", name, "' of file '", layout.path, "' (sample ",
-                               loc.index, " of the file) holds class ", row[x], " at voxel (",
-                               owned.min(0) + d, ", ", owned.min(1) + h, ", ", owned.min(2) + x,
-                               "); classes must lie in [0, ", _options.num_classes, ")")));
-            break;
+  const index_t off_h = owned.min(1) - read_box.min(1), off_w = owned.min(2) - read_box.min(2);
+  for (index_t s0 = read_box.min(0); s0 < read_box.max(0); s0 += planes) {
+    const Box slab = read_box.withRange(0, s0, std::min(s0 + planes, read_box.max(0)));
+    h5::Id file_space = fileSelection(layout, dataset, loc.index, labels ? 0 : channels, slab);
+    const std::size_t count = std::size_t(channels * slab.size());
+    h5::Id memory_space;
+    void* destination = nullptr;
+    if (direct) {
+      const std::vector<index_t> extents(a.begin(), a.end());
+      const std::vector<index_t> start{tile.slot, index_t(0), lo.min(0), lo.min(1), lo.min(2)};
+      const std::vector<index_t> block_count{index_t(1), channels, lo.extent(0), lo.extent(1),
+                                             lo.extent(2)};
+      memory_space = h5::makeSpace(extents);
+      h5::selectBox(memory_space, start, block_count);
+      destination = tile.data;
+    } else {
+      _staging.resize(count * elementSize(type));
+      memory_space = h5::makeSpace({static_cast<index_t>(count)});
+      destination = _staging.data();
+    }
+    h5::checkStatus(
+        H5Dread(dataset, h5::nativeType(type), memory_space, file_space, transfer(), destination),
+        "cannot read sample ", loc.index, " of dataset '", name, "' of file '", layout.path, "'");
+    _stats.bytes += count * elementSize(type);
+    _stats.hyperslabs += 1;
+    const Box delivered = intersect(owned, slab);
+    if (_options.record_hyperslabs)
+      _stats.records.push_back({id, labels, channels, slab, delivered});
+
+    // Convert (staged reads) and post-process one W row at a time: the owned rows of this slab.
+    for (index_t c = 0; c < channels; ++c)
+      for (index_t gd = delivered.min(0); gd < delivered.max(0); ++gd)
+        for (index_t h = 0; h < owned.extent(1); ++h) {
+          const index_t d = gd - owned.min(0);
+          T* row =
+              tile.data +
+              ((((tile.slot * a[1] + c) * a[2] + lo.min(0) + d) * a[3] + lo.min(1) + h) * a[4] +
+               lo.min(2));
+          const unsigned char* src =
+              direct ? nullptr
+                     : _staging.data() +
+                           std::size_t(((c * slab.extent(0) + gd - slab.min(0)) * slab.extent(1) +
+                                        h + off_h) *
+                                           slab.extent(2) +
+                                       off_w) *
+                               elementSize(type);
+          if constexpr (rounded) {
+            // The float path's values (convert, then transform), each rounded once.
+            convertElements<float>(type, src, _row.data(), std::size_t(w));
+            if (!_options.transform.isIdentity())
+              _options.transform.apply(c, _row.data(), _row.size());
+            for (index_t x = 0; x < w; ++x)
+              row[x] = bf16(_row[std::size_t(x)]);
+          } else {
+            if (!direct) convertElements<T>(type, src, row, std::size_t(w));
+          }
+          if constexpr (std::is_same<T, float>::value) {
+            if (!_options.transform.isIdentity()) _options.transform.apply(c, row, std::size_t(w));
+          } else if constexpr (std::is_same<T, std::int32_t>::value) {
+            if (_problem) continue;
+            for (index_t x = 0; x < w; ++x) {
+              if (row[x] >= 0 && row[x] < _options.num_classes) continue;
+              _problem = std::make_exception_ptr(
+                  IoError(concat("dataset '", name, "' of file '", layout.path, "' (sample ",
+                                 loc.index, " of the file) holds class ", row[x], " at voxel (", gd,
+                                 ", ", owned.min(1) + h, ", ", owned.min(2) + x,
+                                 "); classes must lie in [0, ", _options.num_classes, ")")));
+              break;
+            }
           }
         }
-      }
+  }
+  if (!labels) _stats.samples += 1;
 }
 
 void HyperslabReader::readInput(index_t id, const Box& owned, const HostTile<float>& tile) {
+  readBlock(id, false, owned, tile);
+}
+
+void HyperslabReader::readInput(index_t id, const Box& owned, const HostTile<bf16>& tile) {
   readBlock(id, false, owned, tile);
 }
 

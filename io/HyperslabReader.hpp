@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/IndexSpace.hpp"
 #include "halo3d/io/Hdf5.hpp"
 #include "halo3d/io/InputTransform.hpp"
@@ -40,11 +41,17 @@ struct ReadOptions {
   int num_classes = 3;             // U-Net labels must lie in [0, num_classes)
   bool record_hyperslabs = false;  // keep every hyperslab in ReadStats::records (tests)
   int open_files = 16;             // sample files kept open between reads
+  // Independent reads into bf16 tiles stage the file's values in slabs of whole D planes of at most
+  // this many bytes (at least one plane each), so that what a bf16 batch saves is not spent on a
+  // staging copy of a whole block (a float one, for float files). Collective reads stage the whole
+  // block: the ranks' H5Dread calls must match.
+  std::size_t bf16_staging_bytes = std::size_t(4) << 20;
 };
 
 // One hyperslab read from a file: sample id, input or labels, channels [0, channels), the global
-// spatial box read from the file, and the owned box delivered from it (the same, unless short rows
-// were read whole or the whole sample was read).
+// spatial box read from the file, and the owned cells delivered from it (the same, unless short
+// rows were read whole or the whole sample was read; a bf16 read in slabs delivers the owned cells
+// of each slab).
 struct HyperslabRecord {
   index_t sample = 0;
   bool labels = false;
@@ -103,6 +110,11 @@ class HyperslabReader {
   // Reads sample `id`'s input over the global spatial box `owned` (all C channels) into `tile`,
   // converting int16 to float and applying the input transform. Collective over comm.
   void readInput(index_t id, const Box& owned, const HostTile<float>& tile);
+  // The same into a bf16 tile: each value converted to float and transformed as above, then
+  // rounded to nearest even (what rounding the float tile gives, bit for bit). In
+  // IoMode::Independent one H5Dread per slab of ReadOptions::bf16_staging_bytes. Collective over
+  // comm.
+  void readInput(index_t id, const Box& owned, const HostTile<bf16>& tile);
   // Reads sample `id`'s labels over `owned` into `tile` (C = 1). Labels outside [0, num_classes)
   // are not thrown here (that would leave the other ranks in a collective) but kept for
   // takeProblem(). Collective.
@@ -148,6 +160,7 @@ class HyperslabReader {
   ReadStats _stats;
   std::exception_ptr _problem;
   std::vector<unsigned char> _staging;
+  std::vector<float> _row;  // one W row in float, between the file's type and bf16
 };
 
 }  // namespace halo3d

@@ -132,4 +132,12 @@ void storeBox(const Tensor& src, const Activation& dst, const Box& box) {
   narrowBox(src, dst.tensor_bf16, box);
 }
 
+void storeBox(const TensorBf16& src, const Activation& dst, const Box& box) {
+  if (dst.isBf16()) return copyBox(src, dst.tensor_bf16, box);
+  require<ShapeError>(heldBox(src.block()).contains(box) && heldBox(dst.block()).contains(box),
+                      "storeBox: box ", box, " is not held by both '", src.label(), "' and '",
+                      dst.tensor.label(), "'");
+  widenBox(src, dst.tensor, box);
+}
+
 }  // namespace halo3d::nn

@@ -84,5 +84,8 @@ Tensor floatCopyOf(const Activation& a);
 // Stores src's cells of global box `box` into `dst` (rounded to bf16 when dst holds bf16); both
 // must hold the box.
 void storeBox(const Tensor& src, const Activation& dst, const Box& box);
+// The same from bf16 cells (a bf16 data loader's batch): copied as they are into a bf16 `dst` (no
+// float copy and no second rounding), widened into a float one.
+void storeBox(const TensorBf16& src, const Activation& dst, const Box& box);
 
 }  // namespace halo3d::nn

@@ -44,7 +44,11 @@ class ModelCache {
   // The model for batch `b`'s size, with `b`'s input block copied into its input.
   nn::Model& feed(const Batch<>& b) {
     nn::Model& m = forBatch(b.global_batch);
-    nn::storeBox(b.input, m.input(), m.input().owned());  // rounded once in a bf16 run
+    // A bf16 run's loader delivers the input rounded once (loaderOptions), stored as it is.
+    if (b.input_bf16.isAllocated())
+      nn::storeBox(b.input_bf16, m.input(), m.input().owned());
+    else
+      nn::storeBox(b.input, m.input(), m.input().owned());
     return m;
   }
   nn::ParameterStore& parameters() { return *_store; }

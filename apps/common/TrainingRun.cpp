@@ -80,6 +80,8 @@ DataLoaderOptions loaderOptions(const TrainingOptions& o, const TrainingTask& ta
   lo.seed = o.seed;
   lo.shuffle = training && !o.no_shuffle;
   lo.halo = model.input().block().halo();
+  // The model's input precision: a bf16 model gets bf16 batches, so that no float batch exists.
+  lo.input = model.input().isBf16() ? BatchInput::BFloat16 : BatchInput::Float32;
   lo.prefetch = !o.no_prefetch;
   lo.store_budget_bytes = std::size_t(o.data_store_gib * double(std::size_t(1) << 30));
   lo.read = task.readOptions();

@@ -34,7 +34,7 @@
 
 namespace halo3d::apps {
 
-// The data loader options of the flags for `task`'s data and `model`'s input ghosts.
+// The data loader options of the flags for `task`'s data and `model`'s input (ghosts, precision).
 DataLoaderOptions loaderOptions(const TrainingOptions& o, const TrainingTask& task,
                                 nn::Model& model, bool training);
 

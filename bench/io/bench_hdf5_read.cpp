@@ -4,6 +4,8 @@
 //   hyperslab/coll  every rank reads only its block, collective MPI-IO
 //   hyperslab/indep every rank reads only its block, independent MPI-IO
 //   data_store      after a first epoch has filled the in-memory store, no file reads at all
+//   hyperslab/indep_bf16  as hyperslab/indep into a bf16 batch (DataLoaderOptions::input): the
+//                   float values staged in slabs, converted and rounded (the anchor is indep)
 // Rates: bytes_per_second counts one whole sample per step (what the group receives); the time is
 // the slowest rank's. Counters: read_MiB_per_rank (file bytes one rank reads per step, max over
 // ranks) and read_fraction (that over the sample's size: 1 for whole_sample, about 1/P for
@@ -90,7 +92,8 @@ enum Variant : int {
   kWholeSample = 0,
   kHyperslabCollective = 1,
   kHyperslabIndependent = 2,
-  kDataStore = 3
+  kDataStore = 3,
+  kHyperslabIndependentBf16 = 4
 };
 
 void readSamples(benchmark::State& state, Variant variant) {
@@ -101,7 +104,10 @@ void readSamples(benchmark::State& state, Variant variant) {
   opt.seed = 1;
   opt.prefetch = false;
   opt.read.method = variant == kWholeSample ? ReadMethod::WholeSample : ReadMethod::Hyperslab;
-  opt.read.mode = variant == kHyperslabIndependent ? IoMode::Independent : IoMode::Collective;
+  const bool bf16_batch = variant == kHyperslabIndependentBf16;
+  opt.read.mode =
+      variant == kHyperslabIndependent || bf16_batch ? IoMode::Independent : IoMode::Collective;
+  if (bf16_batch) opt.input = BatchInput::BFloat16;
   const std::size_t sample_bytes = std::size_t(kChannels * e * e * e) * sizeof(float);
   if (variant == kDataStore) opt.store_budget_bytes = 2 * kSamples * sample_bytes;
   DataLoader<Memory> loader(grid, datasets().files(e), opt);
@@ -113,7 +119,8 @@ void readSamples(benchmark::State& state, Variant variant) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     Batch<Memory> b = loader.next();
-    benchmark::DoNotOptimize(b.input.view().data());
+    benchmark::DoNotOptimize(bf16_batch ? static_cast<void*>(b.input_bf16.view().data())
+                                        : static_cast<void*>(b.input.view().data()));
     state.SetIterationTime(maxOverRanks(MPI_Wtime() - t0));
   }
   const double per_step = double(loader.readStats().bytes - bytes0) / double(state.iterations());
@@ -134,6 +141,7 @@ const bool registered = [] {
   } cases[] = {{"whole_sample", kWholeSample, 128},
                {"hyperslab_collective", kHyperslabCollective, 128},
                {"hyperslab_independent", kHyperslabIndependent, 128},
+               {"hyperslab_independent_bf16", kHyperslabIndependentBf16, 128},
                {"data_store", kDataStore, 128},
                {"smoke_whole_sample", kWholeSample, 16},
                {"smoke_hyperslab", kHyperslabCollective, 16},

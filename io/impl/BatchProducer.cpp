@@ -22,15 +22,16 @@ struct BatchProducer::Pending {
 namespace {
 
 // Largest owned block of any rank: the first block of every split dimension (BlockDecomposition
-// gives the first parts the extra cell).
-std::size_t largestTileBytes(const SampleCatalog& c, const GridShape& shape, bool labels) {
+// gives the first parts the extra cell). `input_bytes`: bytes of an input element in the store.
+std::size_t largestTileBytes(const SampleCatalog& c, const GridShape& shape, bool labels,
+                             std::size_t input_bytes) {
   const Extents3 e = c.extents();
   const auto parts = shape.spatial();
   index_t cells = 1;
   for (int d = 0; d < 3; ++d)
     cells *= blockExtent(e[d], parts[d], 0);
   return std::size_t(cells) *
-             (std::size_t(c.channels()) * sizeof(float) + (labels ? sizeof(std::int32_t) : 0)) +
+             (std::size_t(c.channels()) * input_bytes + (labels ? sizeof(std::int32_t) : 0)) +
          std::size_t(c.targetWidth()) * sizeof(float);
 }
 
@@ -59,6 +60,10 @@ HostTile<T> tileOf(const HaloTensor<T, M>& t, index_t slot) {
   return {t.view().data(), t.block().allocationExtents(), slot, t.localOwned()};
 }
 
+const TensorBlock& inputBlock(const HostBatch& b) {
+  return b.input_bf16.isAllocated() ? b.input_bf16.block() : b.input.block();
+}
+
 }  // namespace
 
 BatchProducer::BatchProducer(const ProcessGrid& grid, const SampleCatalog& catalog,
@@ -72,7 +77,9 @@ BatchProducer::BatchProducer(const ProcessGrid& grid, const SampleCatalog& catal
       _plan(catalog.size(), grid.shape().n(),
             StorePlan::capacityFor(
                 options.store_budget_bytes,
-                largestTileBytes(catalog, grid.shape(), catalog.kind() == SampleKind::UNet))),
+                largestTileBytes(
+                    catalog, grid.shape(), catalog.kind() == SampleKind::UNet,
+                    options.input == BatchInput::BFloat16 ? sizeof(bf16) : sizeof(float)))),
       _world(Communicator::duplicate(grid.comm())),
       _spatial(Communicator::duplicate(grid.spatialComm())),
       _data(Communicator::duplicate(grid.dataComm())),
@@ -126,8 +133,11 @@ std::unique_ptr<BatchProducer::Pending> BatchProducer::prepare(index_t epoch, in
   hb.sample_ids.assign(p->ids.begin() + std::ptrdiff_t(p->k0),
                        p->ids.begin() + std::ptrdiff_t(p->k1));
   const Shape5 shape = _catalog.batchShape(b);
-  hb.input = acquire(_input_pool, "halo3d::batch_input",
-                     TensorBlock::forGrid(shape, _shape, _coords, _options.halo));
+  const TensorBlock input = TensorBlock::forGrid(shape, _shape, _coords, _options.halo);
+  if (_options.input == BatchInput::BFloat16)
+    hb.input_bf16 = acquire(_input_bf16_pool, "halo3d::batch_input_bf16", input);
+  else
+    hb.input = acquire(_input_pool, "halo3d::batch_input", input);
   if (_catalog.kind() == SampleKind::UNet)
     hb.labels =
         acquire(_label_pool, "halo3d::batch_labels",
@@ -155,7 +165,8 @@ void BatchProducer::fillLocal(Pending& p) {
   const bool unet = _catalog.kind() == SampleKind::UNet;
   const index_t width = _catalog.targetWidth();
   const int me = _coords.n;
-  const Box owned = hb.input.block().owned();
+  const bool rounded = hb.input_bf16.isAllocated();
+  const Box owned = inputBlock(hb).owned();
   // Store traffic first (non-blocking), so that it overlaps the file reads below.
   // Tags 3k, 3k + 1, 3k + 2 carry input, labels and targets of batch position k.
   std::vector<MPI_Request> requests;
@@ -167,6 +178,8 @@ void BatchProducer::fillLocal(Pending& p) {
       checkMpi(start(data, int(count), type, peer, int(tag), _data, &requests.back()), what);
     };
     post(t.input.data(), t.input.size(), MPI_FLOAT, 3 * k);
+    static_assert(sizeof(bf16) == sizeof(std::uint16_t), "bf16 travels as its 16 bits");
+    post(t.input_bf16.data(), t.input_bf16.size(), MPI_UINT16_T, 3 * k);
     post(t.labels.data(), t.labels.size(), MPI_INT32_T, 3 * k + 1);
     post(t.targets.data(), t.targets.size(), MPI_FLOAT, 3 * k + 2);
   };
@@ -190,7 +203,11 @@ void BatchProducer::fillLocal(Pending& p) {
     const StorePlan::Source& s = p.sources[std::size_t(k)];
     if (s.holder < 0 || s.holder == me) continue;
     StoredTile t;
-    t.input.resize(cells * std::size_t(_catalog.channels()));
+    const std::size_t elements = cells * std::size_t(_catalog.channels());
+    if (rounded)
+      t.input_bf16.resize(elements);
+    else
+      t.input.resize(elements);
     if (unet) t.labels.resize(cells);
     t.targets.resize(std::size_t(width));
     incoming.emplace_back(k - p.k0, std::move(t));
@@ -200,7 +217,10 @@ void BatchProducer::fillLocal(Pending& p) {
   // The posted messages must complete even if a read fails: their buffers die with this frame.
   std::exception_ptr failure;
   try {
-    readOwnSamples(p);
+    if (rounded)
+      readOwnSamples(p, hb.input_bf16);
+    else
+      readOwnSamples(p, hb.input);
   } catch (...) {
     failure = std::current_exception();
   }
@@ -208,28 +228,32 @@ void BatchProducer::fillLocal(Pending& p) {
            "data store MPI_Waitall");
   if (failure) std::rethrow_exception(failure);
   for (auto& [slot, t] : incoming) {
-    copyOwnedIn(t.input.data(), tileOf(hb.input, slot));
+    if (rounded)
+      copyOwnedIn(t.input_bf16.data(), tileOf(hb.input_bf16, slot));
+    else
+      copyOwnedIn(t.input.data(), tileOf(hb.input, slot));
     if (unet) copyOwnedIn(t.labels.data(), tileOf(hb.labels, slot));
     std::copy(t.targets.begin(), t.targets.end(), hb.targets.data() + slot * width);
   }
 }
 
 // The samples of this group that come from this rank's store or from file.
-void BatchProducer::readOwnSamples(Pending& p) {
+template <class T>
+void BatchProducer::readOwnSamples(Pending& p, const HaloTensor<T, Kokkos::HostSpace>& input) {
   HostBatch& hb = p.batch;
   const bool unet = _catalog.kind() == SampleKind::UNet;
   const index_t width = _catalog.targetWidth();
   const int me = _coords.n;
-  const Box owned = hb.input.block().owned();
+  const Box owned = input.block().owned();
   for (index_t k = p.k0; k < p.k1; ++k) {
     const StorePlan::Source& s = p.sources[std::size_t(k)];
     const index_t slot = k - p.k0, id = p.ids[std::size_t(k)];
-    const HostTile<float> in = tileOf(hb.input, slot);
+    const HostTile<T> in = tileOf(input, slot);
     float* targets = hb.targets.data() + slot * width;
     if (s.holder == me) {
       const StoredTile* t = _store.find(id);
       require(t != nullptr, "data store: sample ", id, " planned here but not stored");
-      copyOwnedIn(t->input.data(), in);
+      copyOwnedIn(t->inputAs<T>().data(), in);
       if (unet) copyOwnedIn(t->labels.data(), tileOf(hb.labels, slot));
       std::copy(t->targets.begin(), t->targets.end(), targets);
       continue;
@@ -240,8 +264,8 @@ void BatchProducer::readOwnSamples(Pending& p) {
     if (width > 0) _reader->readTargets(id, targets);
     if (!s.insert) continue;
     StoredTile t;
-    t.input.resize(ownedElements(in));
-    copyOwnedOut(in, t.input.data());
+    t.inputAs<T>().resize(ownedElements(in));
+    copyOwnedOut(in, t.inputAs<T>().data());
     if (unet) {
       t.labels.resize(std::size_t(owned.size()));
       copyOwnedOut(tileOf(hb.labels, slot), t.labels.data());

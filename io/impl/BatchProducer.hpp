@@ -18,6 +18,7 @@
 
 #include "halo3d/comm/Communicator.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
+#include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/io/DataLoaderOptions.hpp"
 #include "halo3d/io/DataStore.hpp"
@@ -27,7 +28,9 @@
 namespace halo3d::impl {
 
 struct HostBatch {
+  // Exactly one of the two is allocated, as DataLoaderOptions::input asks.
   HaloTensor<float, Kokkos::HostSpace> input;
+  HaloTensor<bf16, Kokkos::HostSpace> input_bf16;
   HaloTensor<std::int32_t, Kokkos::HostSpace> labels;
   std::vector<float> targets;
   std::vector<index_t> sample_ids;
@@ -67,7 +70,8 @@ class BatchProducer {
   // every rank if any rank failed, and the producer is then failed.
   void finishInflight();
   void fillLocal(Pending& p);
-  void readOwnSamples(Pending& p);
+  template <class T>
+  void readOwnSamples(Pending& p, const HaloTensor<T, Kokkos::HostSpace>& input);
   void launch();
   void advance();
 
@@ -89,6 +93,7 @@ class BatchProducer {
   // Host batch tensors for reuse: fresh allocations would page-fault and zero the whole batch every
   // step.
   std::vector<HaloTensor<float, Kokkos::HostSpace>> _input_pool;
+  std::vector<HaloTensor<bf16, Kokkos::HostSpace>> _input_bf16_pool;
   std::vector<HaloTensor<std::int32_t, Kokkos::HostSpace>> _label_pool;
 };
 

@@ -377,9 +377,10 @@ class Predictor {
         {"gradient allreduce buffers", _plan.grid().size() > 1 && _run.gradient_wire_bytes == 4
                                            ? std::size_t(_run.trainable_parameters) * 4
                                            : 0});
-    // The loader keeps the batch in use and the one being read (float32 inputs, int32 labels).
+    // The loader keeps the batch in use and the one being read: inputs in the activations'
+    // precision (a bf16 run's loader delivers bf16), int32 labels.
     const TensorBlock in = _plan.block(0, c);
-    std::size_t batch = allocationBytes(in, 4);
+    std::size_t batch = allocationBytes(in, e);
     if (_run.labels_per_sample_cell > 0)
       batch += std::size_t(cellsOf(ownedShape(in)) / double(in.channels())) * 4;
     m.push_back({"data loader batches", batch * (_run.prefetch ? 2 : 1)});
