@@ -33,7 +33,8 @@ EvaluationRun::EvaluationRun(const ProcessGrid& grid, const TrainingOptions& opt
           [&task](std::shared_ptr<nn::ParameterStore> store) {
             return task.makeModel(std::move(store));
           },
-          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }, options.memory_limit),
+          [&task, &grid](const nn::Model& m) { task.checkBuilt(m, grid); }, options.memory_limit,
+          options.precision),
       _model(_models.forBatch(options.batch)) {
   loadTrainedWeights(_model.parameters(), _o.init_weights, _o.checkpoint_dir, grid.comm());
 }
@@ -48,7 +49,8 @@ int EvaluationRun::run() {
   if (_grid.isRoot()) {
     std::printf("%s eval: %lld samples, %s\n", _task.program(), (long long)e.samples,
                 e.summary.c_str());
-    MetricsWriter metrics(_o.metrics, true, makeRunId(), _grid.shape().str());
+    MetricsWriter metrics(_o.metrics, true, makeRunId(), _grid.shape().str(),
+                          nn::toString(_o.precision));
     nlohmann::json rec = e.record;
     rec["phase"] = "eval";
     metrics.write(rec);

@@ -28,6 +28,23 @@ out="$("$@" 2 "$cosmoflow" train "${common[@]}" --precision bf16 --steps 6 --res
   { printf '%s\n' "$out"; echo "FAIL: the bf16 resume exited non-zero"; exit 1; }
 grep -q "was written by a run with fp32 activations; this run stores them in bf16" <<<"$out" ||
   { printf '%s\n' "$out"; echo "FAIL: no notice of the change back"; exit 1; }
+# eval honours --precision: a bf16 evaluation of the last checkpoint says so in its metrics and differs from the
+# fp32 one only by bf16 rounding.
+for p in fp32 bf16; do
+  "$@" 2 "$cosmoflow" eval --grid 1x2x1x1 --data "$data" --width 0.125 --batch 2 --checkpoint-dir "$work/ck" \
+    --precision $p --metrics "$work/eval_$p.jsonl" > "$work/eval_$p.log" 2>&1 ||
+    { cat "$work/eval_$p.log"; echo "FAIL: eval --precision $p exited non-zero"; exit 1; }
+done
+python3 - "$work/eval_fp32.jsonl" "$work/eval_bf16.jsonl" <<'PY' || exit 1
+import json, sys
+a, b = (json.loads(open(f).read().splitlines()[-1]) for f in sys.argv[1:3])
+assert a["precision"] == "fp32" and b["precision"] == "bf16", f"FAIL: precisions recorded {a.get('precision')}, {b.get('precision')}"
+num = [k for k, v in a.items() if isinstance(v, float)]
+assert num, "FAIL: no numeric eval metric"
+print("eval fp32", {k: a[k] for k in num}, "\neval bf16", {k: b[k] for k in num})
+assert any(a[k] != b[k] for k in num), "FAIL: the bf16 evaluation equals the fp32 one (did it run in fp32?)"
+assert all(abs(a[k] - b[k]) <= 0.05 * abs(a[k]) + 1e-6 for k in num), "FAIL: bf16 eval far from fp32"
+PY
 wire=(--grid 2x1x1x1 --data "$data" --width 0.125 --batch 2 --steps 4)
 for w in fp32 bf16; do
   "$@" 2 "$cosmoflow" train "${wire[@]}" --allreduce-precision $w --metrics "$work/wire_$w.jsonl" \
