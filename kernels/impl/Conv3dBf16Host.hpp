@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
@@ -98,24 +99,83 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
   }
 }
 
+// Floats rounded to bf16 (nearest even), 16 at a time: bf16BitsOf (core/BFloat16.hpp) in
+// integer lanes rather than vcvtneps2bf16, which flushes subnormals to zero and so would round
+// some weights differently from the reference and the generic path.
+inline void bf16BitsOfFloats(const float* f, index_t n, std::uint16_t* out) {
+  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i quiet = _mm512_set1_epi32(0x40);
+  const __mmask16 all = 0xffff;  // the zero-masking forms: GCC 12 warns on the unmasked ones
+  index_t i = 0;
+  for (; i + kBf16Lanes <= n; i += kBf16Lanes) {
+    const __m512i u = _mm512_loadu_si512(f + i);
+    const __m512i top = _mm512_maskz_srli_epi32(all, u, 16);
+    const __m512i up = _mm512_add_epi32(half, _mm512_and_si512(top, one));
+    __m512i r = _mm512_maskz_srli_epi32(all, _mm512_add_epi32(u, up), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, magnitude), inf);
+    r = _mm512_mask_or_epi32(r, nan, top, quiet);
+    _mm512_mask_cvtepi32_storeu_epi16(out + i, all, r);
+  }
+  for (; i < n; ++i)
+    out[i] = bf16(f[i]).bits;
+}
+
+// The bf16 bits of every weight of w (a rank-5 LayoutRight View, host memory) at w's offsets:
+// each weight rounded once, 16 at a time, before packBf16WeightPairs gathers them.
+template <class WView>
+std::vector<std::uint16_t> bf16WeightBits(const WView& w) {
+  static_assert(std::is_same<typename WView::array_layout, Kokkos::LayoutRight>::value,
+                "the weights are read through their span");
+  std::vector<std::uint16_t> bits(w.span());
+  bf16BitsOfFloats(w.data(), index_t(w.span()), bits.data());
+  return bits;
+}
+
+// The offset of weight (o, c, a, b, cc) in a rank-5 View's span.
+struct Bf16WeightStrides {
+  index_t s[5];
+  template <class WView>
+  explicit Bf16WeightStrides(const WView& w)
+      : s{index_t(w.stride(0)), index_t(w.stride(1)), index_t(w.stride(2)), index_t(w.stride(3)),
+          index_t(w.stride(4))} {}
+  index_t operator()(index_t o, index_t c, int a, int b, int cc) const {
+    return o * s[0] + c * s[1] + a * s[2] + b * s[3] + cc * s[4];
+  }
+};
+
 // The weights of an engine convolution with `out` output and `in` input channels as bf16 pairs
-// [o block][pair][tap][8 output channels], zero past `out` and past `in`; wt(o, c, a, b, cc) gives
-// the float weight of output channel o, input channel c and tap (a, b, cc).
-template <class WeightOf>
-std::vector<std::uint32_t> packBf16WeightPairs(index_t out, index_t in, int kd, int kh, int kw,
-                                               const WeightOf& wt) {
+// [o block][pair][tap][8 output channels], zero past `out` and past `in`; at(o, c, a, b, cc) gives
+// the bf16 bits of the weight of output channel o, input channel c and tap (a, b, cc). One item
+// per (block, pair), its entries written in order.
+template <class ExecSpace, class BitsOf>
+std::vector<std::uint32_t> packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in,
+                                               int kd, int kh, int kw, const BitsOf& at) {
   const index_t pairs = (in + 1) / 2, taps = index_t(kd) * kh * kw;
   const index_t blocks = (out + kBf16Block - 1) / kBf16Block;
-  std::vector<std::uint32_t> wp(std::size_t(blocks * pairs * taps * kBf16Block), 0u);
-  for (index_t o = 0; o < out; ++o)
-    for (index_t p = 0; p < pairs; ++p)
-      for (index_t t = 0; t < taps; ++t) {
-        const int a = int(t / (kh * kw)), bh = int((t / kw) % kh), c = int(t % kw);
-        const std::uint32_t lo = bf16(wt(o, 2 * p, a, bh, c)).bits;
-        const std::uint32_t hi = 2 * p + 1 < in ? bf16(wt(o, 2 * p + 1, a, bh, c)).bits : 0u;
-        wp[std::size_t((((o / kBf16Block) * pairs + p) * taps + t) * kBf16Block + o % kBf16Block)] =
-            lo | (hi << 16);
-      }
+  std::vector<std::uint32_t> wp(std::size_t(blocks * pairs * taps * kBf16Block));
+  std::uint32_t* const wd = wp.data();
+  Kokkos::parallel_for(
+      "halo3d::conv3dBf16WeightPairs",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * pairs),
+      KOKKOS_LAMBDA(const index_t item) {
+        const index_t blk = item / pairs, p = item % pairs, c0 = 2 * p;
+        const int valid = int(std::min<index_t>(kBf16Block, out - blk * kBf16Block));
+        const bool two = c0 + 1 < in;
+        std::uint32_t* q = wd + item * taps * kBf16Block;
+        for (int a = 0; a < kd; ++a)
+          for (int bh = 0; bh < kh; ++bh)
+            for (int c = 0; c < kw; ++c, q += kBf16Block) {
+              for (int j = 0; j < valid; ++j) {
+                const index_t o = blk * kBf16Block + j;
+                const std::uint32_t hi = two ? std::uint32_t(at(o, c0 + 1, a, bh, c)) : 0u;
+                q[j] = std::uint32_t(at(o, c0, a, bh, c)) | (hi << 16);
+              }
+              for (int j = valid; j < kBf16Block; ++j)
+                q[j] = 0u;
+            }
+      });
+  fence(exec, "bf16 weight pairs packed");
   return wp;
 }
 
@@ -173,21 +233,42 @@ struct Bf16EnginePlane {
   index_t yc, yh;
 };
 
+// The rows of an output plane in tiles of 3, a remainder of 1 taken as 2 + 2 (4 = 3 + 1 would leave
+// a 1-row tile: 8 accumulators, whose 8 broadcasts per vector load run at two thirds of the rate).
+struct Bf16RowTiles {
+  index_t threes, count;
+  explicit Bf16RowTiles(index_t rows) : threes(rows / kBf16Rows) {
+    index_t rest = rows % kBf16Rows;
+    if (rest == 1 && threes > 0) {
+      --threes;
+      rest += kBf16Rows;
+    }
+    count = threes + (rest + 1) / 2;
+  }
+  index_t first(index_t t) const {
+    return t < threes ? t * kBf16Rows : threes * kBf16Rows + (t - threes) * 2;
+  }
+  int rows(index_t t, index_t eh) const {
+    return int(std::min<index_t>(t < threes ? kBf16Rows : 2, eh - first(t)));
+  }
+};
+
 // Every register tile of one output plane. Output-channel blocks vary fastest, so that the blocks
 // of one row tile reuse its input from cache.
 template <class ExecSpace>
 void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
   if (r.eh <= 0 || r.ew <= 0 || r.out <= 0) return;
   const index_t blocks = (r.out + kBf16Block - 1) / kBf16Block;
-  const index_t row_tiles = (r.eh + kBf16Rows - 1) / kBf16Rows;
+  const Bf16RowTiles row_tiles(r.eh);
   const index_t w_tiles = (r.ew + kBf16Lanes - 1) / kBf16Lanes;
   const index_t taps = index_t(r.kd) * r.kh * r.kw;
   Kokkos::parallel_for(
       "halo3d::conv3dBf16Tiles",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * row_tiles),
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * row_tiles.count),
       KOKKOS_LAMBDA(const index_t item) {
-        const index_t blk = item % blocks, h = (item / blocks) * kBf16Rows;
-        const int rows = int(std::min<index_t>(kBf16Rows, r.eh - h));
+        const index_t blk = item % blocks, t = item / blocks;
+        const index_t h = row_tiles.first(t);
+        const int rows = row_tiles.rows(t, r.eh);
         const index_t o0 = blk * kBf16Block;
         const std::uint32_t* wt = r.wp + blk * r.pairs * taps * kBf16Block;
         const index_t valid = std::min<index_t>(kBf16Block, r.out - o0);
@@ -242,9 +323,12 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const index_t Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
   const int pairs = int((C + 1) / 2);
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
+  const std::vector<std::uint16_t> wb = bf16WeightBits(w);
+  const Bf16WeightStrides ws(w);
+  const std::uint16_t* const bits = wb.data();
   const std::vector<std::uint32_t> wp = packBf16WeightPairs(
-      O, C, kd, kh, kw,
-      [&](index_t o, index_t c, int a, int bh, int cc) { return w(o, c, a, bh, cc); });
+      exec, O, C, kd, kh, kw,
+      [=](index_t o, index_t c, int a, int bh, int cc) { return bits[ws(o, c, a, bh, cc)]; });
   const index_t blocks = (O + kBf16Block - 1) / kBf16Block;
   std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
   for (index_t o = 0; o < O; ++o)
@@ -314,9 +398,12 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   const index_t O = index_t(dyv.extent(1));
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const int pairs = int((O + 1) / 2);
+  const std::vector<std::uint16_t> wb = bf16WeightBits(w);
+  const Bf16WeightStrides ws(w);
+  const std::uint16_t* const bits = wb.data();
   const std::vector<std::uint32_t> wp =
-      packBf16WeightPairs(I, O, kd, kh, kw, [&](index_t i, index_t o, int a, int bh, int cc) {
-        return w(o, i, kd - 1 - a, kh - 1 - bh, kw - 1 - cc);
+      packBf16WeightPairs(exec, I, O, kd, kh, kw, [=](index_t i, index_t o, int a, int bh, int cc) {
+        return bits[ws(o, i, kd - 1 - a, kh - 1 - bh, kw - 1 - cc)];
       });
   const index_t blocks = (I + kBf16Block - 1) / kBf16Block;
   const std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
