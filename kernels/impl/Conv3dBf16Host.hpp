@@ -124,11 +124,11 @@ inline void bf16BitsOfFloats(const float* f, index_t n, std::uint16_t* out) {
 // The bf16 bits of every weight of w (a rank-5 LayoutRight View, host memory) at w's offsets:
 // each weight rounded once, 16 at a time, before packBf16WeightPairs gathers them.
 template <class WView>
-std::vector<std::uint16_t> bf16WeightBits(const WView& w) {
+std::unique_ptr<std::uint16_t[]> bf16WeightBits(const WView& w) {
   static_assert(std::is_same<typename WView::array_layout, Kokkos::LayoutRight>::value,
                 "the weights are read through their span");
-  std::vector<std::uint16_t> bits(w.span());
-  bf16BitsOfFloats(w.data(), index_t(w.span()), bits.data());
+  std::unique_ptr<std::uint16_t[]> bits(new std::uint16_t[w.span()]);
+  bf16BitsOfFloats(w.data(), index_t(w.span()), bits.get());
   return bits;
 }
 
@@ -149,12 +149,13 @@ struct Bf16WeightStrides {
 // the bf16 bits of the weight of output channel o, input channel c and tap (a, b, cc). One item
 // per (block, pair), its entries written in order.
 template <class ExecSpace, class BitsOf>
-std::vector<std::uint32_t> packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in,
-                                               int kd, int kh, int kw, const BitsOf& at) {
+std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in,
+                                                     int kd, int kh, int kw, const BitsOf& at) {
   const index_t pairs = (in + 1) / 2, taps = index_t(kd) * kh * kw;
   const index_t blocks = (out + kBf16Block - 1) / kBf16Block;
-  std::vector<std::uint32_t> wp(std::size_t(blocks * pairs * taps * kBf16Block));
-  std::uint32_t* const wd = wp.data();
+  std::unique_ptr<std::uint32_t[]> wp(
+      new std::uint32_t[std::size_t(blocks * pairs * taps * kBf16Block)]);
+  std::uint32_t* const wd = wp.get();
   Kokkos::parallel_for(
       "halo3d::conv3dBf16WeightPairs",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * pairs),
@@ -177,6 +178,21 @@ std::vector<std::uint32_t> packBf16WeightPairs(const ExecSpace& exec, index_t ou
       });
   fence(exec, "bf16 weight pairs packed");
   return wp;
+}
+
+// out[i] = lo[i] | hi[i] << 16 for i < n, hi[i] = 0 where hi is null: two channels of a row as
+// the pairs vdpbf16ps reads. (The zero-masking forms: GCC 12 warns on the unmasked ones.)
+inline void bf16InterleavePairs(const std::uint16_t* lo, const std::uint16_t* hi, index_t n,
+                                std::uint32_t* out) {
+  for (index_t i = 0; i < n; i += kBf16Lanes) {
+    const __mmask16 m = n - i >= kBf16Lanes ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1u);
+    __m512i v = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, lo + i));
+    if (hi)
+      v = _mm512_or_si512(
+          v, _mm512_maskz_slli_epi32(
+                 m, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, hi + i)), 16));
+    _mm512_mask_storeu_epi32(out + i, m, v);
+  }
 }
 
 // One packed input plane as channel pairs, [H][pair][W]: the rows a tile reads for one (d, h) are
@@ -321,12 +337,13 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const auto yv = y.view();
   const index_t N = index_t(yv.extent(0)), O = index_t(yv.extent(1)), C = index_t(xv.extent(1));
   const index_t Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
+  const index_t xc = index_t(xv.stride(1));
   const int pairs = int((C + 1) / 2);
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
-  const std::vector<std::uint16_t> wb = bf16WeightBits(w);
+  const std::unique_ptr<std::uint16_t[]> wb = bf16WeightBits(w);
   const Bf16WeightStrides ws(w);
-  const std::uint16_t* const bits = wb.data();
-  const std::vector<std::uint32_t> wp = packBf16WeightPairs(
+  const std::uint16_t* const bits = wb.get();
+  const std::unique_ptr<std::uint32_t[]> wp = packBf16WeightPairs(
       exec, O, C, kd, kh, kw,
       [=](index_t o, index_t c, int a, int bh, int cc) { return bits[ws(o, c, a, bh, cc)]; });
   const index_t blocks = (O + kBf16Block - 1) / kBf16Block;
@@ -343,7 +360,7 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
       planes.data(),
       (ix.inputOf(1, h0, 0) + ix.in_shift[1]) * layout.row + ix.inputOf(2, w0, 0) + ix.in_shift[2],
       layout,
-      wp.data(),
+      wp.get(),
       bias.data(),
       pairs,
       kd,
@@ -360,12 +377,11 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
     const auto pack = [&](index_t xd, std::uint32_t* out) {
       Kokkos::parallel_for(
           "halo3d::conv3dBf16Pairs", Policy(exec, 0, Ha), KOKKOS_LAMBDA(const index_t h) {
+            const std::uint16_t* x0 = &xv(n, 0, xd, h, 0).bits;
             for (index_t p = 0; p < pairs; ++p) {
-              const std::uint16_t* lo = &xv(n, 2 * p, xd, h, 0).bits;
-              const std::uint16_t* hi = 2 * p + 1 < C ? &xv(n, 2 * p + 1, xd, h, 0).bits : nullptr;
-              std::uint32_t* o = out + h * layout.row + p * layout.pair_stride;
-              for (index_t i = 0; i < Wa; ++i)
-                o[i] = std::uint32_t(lo[i]) | (hi ? std::uint32_t(hi[i]) << 16 : 0u);
+              const std::uint16_t* lo = x0 + 2 * p * xc;
+              bf16InterleavePairs(lo, 2 * p + 1 < C ? lo + xc : nullptr, Wa,
+                                  out + h * layout.row + p * layout.pair_stride);
             }
           });
     };
@@ -398,10 +414,10 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   const index_t O = index_t(dyv.extent(1));
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const int pairs = int((O + 1) / 2);
-  const std::vector<std::uint16_t> wb = bf16WeightBits(w);
+  const std::unique_ptr<std::uint16_t[]> wb = bf16WeightBits(w);
   const Bf16WeightStrides ws(w);
-  const std::uint16_t* const bits = wb.data();
-  const std::vector<std::uint32_t> wp =
+  const std::uint16_t* const bits = wb.get();
+  const std::unique_ptr<std::uint32_t[]> wp =
       packBf16WeightPairs(exec, I, O, kd, kh, kw, [=](index_t i, index_t o, int a, int bh, int cc) {
         return bits[ws(o, i, kd - 1 - a, kh - 1 - bh, kw - 1 - cc)];
       });
@@ -424,7 +440,7 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   Bf16EnginePlane run{planes.data(),
                       0,
                       layout,
-                      wp.data(),
+                      wp.get(),
                       bias.data(),
                       pairs,
                       kd,
@@ -462,9 +478,7 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
               const std::uint16_t* u =
                   2 * p + 1 < O ? &dyv(n, 2 * p + 1, d + shift[0], h + shift[1], c0 + shift[2]).bits
                                 : nullptr;
-              std::uint32_t* o = out + (c0 - b0[2]);
-              for (index_t i = 0; i < c1 - c0; ++i)
-                o[i] = std::uint32_t(l[i]) | (u ? std::uint32_t(u[i]) << 16 : 0u);
+              bf16InterleavePairs(l, u, c1 - c0, out + (c0 - b0[2]));
             }
           });
     };
