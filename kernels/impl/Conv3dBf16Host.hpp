@@ -195,6 +195,13 @@ inline void bf16InterleavePairs(const std::uint16_t* lo, const std::uint16_t* hi
   }
 }
 
+// Prefetches n bf16 from p on into L2.
+inline void bf16PrefetchL2(const std::uint16_t* p, index_t n) {
+  const char* c = reinterpret_cast<const char*>(p);
+  for (index_t b = 0; b < 2 * n; b += 64)
+    _mm_prefetch(c + b, _MM_HINT_T1);
+}
+
 // One packed input plane as channel pairs, [H][pair][W]: the rows a tile reads for one (d, h) are
 // one contiguous stretch.
 struct Bf16PairLayout {
@@ -337,7 +344,8 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const auto yv = y.view();
   const index_t N = index_t(yv.extent(0)), O = index_t(yv.extent(1)), C = index_t(xv.extent(1));
   const index_t Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
-  const index_t xc = index_t(xv.stride(1));
+  const index_t xc = index_t(xv.stride(1)), xd_stride = index_t(xv.stride(2));
+  const index_t xh = index_t(xv.stride(3)), Da = index_t(xv.extent(2));
   const int pairs = int((C + 1) / 2);
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const std::unique_ptr<std::uint16_t[]> wb = bf16WeightBits(w);
@@ -373,15 +381,21 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
       index_t(yv.stride(1)),
       index_t(yv.stride(3))};
   for (index_t n = 0; n < N; ++n) {
-    // x's allocation plane xd of sample n as channel pairs.
+    // x's allocation plane xd of sample n as channel pairs. The plane packed next (xd + 1) is
+    // prefetched into L2 meanwhile, so that it arrives while the tiles of this plane run: x is
+    // read once per call, from memory, and the packing alone would wait for every line.
     const auto pack = [&](index_t xd, std::uint32_t* out) {
+      const bool next = xd + 1 < Da;
       Kokkos::parallel_for(
-          "halo3d::conv3dBf16Pairs", Policy(exec, 0, Ha), KOKKOS_LAMBDA(const index_t h) {
-            const std::uint16_t* x0 = &xv(n, 0, xd, h, 0).bits;
-            for (index_t p = 0; p < pairs; ++p) {
-              const std::uint16_t* lo = x0 + 2 * p * xc;
-              bf16InterleavePairs(lo, 2 * p + 1 < C ? lo + xc : nullptr, Wa,
+          "halo3d::conv3dBf16Pairs", Policy(exec, 0, pairs), KOKKOS_LAMBDA(const index_t p) {
+            const std::uint16_t* lo = &xv(n, 2 * p, xd, 0, 0).bits;
+            const std::uint16_t* hi = 2 * p + 1 < C ? lo + xc : nullptr;
+            for (index_t h = 0; h < Ha; ++h)
+              bf16InterleavePairs(lo + h * xh, hi ? hi + h * xh : nullptr, Wa,
                                   out + h * layout.row + p * layout.pair_stride);
+            if (next) {
+              bf16PrefetchL2(lo + xd_stride, Ha * xh);
+              if (hi) bf16PrefetchL2(hi + xd_stride, Ha * xh);
             }
           });
     };
