@@ -99,59 +99,45 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
   }
 }
 
-// Floats rounded to bf16 (nearest even), 16 at a time: bf16BitsOf (core/BFloat16.hpp) in
-// integer lanes rather than vcvtneps2bf16, which flushes subnormals to zero and so would round
-// some weights differently from the reference and the generic path.
+// 16 floats' bits rounded to bf16 (nearest even), in the low half of each lane: bf16BitsOf
+// (core/BFloat16.hpp) in integer lanes rather than vcvtneps2bf16, which flushes subnormals to zero
+// and so would round some weights differently from the reference and the generic path. (The
+// zero-masking forms: GCC 12 warns on the unmasked ones.)
+inline __m512i bf16BitsOf16(__m512i u) {
+  const __mmask16 all = 0xffff;
+  const __m512i top = _mm512_maskz_srli_epi32(all, u, 16);
+  const __m512i up =
+      _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(top, _mm512_set1_epi32(1)));
+  const __m512i r = _mm512_maskz_srli_epi32(all, _mm512_add_epi32(u, up), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_or_epi32(r, nan, top, _mm512_set1_epi32(0x40));
+}
+
+// out[i] = bf16(f[i]).bits for i < n, 16 at a time.
 inline void bf16BitsOfFloats(const float* f, index_t n, std::uint16_t* out) {
-  const __m512i half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
-  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-  const __m512i quiet = _mm512_set1_epi32(0x40);
-  const __mmask16 all = 0xffff;  // the zero-masking forms: GCC 12 warns on the unmasked ones
-  index_t i = 0;
-  for (; i + kBf16Lanes <= n; i += kBf16Lanes) {
-    const __m512i u = _mm512_loadu_si512(f + i);
-    const __m512i top = _mm512_maskz_srli_epi32(all, u, 16);
-    const __m512i up = _mm512_add_epi32(half, _mm512_and_si512(top, one));
-    __m512i r = _mm512_maskz_srli_epi32(all, _mm512_add_epi32(u, up), 16);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, magnitude), inf);
-    r = _mm512_mask_or_epi32(r, nan, top, quiet);
-    _mm512_mask_cvtepi32_storeu_epi16(out + i, all, r);
+  for (index_t i = 0; i < n; i += kBf16Lanes) {
+    const __mmask16 m = n - i >= kBf16Lanes ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1u);
+    _mm512_mask_cvtepi32_storeu_epi16(out + i, m, bf16BitsOf16(_mm512_maskz_loadu_epi32(m, f + i)));
   }
-  for (; i < n; ++i)
-    out[i] = bf16(f[i]).bits;
 }
 
-// The bf16 bits of every weight of w (a rank-5 LayoutRight View, host memory) at w's offsets:
-// each weight rounded once, 16 at a time, before packBf16WeightPairs gathers them.
-template <class WView>
-std::unique_ptr<std::uint16_t[]> bf16WeightBits(const WView& w) {
-  static_assert(std::is_same<typename WView::array_layout, Kokkos::LayoutRight>::value,
-                "the weights are read through their span");
-  std::unique_ptr<std::uint16_t[]> bits(new std::uint16_t[w.span()]);
-  bf16BitsOfFloats(w.data(), index_t(w.span()), bits.get());
-  return bits;
-}
-
-// The offset of weight (o, c, a, b, cc) in a rank-5 View's span.
-struct Bf16WeightStrides {
-  index_t s[5];
-  template <class WView>
-  explicit Bf16WeightStrides(const WView& w)
-      : s{index_t(w.stride(0)), index_t(w.stride(1)), index_t(w.stride(2)), index_t(w.stride(3)),
-          index_t(w.stride(4))} {}
-  index_t operator()(index_t o, index_t c, int a, int b, int cc) const {
-    return o * s[0] + c * s[1] + a * s[2] + b * s[3] + cc * s[4];
-  }
+// Where an engine convolution reads its float weights: weight (o, c, tap t) of its `out` output
+// and `in` input channels is w[o * s_out + c * s_in + t], or tap taps - 1 - t when `flip`; the
+// taps of one (o, c) are contiguous.
+struct Bf16WeightSource {
+  const float* w;
+  index_t s_out, s_in;
+  bool flip;
 };
 
-// The weights of an engine convolution with `out` output and `in` input channels as bf16 pairs
-// [o block][pair][tap][8 output channels], zero past `out` and past `in`; at(o, c, a, b, cc) gives
-// the bf16 bits of the weight of output channel o, input channel c and tap (a, b, cc). One item
-// per (block, pair), its entries written in order.
-template <class ExecSpace, class BitsOf>
+// The weights of an engine convolution as bf16 pairs [o block][pair][tap][8 output channels],
+// zero past `out` and past `in`, each weight rounded once. One item per (block, pair); per output
+// channel, the taps of its two input channels are rounded and paired 16 at a time.
+template <class ExecSpace>
 std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in,
-                                                     int kd, int kh, int kw, const BitsOf& at) {
-  const index_t pairs = (in + 1) / 2, taps = index_t(kd) * kh * kw;
+                                                     index_t taps, const Bf16WeightSource& src) {
+  const index_t pairs = (in + 1) / 2;
   const index_t blocks = (out + kBf16Block - 1) / kBf16Block;
   std::unique_ptr<std::uint32_t[]> wp(
       new std::uint32_t[std::size_t(blocks * pairs * taps * kBf16Block)]);
@@ -160,24 +146,50 @@ std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, inde
       "halo3d::conv3dBf16WeightPairs",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * pairs),
       KOKKOS_LAMBDA(const index_t item) {
-        const index_t blk = item / pairs, p = item % pairs, c0 = 2 * p;
+        const index_t blk = item / pairs, c0 = 2 * (item % pairs);
         const int valid = int(std::min<index_t>(kBf16Block, out - blk * kBf16Block));
-        const bool two = c0 + 1 < in;
-        std::uint32_t* q = wd + item * taps * kBf16Block;
-        for (int a = 0; a < kd; ++a)
-          for (int bh = 0; bh < kh; ++bh)
-            for (int c = 0; c < kw; ++c, q += kBf16Block) {
-              for (int j = 0; j < valid; ++j) {
-                const index_t o = blk * kBf16Block + j;
-                const std::uint32_t hi = two ? std::uint32_t(at(o, c0 + 1, a, bh, c)) : 0u;
-                q[j] = std::uint32_t(at(o, c0, a, bh, c)) | (hi << 16);
-              }
-              for (int j = valid; j < kBf16Block; ++j)
-                q[j] = 0u;
+        std::uint32_t* const q = wd + item * taps * kBf16Block;
+        alignas(64) std::uint32_t v[kBf16Lanes];
+        for (int j = 0; j < valid; ++j) {
+          const float* lo = src.w + (blk * kBf16Block + j) * src.s_out + c0 * src.s_in;
+          for (index_t t0 = 0; t0 < taps; t0 += kBf16Lanes) {
+            const index_t n = std::min<index_t>(kBf16Lanes, taps - t0);
+            const __mmask16 m = __mmask16((1u << n) - 1u);
+            __m512i pair = bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + t0));
+            if (c0 + 1 < in)
+              pair = _mm512_or_si512(
+                  pair, _mm512_maskz_slli_epi32(
+                            m, bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + src.s_in + t0)), 16));
+            _mm512_store_si512(v, pair);
+            for (index_t l = 0; l < n; ++l) {
+              const index_t t = src.flip ? taps - 1 - (t0 + l) : t0 + l;
+              q[t * kBf16Block + j] = v[l];
             }
+          }
+        }
+        for (index_t t = 0; t < taps; ++t)
+          for (int j = valid; j < kBf16Block; ++j)
+            q[t * kBf16Block + j] = 0u;
       });
   fence(exec, "bf16 weight pairs packed");
   return wp;
+}
+
+// w (a rank-5 LayoutRight View in host memory) with the taps of each (output, input) channel
+// contiguous, as packBf16WeightPairs reads it: w itself, or a copy where w is padded.
+template <class WView>
+Kokkos::View<const float*****, Kokkos::LayoutRight, Kokkos::HostSpace> bf16TapsContiguous(
+    const WView& w) {
+  static_assert(std::is_same<typename WView::array_layout, Kokkos::LayoutRight>::value,
+                "the weights are LayoutRight");
+  if (index_t(w.stride(2)) == index_t(w.extent(3) * w.extent(4)) &&
+      index_t(w.stride(3)) == index_t(w.extent(4)))
+    return w;
+  Kokkos::View<float*****, Kokkos::LayoutRight, Kokkos::HostSpace> c(
+      "halo3d::bf16 conv weights (contiguous taps)", w.extent(0), w.extent(1), w.extent(2),
+      w.extent(3), w.extent(4));
+  Kokkos::deep_copy(c, w);
+  return c;
 }
 
 // out[i] = lo[i] | hi[i] << 16 for i < n, hi[i] = 0 where hi is null: two channels of a row as
@@ -348,12 +360,10 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const index_t xh = index_t(xv.stride(3)), Da = index_t(xv.extent(2));
   const int pairs = int((C + 1) / 2);
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
-  const std::unique_ptr<std::uint16_t[]> wb = bf16WeightBits(w);
-  const Bf16WeightStrides ws(w);
-  const std::uint16_t* const bits = wb.get();
+  const auto wc = bf16TapsContiguous(w);
   const std::unique_ptr<std::uint32_t[]> wp = packBf16WeightPairs(
-      exec, O, C, kd, kh, kw,
-      [=](index_t o, index_t c, int a, int bh, int cc) { return bits[ws(o, c, a, bh, cc)]; });
+      exec, O, C, index_t(kd) * kh * kw,
+      Bf16WeightSource{wc.data(), index_t(wc.stride(0)), index_t(wc.stride(1)), false});
   const index_t blocks = (O + kBf16Block - 1) / kBf16Block;
   std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
   for (index_t o = 0; o < O; ++o)
@@ -428,13 +438,11 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   const index_t O = index_t(dyv.extent(1));
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const int pairs = int((O + 1) / 2);
-  const std::unique_ptr<std::uint16_t[]> wb = bf16WeightBits(w);
-  const Bf16WeightStrides ws(w);
-  const std::uint16_t* const bits = wb.get();
-  const std::unique_ptr<std::uint32_t[]> wp =
-      packBf16WeightPairs(exec, I, O, kd, kh, kw, [=](index_t i, index_t o, int a, int bh, int cc) {
-        return bits[ws(o, i, kd - 1 - a, kh - 1 - bh, kw - 1 - cc)];
-      });
+  // Transposed and flipped: dx channel i is the engine's output channel, dy channel o its input.
+  const auto wc = bf16TapsContiguous(w);
+  const std::unique_ptr<std::uint32_t[]> wp = packBf16WeightPairs(
+      exec, I, O, index_t(kd) * kh * kw,
+      Bf16WeightSource{wc.data(), index_t(wc.stride(1)), index_t(wc.stride(0)), true});
   const index_t blocks = (I + kBf16Block - 1) / kBf16Block;
   const std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
 
