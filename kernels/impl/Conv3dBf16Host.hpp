@@ -132,8 +132,8 @@ struct Bf16WeightSource {
 };
 
 // The weights of an engine convolution as bf16 pairs [o block][pair][tap][8 output channels],
-// zero past `out` and past `in`, each weight rounded once. One item per (block, pair); per output
-// channel, the taps of its two input channels are rounded and paired 16 at a time.
+// zero past `out` and past `in`, each weight rounded once. One item per block; per output channel
+// and input channel pair, the taps of the two channels are rounded and paired 16 at a time.
 template <class ExecSpace>
 std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in,
                                                      index_t taps, const Bf16WeightSource& src) {
@@ -144,32 +144,39 @@ std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, inde
   std::uint32_t* const wd = wp.get();
   Kokkos::parallel_for(
       "halo3d::conv3dBf16WeightPairs",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * pairs),
-      KOKKOS_LAMBDA(const index_t item) {
-        const index_t blk = item / pairs, c0 = 2 * (item % pairs);
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks),
+      KOKKOS_LAMBDA(const index_t blk) {
         const int valid = int(std::min<index_t>(kBf16Block, out - blk * kBf16Block));
-        std::uint32_t* const q = wd + item * taps * kBf16Block;
+        std::uint32_t* const qb = wd + blk * pairs * taps * kBf16Block;
         alignas(64) std::uint32_t v[kBf16Lanes];
-        for (int j = 0; j < valid; ++j) {
-          const float* lo = src.w + (blk * kBf16Block + j) * src.s_out + c0 * src.s_in;
-          for (index_t t0 = 0; t0 < taps; t0 += kBf16Lanes) {
-            const index_t n = std::min<index_t>(kBf16Lanes, taps - t0);
-            const __mmask16 m = __mmask16((1u << n) - 1u);
-            __m512i pair = bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + t0));
-            if (c0 + 1 < in)
-              pair = _mm512_or_si512(
-                  pair, _mm512_maskz_slli_epi32(
-                            m, bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + src.s_in + t0)), 16));
-            _mm512_store_si512(v, pair);
-            for (index_t l = 0; l < n; ++l) {
-              const index_t t = src.flip ? taps - 1 - (t0 + l) : t0 + l;
-              q[t * kBf16Block + j] = v[l];
+        for (int j = 0; j < valid; ++j)
+          for (index_t p = 0; p < pairs; ++p) {
+            // An output channel's weights in input channel order: one stream through memory.
+            const float* lo = src.w + (blk * kBf16Block + j) * src.s_out + 2 * p * src.s_in;
+            std::uint32_t* const q = qb + p * taps * kBf16Block;
+            // Four pairs ahead: the float weights come from memory once per call, and the
+            // hardware prefetchers did not run ahead of this loop.
+            for (index_t b = 0; b < 2 * taps; b += kBf16Lanes)
+              _mm_prefetch(reinterpret_cast<const char*>(lo + 8 * src.s_in + b), _MM_HINT_T0);
+            for (index_t t0 = 0; t0 < taps; t0 += kBf16Lanes) {
+              const index_t n = std::min<index_t>(kBf16Lanes, taps - t0);
+              const __mmask16 m = __mmask16((1u << n) - 1u);
+              __m512i pair = bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + t0));
+              if (2 * p + 1 < in)
+                pair = _mm512_or_si512(
+                    pair,
+                    _mm512_maskz_slli_epi32(
+                        m, bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + src.s_in + t0)), 16));
+              _mm512_store_si512(v, pair);
+              for (index_t l = 0; l < n; ++l) {
+                const index_t t = src.flip ? taps - 1 - (t0 + l) : t0 + l;
+                q[t * kBf16Block + j] = v[l];
+              }
             }
           }
-        }
-        for (index_t t = 0; t < taps; ++t)
+        for (index_t k = 0; k < pairs * taps; ++k)
           for (int j = valid; j < kBf16Block; ++j)
-            q[t * kBf16Block + j] = 0u;
+            qb[k * kBf16Block + j] = 0u;
       });
   fence(exec, "bf16 weight pairs packed");
   return wp;
@@ -207,11 +214,14 @@ inline void bf16InterleavePairs(const std::uint16_t* lo, const std::uint16_t* hi
   }
 }
 
-// Prefetches n bf16 from p on into L2.
-inline void bf16PrefetchL2(const std::uint16_t* p, index_t n) {
+// Prefetches n bf16 from p on, into L1 (l1) or L2.
+inline void bf16Prefetch(const std::uint16_t* p, index_t n, bool l1) {
   const char* c = reinterpret_cast<const char*>(p);
   for (index_t b = 0; b < 2 * n; b += 64)
-    _mm_prefetch(c + b, _MM_HINT_T1);
+    if (l1)
+      _mm_prefetch(c + b, _MM_HINT_T0);
+    else
+      _mm_prefetch(c + b, _MM_HINT_T1);
 }
 
 // One packed input plane as channel pairs, [H][pair][W]: the rows a tile reads for one (d, h) are
@@ -391,21 +401,24 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
       index_t(yv.stride(1)),
       index_t(yv.stride(3))};
   for (index_t n = 0; n < N; ++n) {
-    // x's allocation plane xd of sample n as channel pairs. The plane packed next (xd + 1) is
-    // prefetched into L2 meanwhile, so that it arrives while the tiles of this plane run: x is
-    // read once per call, from memory, and the packing alone would wait for every line.
+    // x's allocation plane xd of sample n as channel pairs. x is read once per call, from
+    // memory, and the packing alone would wait for every line: the next pair's channels are
+    // prefetched into L1 while a pair is packed, and the plane packed next (xd + 1) into L2, to
+    // arrive while the tiles of this plane run.
     const auto pack = [&](index_t xd, std::uint32_t* out) {
       const bool next = xd + 1 < Da;
       Kokkos::parallel_for(
           "halo3d::conv3dBf16Pairs", Policy(exec, 0, pairs), KOKKOS_LAMBDA(const index_t p) {
             const std::uint16_t* lo = &xv(n, 2 * p, xd, 0, 0).bits;
             const std::uint16_t* hi = 2 * p + 1 < C ? lo + xc : nullptr;
+            for (index_t c = 2 * p + 2; c < std::min<index_t>(2 * p + 4, C); ++c)
+              bf16Prefetch(lo + (c - 2 * p) * xc, Ha * xh, true);
             for (index_t h = 0; h < Ha; ++h)
               bf16InterleavePairs(lo + h * xh, hi ? hi + h * xh : nullptr, Wa,
                                   out + h * layout.row + p * layout.pair_stride);
             if (next) {
-              bf16PrefetchL2(lo + xd_stride, Ha * xh);
-              if (hi) bf16PrefetchL2(hi + xd_stride, Ha * xh);
+              bf16Prefetch(lo + xd_stride, Ha * xh, false);
+              if (hi) bf16Prefetch(hi + xd_stride, Ha * xh, false);
             }
           });
     };
