@@ -156,8 +156,9 @@ std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, inde
             std::uint32_t* const q = qb + p * taps * kBf16Block;
             // Four pairs ahead: the float weights come from memory once per call, and the
             // hardware prefetchers did not run ahead of this loop.
-            for (index_t b = 0; b < 2 * taps; b += kBf16Lanes)
-              _mm_prefetch(reinterpret_cast<const char*>(lo + 8 * src.s_in + b), _MM_HINT_T0);
+            if (2 * p + 8 < in)
+              for (index_t b = 0; b < 2 * taps; b += kBf16Lanes)
+                _mm_prefetch(reinterpret_cast<const char*>(lo + 8 * src.s_in + b), _MM_HINT_T0);
             for (index_t t0 = 0; t0 < taps; t0 += kBf16Lanes) {
               const index_t n = std::min<index_t>(kBf16Lanes, taps - t0);
               const __mmask16 m = __mmask16((1u << n) - 1u);
