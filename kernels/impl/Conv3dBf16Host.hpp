@@ -2,13 +2,13 @@
 // The host bf16 conv3d engine (AVX512-BF16, stride and dilation 1): forward and backward-data.
 // vdpbf16ps multiplies pairs of bf16 and adds both products to one float lane, so the engine pairs
 // input channels:
-//   - x is re-laid out per sample as 32-bit pairs (channel 2p, channel 2p+1) per cell ("xp":
-//     [D][H][pair][W] of the allocation, ghosts included), one pass over x;
+//   - x is re-laid out as 32-bit pairs (channel 2p, channel 2p+1) per cell, plane by plane into a
+//     ring of kD planes ([H][pair][W] of the allocation, ghosts included), one pass over x;
 //   - the weights, rounded to bf16, as pairs [o block][pair][tap][8 output channels], so that one
 //     32-bit broadcast feeds a tap of a channel pair for one output channel;
 //   - a register tile is 8 output channels x 3 rows x 16 W cells (24 float accumulators): per
 //     (pair, tap) it loads 3 vectors of 16 pairs and 8 broadcasts for 24 vdpbf16ps, i.e. 768
-//     multiply-adds.
+//     multiply-adds; a remainder of rows is tiled as 2-row tiles, never 1-row ones.
 // A tail of O is padded with zero weights (computed, not stored); W tails are masked lanes. Each
 // output is summed in float, channel pairs outer, taps inner, and rounded once on the store.
 // Backward-data at stride 1 runs the same tiles on dy with the weights transposed and flipped.
