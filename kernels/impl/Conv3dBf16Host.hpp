@@ -8,7 +8,7 @@
 //     32-bit broadcast feeds a tap of a channel pair for one output channel;
 //   - a register tile is 8 output channels x 3 rows x 16 W cells (24 float accumulators): per
 //     (pair, tap) it loads 3 vectors of 16 pairs and 8 broadcasts for 24 vdpbf16ps, i.e. 768
-//     multiply-adds; a remainder of rows is tiled as 2-row tiles, never 1-row ones.
+//     multiply-adds; a remainder of rows runs as 2-row tiles (1-row only where the box has 1 row).
 // A tail of O is padded with zero weights (computed, not stored); W tails are masked lanes. Each
 // output is summed in float, channel pairs outer, taps inner, and rounded once on the store.
 // Backward-data at stride 1 runs the same tiles on dy with the weights transposed and flipped.
