@@ -2,13 +2,13 @@
 // The host bf16 conv3d engine (AVX512-BF16, stride and dilation 1): forward and backward-data.
 // vdpbf16ps multiplies pairs of bf16 and adds both products to one float lane, so the engine pairs
 // input channels:
-//   - x is re-laid out per sample as 32-bit pairs (channel 2p, channel 2p+1) per cell ("xp":
-//     [D][H][pair][W] of the allocation, ghosts included), one pass over x;
+//   - x is re-laid out as 32-bit pairs (channel 2p, channel 2p+1) per cell, plane by plane into a
+//     ring of kD planes ([H][pair][W] of the allocation, ghosts included), one pass over x;
 //   - the weights, rounded to bf16, as pairs [o block][pair][tap][8 output channels], so that one
 //     32-bit broadcast feeds a tap of a channel pair for one output channel;
 //   - a register tile is 8 output channels x 3 rows x 16 W cells (24 float accumulators): per
 //     (pair, tap) it loads 3 vectors of 16 pairs and 8 broadcasts for 24 vdpbf16ps, i.e. 768
-//     multiply-adds.
+//     multiply-adds; a remainder of rows runs as 2-row tiles (1-row only where the box has 1 row).
 // A tail of O is padded with zero weights (computed, not stored); W tails are masked lanes. Each
 // output is summed in float, channel pairs outer, taps inner, and rounded once on the store.
 // Backward-data at stride 1 runs the same tiles on dy with the weights transposed and flipped.
@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
@@ -98,25 +99,130 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
   }
 }
 
-// The weights of an engine convolution with `out` output and `in` input channels as bf16 pairs
-// [o block][pair][tap][8 output channels], zero past `out` and past `in`; wt(o, c, a, b, cc) gives
-// the float weight of output channel o, input channel c and tap (a, b, cc).
-template <class WeightOf>
-std::vector<std::uint32_t> packBf16WeightPairs(index_t out, index_t in, int kd, int kh, int kw,
-                                               const WeightOf& wt) {
-  const index_t pairs = (in + 1) / 2, taps = index_t(kd) * kh * kw;
+// 16 floats' bits rounded to bf16 (nearest even), in the low half of each lane: bf16BitsOf
+// (core/BFloat16.hpp) in integer lanes rather than vcvtneps2bf16, which flushes subnormals to zero
+// and so would round some weights differently from the reference and the generic path. (The
+// zero-masking forms: GCC 12 warns on the unmasked ones.)
+inline __m512i bf16BitsOf16(__m512i u) {
+  const __mmask16 all = 0xffff;
+  const __m512i top = _mm512_maskz_srli_epi32(all, u, 16);
+  const __m512i up =
+      _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(top, _mm512_set1_epi32(1)));
+  const __m512i r = _mm512_maskz_srli_epi32(all, _mm512_add_epi32(u, up), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  return _mm512_mask_or_epi32(r, nan, top, _mm512_set1_epi32(0x40));
+}
+
+// out[i] = bf16(f[i]).bits for i < n, 16 at a time.
+inline void bf16BitsOfFloats(const float* f, index_t n, std::uint16_t* out) {
+  for (index_t i = 0; i < n; i += kBf16Lanes) {
+    const __mmask16 m = n - i >= kBf16Lanes ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1u);
+    _mm512_mask_cvtepi32_storeu_epi16(out + i, m, bf16BitsOf16(_mm512_maskz_loadu_epi32(m, f + i)));
+  }
+}
+
+// Where an engine convolution reads its float weights: weight (o, c, tap t) of its `out` output
+// and `in` input channels is w[o * s_out + c * s_in + t], or tap taps - 1 - t when `flip`; the
+// taps of one (o, c) are contiguous.
+struct Bf16WeightSource {
+  const float* w;
+  index_t s_out, s_in;
+  bool flip;
+};
+
+// The weights of an engine convolution as bf16 pairs [o block][pair][tap][8 output channels],
+// zero past `out` and past `in`, each weight rounded once. One item per block; per output channel
+// and input channel pair, the taps of the two channels are rounded and paired 16 at a time.
+template <class ExecSpace>
+std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in,
+                                                     index_t taps, const Bf16WeightSource& src) {
+  const index_t pairs = (in + 1) / 2;
   const index_t blocks = (out + kBf16Block - 1) / kBf16Block;
-  std::vector<std::uint32_t> wp(std::size_t(blocks * pairs * taps * kBf16Block), 0u);
-  for (index_t o = 0; o < out; ++o)
-    for (index_t p = 0; p < pairs; ++p)
-      for (index_t t = 0; t < taps; ++t) {
-        const int a = int(t / (kh * kw)), bh = int((t / kw) % kh), c = int(t % kw);
-        const std::uint32_t lo = bf16(wt(o, 2 * p, a, bh, c)).bits;
-        const std::uint32_t hi = 2 * p + 1 < in ? bf16(wt(o, 2 * p + 1, a, bh, c)).bits : 0u;
-        wp[std::size_t((((o / kBf16Block) * pairs + p) * taps + t) * kBf16Block + o % kBf16Block)] =
-            lo | (hi << 16);
-      }
+  std::unique_ptr<std::uint32_t[]> wp(
+      new std::uint32_t[std::size_t(blocks * pairs * taps * kBf16Block)]);
+  std::uint32_t* const wd = wp.get();
+  Kokkos::parallel_for(
+      "halo3d::conv3dBf16WeightPairs",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks),
+      KOKKOS_LAMBDA(const index_t blk) {
+        const int valid = int(std::min<index_t>(kBf16Block, out - blk * kBf16Block));
+        std::uint32_t* const qb = wd + blk * pairs * taps * kBf16Block;
+        alignas(64) std::uint32_t v[kBf16Lanes];
+        for (int j = 0; j < valid; ++j)
+          for (index_t p = 0; p < pairs; ++p) {
+            // An output channel's weights in input channel order: one stream through memory.
+            const float* lo = src.w + (blk * kBf16Block + j) * src.s_out + 2 * p * src.s_in;
+            std::uint32_t* const q = qb + p * taps * kBf16Block;
+            // Four pairs ahead: the float weights come from memory once per call, and the
+            // hardware prefetchers did not run ahead of this loop.
+            if (2 * p + 8 < in)
+              for (index_t b = 0; b < 2 * taps; b += kBf16Lanes)
+                _mm_prefetch(reinterpret_cast<const char*>(lo + 8 * src.s_in + b), _MM_HINT_T0);
+            for (index_t t0 = 0; t0 < taps; t0 += kBf16Lanes) {
+              const index_t n = std::min<index_t>(kBf16Lanes, taps - t0);
+              const __mmask16 m = __mmask16((1u << n) - 1u);
+              __m512i pair = bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + t0));
+              if (2 * p + 1 < in)
+                pair = _mm512_or_si512(
+                    pair,
+                    _mm512_maskz_slli_epi32(
+                        m, bf16BitsOf16(_mm512_maskz_loadu_epi32(m, lo + src.s_in + t0)), 16));
+              _mm512_store_si512(v, pair);
+              for (index_t l = 0; l < n; ++l) {
+                const index_t t = src.flip ? taps - 1 - (t0 + l) : t0 + l;
+                q[t * kBf16Block + j] = v[l];
+              }
+            }
+          }
+        for (index_t k = 0; k < pairs * taps; ++k)
+          for (int j = valid; j < kBf16Block; ++j)
+            qb[k * kBf16Block + j] = 0u;
+      });
+  fence(exec, "bf16 weight pairs packed");
   return wp;
+}
+
+// w (a rank-5 LayoutRight View in host memory) with the taps of each (output, input) channel
+// contiguous, as packBf16WeightPairs reads it: w itself, or a copy where w is padded.
+template <class WView>
+Kokkos::View<const float*****, Kokkos::LayoutRight, Kokkos::HostSpace> bf16TapsContiguous(
+    const WView& w) {
+  static_assert(std::is_same<typename WView::array_layout, Kokkos::LayoutRight>::value,
+                "the weights are LayoutRight");
+  if (index_t(w.stride(2)) == index_t(w.extent(3) * w.extent(4)) &&
+      index_t(w.stride(3)) == index_t(w.extent(4)))
+    return w;
+  Kokkos::View<float*****, Kokkos::LayoutRight, Kokkos::HostSpace> c(
+      "halo3d::bf16 conv weights (contiguous taps)", w.extent(0), w.extent(1), w.extent(2),
+      w.extent(3), w.extent(4));
+  Kokkos::deep_copy(c, w);
+  return c;
+}
+
+// out[i] = lo[i] | hi[i] << 16 for i < n, hi[i] = 0 where hi is null: two channels of a row as
+// the pairs vdpbf16ps reads. (The zero-masking forms: GCC 12 warns on the unmasked ones.)
+inline void bf16InterleavePairs(const std::uint16_t* lo, const std::uint16_t* hi, index_t n,
+                                std::uint32_t* out) {
+  for (index_t i = 0; i < n; i += kBf16Lanes) {
+    const __mmask16 m = n - i >= kBf16Lanes ? __mmask16(0xffff) : __mmask16((1u << (n - i)) - 1u);
+    __m512i v = _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, lo + i));
+    if (hi)
+      v = _mm512_or_si512(
+          v, _mm512_maskz_slli_epi32(
+                 m, _mm512_maskz_cvtepu16_epi32(m, _mm256_maskz_loadu_epi16(m, hi + i)), 16));
+    _mm512_mask_storeu_epi32(out + i, m, v);
+  }
+}
+
+// Prefetches n bf16 from p on, into L1 (l1) or L2.
+inline void bf16Prefetch(const std::uint16_t* p, index_t n, bool l1) {
+  const char* c = reinterpret_cast<const char*>(p);
+  for (index_t b = 0; b < 2 * n; b += 64)
+    if (l1)
+      _mm_prefetch(c + b, _MM_HINT_T0);
+    else
+      _mm_prefetch(c + b, _MM_HINT_T1);
 }
 
 // One packed input plane as channel pairs, [H][pair][W]: the rows a tile reads for one (d, h) are
@@ -173,21 +279,42 @@ struct Bf16EnginePlane {
   index_t yc, yh;
 };
 
+// The rows of an output plane in tiles of 3, a remainder of 1 taken as 2 + 2 (4 = 3 + 1 would leave
+// a 1-row tile: 8 accumulators, whose 8 broadcasts per vector load run at two thirds of the rate).
+struct Bf16RowTiles {
+  index_t threes, count;
+  explicit Bf16RowTiles(index_t rows) : threes(rows / kBf16Rows) {
+    index_t rest = rows % kBf16Rows;
+    if (rest == 1 && threes > 0) {
+      --threes;
+      rest += kBf16Rows;
+    }
+    count = threes + (rest + 1) / 2;
+  }
+  index_t first(index_t t) const {
+    return t < threes ? t * kBf16Rows : threes * kBf16Rows + (t - threes) * 2;
+  }
+  int rows(index_t t, index_t eh) const {
+    return int(std::min<index_t>(t < threes ? kBf16Rows : 2, eh - first(t)));
+  }
+};
+
 // Every register tile of one output plane. Output-channel blocks vary fastest, so that the blocks
 // of one row tile reuse its input from cache.
 template <class ExecSpace>
 void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
   if (r.eh <= 0 || r.ew <= 0 || r.out <= 0) return;
   const index_t blocks = (r.out + kBf16Block - 1) / kBf16Block;
-  const index_t row_tiles = (r.eh + kBf16Rows - 1) / kBf16Rows;
+  const Bf16RowTiles row_tiles(r.eh);
   const index_t w_tiles = (r.ew + kBf16Lanes - 1) / kBf16Lanes;
   const index_t taps = index_t(r.kd) * r.kh * r.kw;
   Kokkos::parallel_for(
       "halo3d::conv3dBf16Tiles",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * row_tiles),
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * row_tiles.count),
       KOKKOS_LAMBDA(const index_t item) {
-        const index_t blk = item % blocks, h = (item / blocks) * kBf16Rows;
-        const int rows = int(std::min<index_t>(kBf16Rows, r.eh - h));
+        const index_t blk = item % blocks, t = item / blocks;
+        const index_t h = row_tiles.first(t);
+        const int rows = row_tiles.rows(t, r.eh);
         const index_t o0 = blk * kBf16Block;
         const std::uint32_t* wt = r.wp + blk * r.pairs * taps * kBf16Block;
         const index_t valid = std::min<index_t>(kBf16Block, r.out - o0);
@@ -240,11 +367,14 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const auto yv = y.view();
   const index_t N = index_t(yv.extent(0)), O = index_t(yv.extent(1)), C = index_t(xv.extent(1));
   const index_t Ha = index_t(xv.extent(3)), Wa = index_t(xv.extent(4));
+  const index_t xc = index_t(xv.stride(1)), xd_stride = index_t(xv.stride(2));
+  const index_t xh = index_t(xv.stride(3)), Da = index_t(xv.extent(2));
   const int pairs = int((C + 1) / 2);
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
-  const std::vector<std::uint32_t> wp = packBf16WeightPairs(
-      O, C, kd, kh, kw,
-      [&](index_t o, index_t c, int a, int bh, int cc) { return w(o, c, a, bh, cc); });
+  const auto wc = bf16TapsContiguous(w);
+  const std::unique_ptr<std::uint32_t[]> wp = packBf16WeightPairs(
+      exec, O, C, index_t(kd) * kh * kw,
+      Bf16WeightSource{wc.data(), index_t(wc.stride(0)), index_t(wc.stride(1)), false});
   const index_t blocks = (O + kBf16Block - 1) / kBf16Block;
   std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
   for (index_t o = 0; o < O; ++o)
@@ -259,7 +389,7 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
       planes.data(),
       (ix.inputOf(1, h0, 0) + ix.in_shift[1]) * layout.row + ix.inputOf(2, w0, 0) + ix.in_shift[2],
       layout,
-      wp.data(),
+      wp.get(),
       bias.data(),
       pairs,
       kd,
@@ -272,16 +402,24 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
       index_t(yv.stride(1)),
       index_t(yv.stride(3))};
   for (index_t n = 0; n < N; ++n) {
-    // x's allocation plane xd of sample n as channel pairs.
+    // x's allocation plane xd of sample n as channel pairs. x is read once per call, from
+    // memory, and the packing alone would wait for every line: the next pair's channels are
+    // prefetched into L1 while a pair is packed, and the plane packed next (xd + 1) into L2, to
+    // arrive while the tiles of this plane run.
     const auto pack = [&](index_t xd, std::uint32_t* out) {
+      const bool next = xd + 1 < Da;
       Kokkos::parallel_for(
-          "halo3d::conv3dBf16Pairs", Policy(exec, 0, Ha), KOKKOS_LAMBDA(const index_t h) {
-            for (index_t p = 0; p < pairs; ++p) {
-              const std::uint16_t* lo = &xv(n, 2 * p, xd, h, 0).bits;
-              const std::uint16_t* hi = 2 * p + 1 < C ? &xv(n, 2 * p + 1, xd, h, 0).bits : nullptr;
-              std::uint32_t* o = out + h * layout.row + p * layout.pair_stride;
-              for (index_t i = 0; i < Wa; ++i)
-                o[i] = std::uint32_t(lo[i]) | (hi ? std::uint32_t(hi[i]) << 16 : 0u);
+          "halo3d::conv3dBf16Pairs", Policy(exec, 0, pairs), KOKKOS_LAMBDA(const index_t p) {
+            const std::uint16_t* lo = &xv(n, 2 * p, xd, 0, 0).bits;
+            const std::uint16_t* hi = 2 * p + 1 < C ? lo + xc : nullptr;
+            for (index_t c = 2 * p + 2; c < std::min<index_t>(2 * p + 4, C); ++c)
+              bf16Prefetch(lo + (c - 2 * p) * xc, Ha * xh, true);
+            for (index_t h = 0; h < Ha; ++h)
+              bf16InterleavePairs(lo + h * xh, hi ? hi + h * xh : nullptr, Wa,
+                                  out + h * layout.row + p * layout.pair_stride);
+            if (next) {
+              bf16Prefetch(lo + xd_stride, Ha * xh, false);
+              if (hi) bf16Prefetch(hi + xd_stride, Ha * xh, false);
             }
           });
     };
@@ -314,10 +452,11 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   const index_t O = index_t(dyv.extent(1));
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const int pairs = int((O + 1) / 2);
-  const std::vector<std::uint32_t> wp =
-      packBf16WeightPairs(I, O, kd, kh, kw, [&](index_t i, index_t o, int a, int bh, int cc) {
-        return w(o, i, kd - 1 - a, kh - 1 - bh, kw - 1 - cc);
-      });
+  // Transposed and flipped: dx channel i is the engine's output channel, dy channel o its input.
+  const auto wc = bf16TapsContiguous(w);
+  const std::unique_ptr<std::uint32_t[]> wp = packBf16WeightPairs(
+      exec, I, O, index_t(kd) * kh * kw,
+      Bf16WeightSource{wc.data(), index_t(wc.stride(1)), index_t(wc.stride(0)), true});
   const index_t blocks = (I + kBf16Block - 1) / kBf16Block;
   const std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
 
@@ -337,7 +476,7 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   Bf16EnginePlane run{planes.data(),
                       0,
                       layout,
-                      wp.data(),
+                      wp.get(),
                       bias.data(),
                       pairs,
                       kd,
@@ -375,9 +514,7 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
               const std::uint16_t* u =
                   2 * p + 1 < O ? &dyv(n, 2 * p + 1, d + shift[0], h + shift[1], c0 + shift[2]).bits
                                 : nullptr;
-              std::uint32_t* o = out + (c0 - b0[2]);
-              for (index_t i = 0; i < c1 - c0; ++i)
-                o[i] = std::uint32_t(l[i]) | (u ? std::uint32_t(u[i]) << 16 : 0u);
+              bf16InterleavePairs(l, u, c1 - c0, out + (c0 - b0[2]));
             }
           });
     };

@@ -26,11 +26,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
 #include <type_traits>
+#include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
 #include "halo3d/kernels/Conv3dBf16.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Generic.hpp"
+#include "halo3d/kernels/impl/Conv3dBf16Host.hpp"
 #include "halo3d/kernels/impl/Conv3dBf16Weights.hpp"
 #include "halo3d/kernels/reference/Conv3d.hpp"
 #include "test_conv3d_support.hpp"
@@ -139,6 +144,9 @@ const ConvCase kCases[] = {
     {1, 5, 1, {5, 4, 9}, geometry({2, 3, 1}, {1, 1, 1}, {1, 1, 1}, {0, 1, 0}), false},
     // Stride 2 (the generic code on every path).
     {1, 6, 8, {8, 8, 10}, geometry({3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1})},
+    // 16 rows: the engine's tiles of 3, 3, 3, 3, 2 and 2 rows; 20 input channels = 10 pairs, 20
+    // output channels = two blocks of 8 and a partial one.
+    {1, 20, 20, {3, 16, 16}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})},
 };
 
 TEST(Conv3dBf16, ForwardMatchesTheFloat64ReferenceOnEveryPath) {
@@ -433,6 +441,32 @@ TEST(Conv3dBf16, BackwardPassesCheckShapes) {
   EXPECT_THROW(conv3dBackwardFilterBf16(Exec(), p.x, p.dy, c.g, dw, db, c.outBox(), false),
                ShapeError);
 }
+
+#if HALO3D_CONV3D_AVX512BF16
+// The engine rounds the weights 16 at a time in integer lanes; every class of float must round as
+// bf16() does: ties to even, carries into the exponent and to infinity, subnormals (which
+// vcvtneps2bf16 would flush), infinities and NaNs (kept quiet with their sign).
+TEST(Conv3dBf16, EngineWeightRoundingIsBf16s) {
+  std::vector<std::uint32_t> bits = {
+      0x00000000u, 0x80000000u, 0x3f800000u, 0x3f808000u, 0x3f818000u, 0x3f808001u,
+      0x3f80ffffu, 0x7f7fffffu, 0xff7fffffu, 0x7f7f7fffu, 0x7f7f8000u, 0x7f800000u,
+      0xff800000u, 0x7fc00000u, 0x7f800001u, 0xff800001u, 0x7fffffffu, 0x00008000u,
+      0x00018000u, 0x00007fffu, 0x807fffffu, 0x00000001u, 0x80008001u};
+  std::mt19937 gen(41);
+  for (int i = 0; i < 4000; ++i)
+    bits.push_back(std::uint32_t(gen()));
+  std::vector<float> f(bits.size());
+  std::memcpy(f.data(), bits.data(), bits.size() * sizeof(float));
+  std::vector<std::uint16_t> got(f.size());
+  impl::bf16BitsOfFloats(f.data(), index_t(f.size()), got.data());
+  int wrong = 0;
+  for (std::size_t i = 0; i < f.size(); ++i)
+    if (got[i] != bf16(f[i]).bits && ++wrong <= 5)
+      ADD_FAILURE() << std::hex << "bits 0x" << bits[i] << ": 0x" << got[i] << ", bf16() 0x"
+                    << bf16(f[i]).bits;
+  EXPECT_EQ(wrong, 0);
+}
+#endif
 
 TEST(Conv3dBf16, EngineAppliesToUnitStrideOnly) {
   const WindowGeometry strided = geometry({3, 3, 3}, {2, 1, 1}, {1, 1, 1}, {1, 1, 1});
