@@ -4,9 +4,10 @@
 // dx is written densely in one pass, 16 cells per register: dx(i) = [argmax(i / 2) == i]
 // dy(i / 2) + 0, the +0 giving the per-cell sum's bits (which starts at +0) for a dy of -0.
 //
-// (An AVX-512 forward row for this window, with vpermt2ps splitting each window row into its even
-// and odd taps, measured no faster than the compiler-vectorised maxPoolRowInterior on 16^3-64^3
-// volumes, so the forward keeps that.)
+// The forward row of the same window (2x2x2, stride 2, no padding) keeps the winner as its offset
+// inside the window's box while comparing and widens it to the int64 argmax only at the store; the
+// planes of PoolForwardBody::maxPlaneK2S2 call it once per output row, without the per-row set-up
+// of maxPoolRowInterior.
 //
 // HALO3D_POOL3D_AVX512 says whether the rows exist: only where the compiler targets AVX-512 (F and
 // VL), never in device compilation; elsewhere the dense rows run their scalar loop.
@@ -51,6 +52,57 @@ inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index
         0xffff, dup, _mm512_castps256_ps512(_mm256_maskz_loadu_ps(outs, dy + o)));
     const __mmask16 hit = _mm512_cmpeq_epi32_mask(offset, cell);
     _mm512_mask_storeu_ps(dx + i, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit, g), zero));
+  }
+}
+
+// Max pooling forward, window 2 along D, H and W, stride 2 along W, over `cells` output cells whose
+// taps all lie in the volume: rows[0..3] are the window's input rows in window order ((kd, kh) =
+// (0, 0), (0, 1), (1, 0), (1, 1)), each pointing at the first cell's tap kw = 0; off[r] is row r's
+// linear offset from row 0 and base the global linear index of rows[0][0] (32 bits suffice). The
+// 8 taps are compared in window order under PyTorch's rule (a strictly greater value or a NaN takes
+// over), as maxPoolRowInterior does, so every cell and its argmax keep their bits.
+inline void maxPoolForwardRowK2S2(const float* const* rows, const std::int32_t* off,
+                                  std::int32_t base, index_t cells, float* y, index_t* argmax) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __m512i lane2 =
+      _mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 1);
+  for (index_t i = 0; i < cells; i += 16) {
+    const index_t m = cells - i < 16 ? cells - i : 16;
+    const __mmask16 outs = __mmask16((1u << m) - 1u);
+    // The window rows' 2m inputs of these cells, in two registers of 16.
+    const __mmask16 lo = __mmask16(2 * m >= 16 ? 0xffffu : (1u << (2 * m)) - 1u);
+    const __mmask16 hi = __mmask16(2 * m >= 32  ? 0xffffu
+                                   : 2 * m > 16 ? (1u << (2 * m - 16)) - 1u
+                                                : 0u);
+    __m512 acc = _mm512_setzero_ps();
+    __m512i won = _mm512_setzero_si512();
+    for (int r = 0; r < 4; ++r) {
+      const float* p = rows[r] + 2 * i;
+      const __m512 a = _mm512_maskz_loadu_ps(lo, p), b = _mm512_maskz_loadu_ps(hi, p + 16);
+      const __m512 v0 = _mm512_permutex2var_ps(a, even, b), v1 = _mm512_permutex2var_ps(a, odd, b);
+      if (r == 0) {
+        acc = v0;
+      } else {
+        const __mmask16 take =
+            _mm512_cmp_ps_mask(v0, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q);
+        acc = _mm512_mask_mov_ps(acc, take, v0);
+        won = _mm512_mask_mov_epi32(won, take, _mm512_set1_epi32(off[r]));
+      }
+      const __mmask16 take =
+          _mm512_cmp_ps_mask(v1, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q);
+      acc = _mm512_mask_mov_ps(acc, take, v1);
+      won = _mm512_mask_mov_epi32(won, take, _mm512_set1_epi32(off[r] + 1));
+    }
+    _mm512_mask_storeu_ps(y + i, outs, acc);
+    const __m512i index = _mm512_add_epi32(_mm512_add_epi32(won, lane2),
+                                           _mm512_set1_epi32(base + 2 * std::int32_t(i)));
+    _mm512_mask_storeu_epi64(
+        argmax + i, __mmask8(outs),
+        _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xf, index, 0)));
+    _mm512_mask_storeu_epi64(
+        argmax + i + 8, __mmask8(outs >> 8),
+        _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xf, index, 1)));
   }
 }
 

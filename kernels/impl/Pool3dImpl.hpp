@@ -222,7 +222,8 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   // The output cells [wfull0, wfull1) along W whose taps all lie in the volume (host rows).
   index_t wfull0 = 0, wfull1 = 0;
   bool index32 = false;  // the volume's linear indices fit 32 bits
-  bool planes = false;   // average pooling through avgForwardPlane (Pool3dHostPlanes.hpp)
+  bool planes = false;   // average pooling through avgForwardPlane (Pool3dHostPlanes.hpp); max
+                         // pooling through maxPlaneK2S2 (window 2x2x2, stride 2, float)
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
                                          index_t ow) const {
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
@@ -259,9 +260,12 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   }
 
   // Output rows [h0, h1), cells [w0, w1) of plane (n, c, od): average pooling through
-  // avgForwardPlane (Pool3dHostPlanes.hpp) where it applies, otherwise row by row.
+  // avgForwardPlane (Pool3dHostPlanes.hpp) and max k2s2 through maxPlaneK2S2 where they apply,
+  // otherwise row by row.
   void hostPlane(index_t n, index_t c, index_t od, index_t h0, index_t h1, index_t w0,
                  index_t w1) const {
+    if constexpr (kMax)
+      if (planes && maxPlaneK2S2(n, c, od, h0, h1, w0, w1)) return;
     if constexpr (!kMax)
       if (planes && withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
             avgForwardPlane<decltype(s)::value, decltype(k)::value, T>(*this, n, c, od, h0, h1, w0,
@@ -321,6 +325,55 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     cellRow(n, c, od, oh, w0, ia);
     cellRow(n, c, od, oh, ib, w1);
     return true;
+  }
+
+  // Max pooling with window 2 and stride 2 along D, H and W and no padding, float rows: each output
+  // row through maxPoolForwardRowK2S2 (its 4 window rows found once per plane, not per row through
+  // the ranges), the rows and cells whose window leaves the volume through hostRow and cellRow;
+  // false (nothing written) where the row kernel does not exist (no AVX-512, other types) or the
+  // plane's window along D leaves the volume.
+  bool maxPlaneK2S2(index_t n, index_t c, index_t od, index_t h0, index_t h1, index_t w0,
+                    index_t w1) const {
+#if HALO3D_POOL3D_AVX512
+    if constexpr (std::is_same_v<T, float>) {
+      const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
+      const index_t ia = std::min(std::max(wfull0, w0), w1),
+                    ib = std::min(std::max(wfull1, ia), w1);
+      if (kd0 != 0 || kd1 != 2 || ib <= ia) return false;
+      const index_t H = ax[1].extent, W = ax[2].extent;
+      const std::int32_t off[4] = {0, std::int32_t(W), std::int32_t(H * W),
+                                   std::int32_t(H * W + W)};
+      const index_t first = 2 * ia;
+      for (index_t oh = h0; oh < h1; ++oh) {
+        const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
+        if (kh0 != 0 || kh1 != 2) {
+          hostRow(n, c, od, oh, w0, w1);
+          continue;
+        }
+        const float* row0 = &x(n, c, fd + xs[0], fh + xs[1], 0) + xs[2] + first;
+        const float* row1 = &x(n, c, fd + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
+        const float* row2 = &x(n, c, fd + 1 + xs[0], fh + xs[1], 0) + xs[2] + first;
+        const float* row3 = &x(n, c, fd + 1 + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
+        const float* rows[4] = {row0, row1, row2, row3};
+        // The next output row's window rows, requested ahead: without this the row kernel was
+        // slower than maxPoolRowInterior on 64^3 volumes (x well beyond L2), with it faster.
+        if (oh + 1 < h1)
+          for (int r = 0; r < 4; ++r)
+            for (index_t i = 0; i < 2 * (ib - ia); i += 16)
+              _mm_prefetch(reinterpret_cast<const char*>(rows[r] + 2 * (row1 - row0) + i),
+                           _MM_HINT_T0);
+        float* yrow = &y(n, c, od + ys[0], oh + ys[1], 0) + ys[2];
+        index_t* arow = &argmax(n, c, od + as[0], oh + as[1], 0) + as[2];
+        maxPoolForwardRowK2S2(rows, off, std::int32_t((fd * H + fh) * W + first), ib - ia,
+                              yrow + ia, arow + ia);
+        cellRow(n, c, od, oh, w0, ia);
+        cellRow(n, c, od, oh, ib, w1);
+      }
+      return true;
+    }
+#endif
+    (void)n, (void)c, (void)od, (void)h0, (void)h1, (void)w0, (void)w1;
+    return false;
   }
 
   // Any window, cell by cell (see hostRow).
@@ -760,7 +813,10 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     body.index32 = e[0] * e[1] * e[2] <= index_t(std::numeric_limits<std::int32_t>::max());
   }
   body.planes =
-      !kMax && g.dilation == std::array<int, 3>{1, 1, 1} && g.kernel[0] <= 3 && g.kernel[1] <= 3;
+      kMax ? g.kernel == std::array<int, 3>{2, 2, 2} && g.stride == std::array<int, 3>{2, 2, 2} &&
+                 g.padding == std::array<int, 3>{0, 0, 0} &&
+                 g.dilation == std::array<int, 3>{1, 1, 1} && body.index32
+           : g.dilation == std::array<int, 3>{1, 1, 1} && g.kernel[0] <= 3 && g.kernel[1] <= 3;
   forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
                   y.block().localSamples(), y.block().channels(), out_box, body, path);
 }

@@ -465,6 +465,43 @@ TEST(Pool3dLongRows, NaNWinsTheMaxOnBothPaths) {
   }
 }
 
+// Several NaNs in one window: the last one in window order holds the argmax (each NaN takes over),
+// on the host planes of k2s2 (rows of 16-cell steps and a tail) as on the per-cell path.
+TEST(Pool3dLongRows, LastNaNOfAWindowHoldsTheArgmaxOnBothPaths) {
+#if defined(__GLIBC__) && !defined(__CUDACC__)
+  struct NoInvalidTrap {
+    NoInvalidTrap() { fedisableexcept(FE_INVALID); }
+    ~NoInvalidTrap() {
+      feclearexcept(FE_INVALID);
+      feenableexcept(FE_INVALID);
+    }
+  } no_trap;
+#endif
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto dense_nans = [&](index_t, index_t c, const Extents3& g) {
+    const index_t k = ((c * 5 + g[0]) * 7 + g[1]) * 11 + g[2];
+    return k % 3 == 0 ? nan : float(k % 4) - 1.0f;
+  };
+  const Window s{"k2s2", {2, 3, 4, 6, 70}, WindowGeometry::cubic(2, 2)};
+  HaloTensor<float, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
+  fillGlobal(x, dense_nans);
+  HaloTensor<float, Memory> y_fast("y_fast", TensorBlock::whole(outputShape(s))),
+      y_device("y_device", y_fast.block());
+  Argmax a_fast("a_fast", y_fast.block()), a_device("a_device", y_fast.block());
+  const Box out = y_fast.block().owned();
+  runPool(true, s.g, x, y_fast, a_fast, out, KernelPath::Fastest);
+  runPool(true, s.g, x, y_device, a_device, out, KernelPath::Device);
+  Exec().fence();
+  EXPECT_TRUE(testing::identical(hostCopy(a_fast), hostCopy(a_device)));
+  int nans = 0, differ = 0;
+  forEachCellPair(hostCopy(y_fast), hostCopy(y_device), out, [&](float v, float r) {
+    nans += v != v;
+    differ += !(v == r || (v != v && r != r));
+  });
+  EXPECT_GT(nans, 0);
+  EXPECT_EQ(differ, 0);
+}
+
 TEST(Pool3dErrors, BadShapesNameTheValues) {
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   HaloTensor<float, Memory> x("x", TensorBlock::whole({1, 3, 8, 8, 8}));
