@@ -3,12 +3,13 @@
 running anything again.
 
     scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE]
-                             [--slice-s Q] [--only CONFIG...]
+                             [--slice-s Q] [--add-timings FILE] [--only CONFIG...]
 
 For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
 flags (those of scripts/validate_model.sh), the grid, all ranks on one node, and the machine file (default
 DIR/this-machine.json, the calibration the sweeps used; --slice-s Q writes a copy with the scheduler slice set to Q
-seconds). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
+seconds; --add-timings FILE adds the layer timings of another machine file that this one lacks, such as the
+input store timed after the sweeps). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
 re-priced ones: median and worst |predicted - measured| / measured step time, and the grid the model picks with how
 much slower it measured than the best. The measurements are the sweep's: this is in-sample for anything fitted
 to them.
@@ -58,14 +59,23 @@ def main():
     parser.add_argument("--machine", type=pathlib.Path)
     parser.add_argument("--plan", default="build/apps/plan/halo3d-plan")
     parser.add_argument("--slice-s", type=float, help="price with this scheduler slice (seconds)")
+    parser.add_argument("--add-timings", type=pathlib.Path,
+                        help="machine file whose layer timings missing from --machine are added")
     parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
     parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
     args = parser.parse_args()
     machine = args.machine or args.dir / "this-machine.json"
     tmp = None
-    if args.slice_s is not None:
+    if args.slice_s is not None or args.add_timings is not None:
         doc = json.loads(machine.read_text())
-        doc["scheduler"] = {"slice_s": args.slice_s, "source": "scripts/rescore_model.py --slice-s"}
+        if args.slice_s is not None:
+            doc["scheduler"] = {"slice_s": args.slice_s, "source": "scripts/rescore_model.py --slice-s"}
+        if args.add_timings is not None:
+            key = lambda t: (t["layer"], tuple(t["input"]), tuple(t["output"]), t.get("threads", 1))
+            layers = doc["layers"]
+            have = {key(t) for t in layers}
+            extra = json.loads(args.add_timings.read_text())["layers"]
+            layers += [t for t in extra if key(t) not in have]
         tmp = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
         json.dump(doc, tmp)
         tmp.close()

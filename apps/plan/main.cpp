@@ -79,6 +79,7 @@ nlohmann::json predictionJson(const nn::GridCandidate& c, index_t batch) {
                    {"allreduce_s", p.allreduce_s},
                    {"io_s", p.io_s},
                    {"timeshare_s", p.timeshare_s},
+                   {"input_s", p.input_s},
                    {"peak_bytes", p.peak_bytes}};
   for (const nn::MemoryTerm& t : p.memory)
     j["memory"][t.what] = t.bytes;

@@ -75,9 +75,9 @@ json predictedKeys(const GridAssessment& a) {
   if (a.prediction) {
     const nn::StepPrediction& p = *a.prediction;
     r["predicted"] = {
-        {"compute", p.compute_s},     {"halo", p.halo_s}, {"redistribute", p.redistribute_s},
-        {"allreduce", p.allreduce_s}, {"io", p.io_s},     {"timeshare", p.timeshare_s},
-        {"band", p.step_band_s}};
+        {"compute", p.compute_s},     {"halo", p.halo_s},     {"redistribute", p.redistribute_s},
+        {"allreduce", p.allreduce_s}, {"io", p.io_s},         {"timeshare", p.timeshare_s},
+        {"input", p.input_s},         {"band", p.step_band_s}};
     r["notes"] = p.notes;
   }
   return r;

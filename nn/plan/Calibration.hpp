@@ -6,7 +6,9 @@
 // Each layer runs alone, forward then backward, on tensors of the block's shape (ghosts of the
 // width its padding needs, random values) on a one-rank grid over MPI_COMM_SELF: the kernels a rank
 // runs on that block, without the communication the step model prices separately. The optimizer
-// step is timed once on the model's parameters (layer "optimizer <kind>").
+// step is timed once on the model's parameters (layer "optimizer <kind>"), and the store of each
+// representative rank's batch block into the model's input (layer "input store", input and output
+// both the block), which the step runs outside every layer.
 
 #include <mpi.h>
 
@@ -35,6 +37,10 @@ struct CalibrationOptions {
 // The key of node `id`'s timing on the rank at `coords`: the layer's kind and its first input's
 // and its output's blocks (local samples, channels, owned D, H, W).
 LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, int threads);
+
+// The key of the input store's timing on the rank at `coords`.
+constexpr const char* kInputStore = "input store";
+LayerTiming inputStoreKey(const ModelPlan& plan, const GridCoords& coords, int threads);
 
 // Times the layers of `plans` (every plan made by `model.plan()`) on their representative ranks'
 // blocks and records them in `machine`. Runs on this process alone. Returns how many timings it

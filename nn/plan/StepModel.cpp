@@ -73,6 +73,8 @@ class Predictor {
     const double small = std::ceil(std::log2(double(_plan.grid().size()))) * worldLink().alpha_s;
     p.allreduce_s += 3 * small + gradientAllreduce();
     p.compute_s += optimizerStep();
+    p.input_s = inputStore();
+    p.compute_s += p.input_s;
     // The batch read, hidden by prefetch up to the step's compute, if a core is free for the
     // loader's thread. A host rank whose threads fill the node's cores reads on its own core: the
     // read (CPU-bound from the page cache) then takes its time from the step, prefetch or not.
@@ -83,7 +85,7 @@ class Predictor {
     // ranks' cores for the read's share of the step.
     const double work = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
     const double loader = _run.prefetch && !idle_core && work > 0 ? std::min(1.0, read / work) : 0;
-    p.timeshare_s = timeshare(p.layers, groups, loader);
+    p.timeshare_s = timeshare(p.layers, groups, loader, p.input_s);
     const double busy = work + p.timeshare_s;
     p.io_s = _run.prefetch && idle_core ? std::max(0.0, read - busy) : read;
     p.step_s = busy + p.io_s;
@@ -254,7 +256,8 @@ class Predictor {
   // where every rank meets. The lateness is booked on the layer whose synchronisation waits for
   // it.
   double timeshare(std::vector<LayerPrediction>& layers,
-                   const std::vector<std::array<int, 2>>& groups, double loader) const {
+                   const std::vector<std::array<int, 2>>& groups, double loader,
+                   double input_store) const {
     const double q = _m.scheduler_slice_s;
     const double s = _ranks_per_node * (_run.threads_per_rank + loader) / double(_m.cores_per_node);
     if (_m.devices_per_node > 0 || q <= 0 || s <= 1) return 0;
@@ -264,7 +267,8 @@ class Predictor {
       if (z == _max_of_normals.end()) z = _max_of_normals.emplace(k, expectedMaxOfNormals(k)).first;
       return z->second * std::sqrt(d * q * (s - 1) / s);
     };
-    double total = 0, since = 0;
+    // The batch is stored into the input after the previous step's last synchronisation.
+    double total = 0, since = input_store;
     const auto meet = [&](LayerPrediction& l, int k) {
       if (k <= 1) return;
       const double t = late(since, k);
@@ -336,6 +340,35 @@ class Predictor {
       }
     _notes.push_back("no optimizer timing in the machine file: the optimizer step is left out");
     return 0;
+  }
+
+  // Storing the largest rank's batch block into the model's input: its calibrated time ("input
+  // store"), or the nearest calibrated block's scaled by the cells (a copy). Left out on roofline
+  // machines, where nothing measured it.
+  double inputStore() const {
+    if (!_m.calibrated) return 0;
+    const LayerTiming key = inputStoreKey(_plan, ModelPlan::largestRank(), _run.threads_per_rank);
+    if (const LayerTiming* t = _m.find(key.layer, key.input, key.output, key.threads))
+      return t->forward_s * _stretch;
+    const LayerTiming* best = nullptr;
+    double best_distance = std::numeric_limits<double>::max();
+    for (const LayerTiming& t : _m.layers)
+      if (t.layer == key.layer && t.threads == key.threads) {
+        const double d = std::abs(std::log(cellsOf(t.input) / cellsOf(key.input)));
+        if (d < best_distance) {
+          best_distance = d;
+          best = &t;
+        }
+      }
+    if (!best) {
+      _notes.push_back(
+          "no input-store timing in the machine file: storing the batch into the input is left "
+          "out");
+      return 0;
+    }
+    _notes.push_back(
+        concat("input store on ", key.input, " scaled from the timing on ", best->input));
+    return best->forward_s * cellsOf(key.input) / cellsOf(best->input) * _stretch;
   }
 
   double readSeconds() const {

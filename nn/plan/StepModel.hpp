@@ -18,6 +18,8 @@
 //   io         the batch read (bytes over the read rate), hidden by prefetch up to the step's time
 //              when a core is free for the loader's thread (a device machine, or host ranks times
 //              threads below the node's cores), else the whole read.
+//   input      storing the batch block into the model's input before forward (calibrated as
+//              "input store"; counted in compute).
 // The step takes the sum over layers of the slowest representative rank. Ranks times threads beyond
 // a node's cores share them: host compute and copies stretch by that factor, s, and
 //   timeshare  ranks that time-share cores do not arrive together where they synchronise (a halo
@@ -80,6 +82,7 @@ struct StepPrediction {
   double step_s = 0;
   double compute_s = 0, halo_s = 0, redistribute_s = 0, allreduce_s = 0, io_s = 0;
   double timeshare_s = 0;  // ranks time-sharing cores arriving late where they synchronise
+  double input_s = 0;      // storing the batch into the model's input (part of compute_s)
   std::array<double, 2> step_band_s{0, 0};  // roofline machines: the efficiency band (slow, fast)
   std::vector<LayerPrediction> layers;
   std::size_t peak_bytes = 0;

@@ -303,7 +303,9 @@ TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   m.scheduler_slice_s = 4e-3;
   const StepPrediction p = predictStep(plan, m, run);
   ASSERT_EQ(p.layers.size(), 1u);
-  const double f = p.layers[0].forward_s, b = p.layers[0].backward_s, q = 4e-3, z2 = 0.5641895835;
+  // The batch is stored into the input before forward: compute before the first meeting.
+  const double f = p.input_s + p.layers[0].forward_s, b = p.layers[0].backward_s, q = 4e-3,
+               z2 = 0.5641895835;
   EXPECT_NEAR(p.layers[0].timeshare_s, z2 * std::sqrt(f * q / 2), 1e-9);
   EXPECT_NEAR(p.timeshare_s, z2 * std::sqrt(f * q / 2) + z2 * std::sqrt(b * q / 2), 1e-9);
   EXPECT_DOUBLE_EQ(
@@ -316,7 +318,7 @@ TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   // (s - 1) / s = 1/3.
   run.prefetch = true;
   const StepPrediction one = predictStep(plan, m, run);  // unstretched
-  const double f1 = one.layers[0].forward_s, b1 = one.layers[0].backward_s;
+  const double f1 = one.input_s + one.layers[0].forward_s, b1 = one.layers[0].backward_s;
   run.read_bytes_per_rank = 1000;
   m.io_read_bytes_per_s =
       1000 / (0.5 * (one.compute_s + one.halo_s + one.redistribute_s + one.allreduce_s));
@@ -329,8 +331,60 @@ TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   calibrate(*model, {data}, m, o);
   m.cores_per_node = 1;
   const StepPrediction d = predictStep(data, m, run);
-  const double all = d.layers[0].forward_s + d.layers[0].backward_s;
+  const double all = d.input_s + d.layers[0].forward_s + d.layers[0].backward_s;
+  EXPECT_GT(d.input_s, 0.0);
   EXPECT_NEAR(d.timeshare_s, z2 * std::sqrt(all * q / 2), 1e-9);
+}
+
+// Storing the batch into the model's input (outside every layer's timer in a step) is timed by the
+// calibration on each representative rank's input block and added to the step's compute, stretched
+// like the layers when ranks share cores; a block that was not timed is scaled from the nearest by
+// its cells; without any timing it is left out with a note.
+TEST(StepModel, InputStoreIsCalibratedAndPriced) {
+  auto model = oneConv(2, 3, 8);
+  const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
+  Machine m = linksOnly(1e-6, 1e-9, 0);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  calibrate(*model, {plan}, m, o);
+  const Shape5 first{1, 2, 4, 8, 8};  // rank 0's half of 1 x 2 x 8^3 along D
+  LayerTiming* store = nullptr;
+  for (LayerTiming& t : m.layers)
+    if (t.layer == kInputStore && t.input == first) store = &t;
+  ASSERT_NE(store, nullptr) << "no input store timed on rank 0's block";
+  EXPECT_GT(store->forward_s, 0.0);
+  EXPECT_EQ(store->output, first);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  run.ranks_per_node = 2;
+  store->forward_s = 0.01;
+  const StepPrediction p = predictStep(plan, m, run);
+  EXPECT_DOUBLE_EQ(p.input_s, 0.01);
+  m.cores_per_node = 1;  // two ranks on one core: stretched twice
+  const StepPrediction shared = predictStep(plan, m, run);
+  EXPECT_DOUBLE_EQ(shared.input_s, 0.02);
+  m.cores_per_node = 64;
+  // Only a block of a quarter of the cells timed: a copy scales with its cells.
+  std::vector<LayerTiming> others;
+  for (const LayerTiming& t : m.layers)
+    if (t.layer != kInputStore) others.push_back(t);
+  m.layers = others;
+  const StepPrediction none = predictStep(plan, m, run);
+  EXPECT_EQ(none.input_s, 0.0);
+  EXPECT_NEAR(p.compute_s - none.compute_s, 0.01, 1e-12);
+  EXPECT_NEAR(p.step_s - none.step_s, 0.01, 1e-12);
+  bool noted = false;
+  for (const std::string& n : none.notes)
+    noted = noted || n.find("no input-store timing") != std::string::npos;
+  EXPECT_TRUE(noted);
+  LayerTiming quarter;
+  quarter.layer = kInputStore;
+  quarter.input = quarter.output = {1, 2, 2, 4, 8};
+  quarter.forward_s = 0.004;
+  m.record(quarter);
+  EXPECT_DOUBLE_EQ(predictStep(plan, m, run).input_s, 0.016);
 }
 
 // Two threads pinned to one core take turns: the measured slice is a positive length shorter than
