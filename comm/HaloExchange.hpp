@@ -13,9 +13,9 @@
 //     from tensor to tensor with no copy of ours. The runs of one neighbour travel as one message,
 //     described by an MPI datatype committed once per plan: per-run messages cost a latency each
 //     (16 messages of 16 KiB took 2.5x the time of one of 256 KiB at halo width 1).
-// A packed message to a neighbour on the same node goes through an MPI shared-memory window
-// (impl::SharedWindow) instead of MPI's transport: the sender packs (or, staged, copies from the
-// device) into its segment and the receiver unpacks straight out of it, and two small messages
+// A packed message to a neighbour on the same node goes through MPI shared-memory windows
+// (impl::SharedArena) instead of MPI's transport: the sender packs (or, staged, copies from the
+// device) into its slice and the receiver unpacks straight out of it, and two small messages
 // say "ready" (with the data's place) and "consumed". Through MPI, the packed bytes took a third
 // copy, Open MPI's single-copy (CMA) transfer, slower than the two copies at memory speed together
 // (docs/PERFORMANCE.md, issue 12).
@@ -40,7 +40,7 @@
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/comm/impl/HaloPack.hpp"
 #include "halo3d/comm/impl/HaloPlan.hpp"
-#include "halo3d/comm/impl/SharedWindow.hpp"
+#include "halo3d/comm/impl/SharedArena.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/KernelPath.hpp"
@@ -64,7 +64,7 @@ struct HaloExchangeOptions {
   // run it on the host): every message packed by the device pack kernels (one thread per element)
   // and staged through a separate host buffer, no direct runs.
   KernelPath path = KernelPath::Fastest;
-  // Packed messages between ranks of one node go through a shared-memory window (see the file
+  // Packed messages between ranks of one node go through shared memory (see the file
   // comment) wherever the buffers MPI would read are host memory: host tensors, or the host
   // staging of the device path. Off, through MPI messages. Every rank must pass the same value.
   bool shared_memory = true;
@@ -96,7 +96,7 @@ class HaloExchange {
       _peer.push_back(grid.neighbour(m.offset));
     buildSchedule(HaloDirection::Gather);
     buildSchedule(HaloDirection::ScatterSum);
-    openSharedWindow();
+    reserveSharedSlice();
     allocateBuffers(HaloDirection::Gather);
     allocateBuffers(HaloDirection::ScatterSum);
   }
@@ -114,6 +114,8 @@ class HaloExchange {
                   MPI_STATUSES_IGNORE);
       MPI_Waitall(int(_token_requests.size()), _token_requests.data(), MPI_STATUSES_IGNORE);
     }
+    for (auto& pending : _consumed)
+      MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
     for (Schedule& s : _schedules)
       for (auto* routes : {&s.sends, &s.recvs})
         for (Route& r : *routes)
@@ -191,15 +193,13 @@ class HaloExchange {
     MPI_Datatype type = MPI_DATATYPE_NULL;
     std::size_t offset = 0;  // in the pack buffer, when packed
     std::size_t elements = 0;
-    // Packed, to or from a rank of this node: through the shared window. A receive reads the
-    // sender's segment, which starts at `segment`.
+    // Packed, to or from a rank of this node: through the shared arena.
     bool shared = false;
-    const T* segment = nullptr;
   };
   struct Schedule {
     std::vector<Route> sends, recvs;
     std::size_t send_elements = 0, recv_elements = 0, recv_useful = 0;
-    std::size_t window_offset = 0;  // of the send buffer in this rank's segment, in elements
+    std::size_t slice_offset = 0;  // of the send buffer in this rank's slice, in elements
     buffer_type send_buf, recv_buf;
     host_buffer_type send_host, recv_host;
   };
@@ -217,13 +217,14 @@ class HaloExchange {
   void checkCollective(const ProcessGrid& grid, const TensorBlock& block,
                        const std::string& local_error);
   void buildSchedule(HaloDirection dir);
-  // Collective over the grid: the shared window, sized for both directions' send buffers, and
-  // which packed routes use it.
-  void openSharedWindow();
+  // Collective over the grid: the slice of the shared arena for both directions' send buffers,
+  // and which packed routes use it.
+  void reserveSharedSlice();
   void allocateBuffers(HaloDirection dir);
-  // A shared route's messages: "ready" from the sender (the data's offset in its segment and its
-  // size), "consumed" from the receiver (the segment may be written again). The sender's
-  // "consumed" receive stands for its send request.
+  // A shared route's messages: "ready" from the sender (the data's chunk and byte offset in its
+  // segment, and its size), "consumed" from the receiver (the slice may be written again). The
+  // sender waits for "consumed" only when it next writes the slice (the next round in the same
+  // direction): finish() returns without waiting for the neighbours to unpack.
   static int consumedTag(const Route& r) { return kNeighbourSlots + r.tag; }
   void postShared(const Route& r, bool send, std::size_t index);
   void postConsumed(const Route& r);
@@ -242,7 +243,7 @@ class HaloExchange {
   impl::HaloPlan _plan;
   std::vector<int> _peer;  // spatial rank of each plan message's neighbour
   Schedule _schedules[2];
-  std::unique_ptr<impl::SharedWindow> _window;
+  std::unique_ptr<impl::SharedSlice> _slice;
   // The round in flight.
   const Schedule* _active = nullptr;
   HaloDirection _active_dir = HaloDirection::Gather;
@@ -252,8 +253,9 @@ class HaloExchange {
   std::size_t _recv_count = 0;   // the first _recv_count requests are receives
   std::vector<int> _recv_route;  // per receive request: its packed route, or -1 (direct)
   // Per route of the round: the "ready" message of a shared send, and of a shared receive.
-  std::vector<std::array<std::uint64_t, 2>> _ready_out, _ready_in;
+  std::vector<std::array<std::uint64_t, 3>> _ready_out, _ready_in;
   std::vector<MPI_Request> _token_requests;  // the round's "consumed" sends
+  std::vector<MPI_Request> _consumed[2];     // per direction: "consumed" still to come
 };
 
 // -------------------------------------------------------------------------------------------
@@ -348,30 +350,25 @@ void HaloExchange<T, M>::buildSchedule(HaloDirection dir) {
 }
 
 template <class T, class M>
-void HaloExchange<T, M>::openSharedWindow() {
-  // Host memory on both sides of MPI: a device kernel cannot pack into the window.
+void HaloExchange<T, M>::reserveSharedSlice() {
+  // Host memory on both sides of MPI: a device kernel cannot pack into the arena.
   int wanted = _options.shared_memory && (staged() || kRunsOnHost<execution_space>);
   int all = 0;
   MPI_Allreduce(&wanted, &all, 1, MPI_INT, MPI_MIN, _comm);
   if (!all) return;
   Schedule& g = schedule(HaloDirection::Gather);
   Schedule& sc = schedule(HaloDirection::ScatterSum);
-  g.window_offset = 0;
-  sc.window_offset = g.send_elements;
-  _window =
-      std::make_unique<impl::SharedWindow>(_comm, (g.send_elements + sc.send_elements) * sizeof(T));
-  if (!_window->active()) {
-    _window.reset();
+  g.slice_offset = 0;
+  sc.slice_offset = g.send_elements;
+  _slice = impl::SharedArena::reserve(_comm, (g.send_elements + sc.send_elements) * sizeof(T));
+  if (!_slice->active()) {
+    _slice.reset();
     return;
   }
-  for (Schedule* s : {&g, &sc}) {
-    for (Route& r : s->sends)
-      r.shared = !r.direct && _window->peer(r.peer) != nullptr;
-    for (Route& r : s->recvs) {
-      r.segment = r.direct ? nullptr : static_cast<const T*>(_window->peer(r.peer));
-      r.shared = r.segment != nullptr;
-    }
-  }
+  for (Schedule* s : {&g, &sc})
+    for (auto* routes : {&s->sends, &s->recvs})
+      for (Route& r : *routes)
+        r.shared = !r.direct && _slice->arena().sharesNode(r.peer);
 }
 
 template <class T, class M>
@@ -379,9 +376,9 @@ void HaloExchange<T, M>::allocateBuffers(HaloDirection dir) {
   Schedule& s = schedule(dir);
   const bool gather = dir == HaloDirection::Gather;
   const char* tag = gather ? "halo3d::HaloExchange::gather" : "halo3d::HaloExchange::scatter";
-  T* segment = _window ? static_cast<T*>(_window->local()) + s.window_offset : nullptr;
+  T* segment = _slice ? static_cast<T*>(_slice->data()) + s.slice_offset : nullptr;
   if (segment && !staged()) {
-    // The pack kernels write straight into the window (host memory: openSharedWindow).
+    // The pack kernels write straight into the slice (host memory: reserveSharedSlice).
     s.send_buf = buffer_type(segment, s.send_elements);
   } else {
     s.send_buf =
@@ -408,6 +405,15 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   require<ShapeError>(t.block() == _plan.block, "HaloExchange planned for ", _plan.block,
                       " was given tensor '", t.label(), "' with ", t.block());
   Schedule& s = schedule(dir);
+  auto& consumed = _consumed[dir == HaloDirection::Gather ? 0 : 1];
+  if (!consumed.empty()) {
+    // The neighbours have read the last round's slices: they may be written again (the barrier
+    // orders their reads before our writes).
+    checkMpi(MPI_Waitall(int(consumed.size()), consumed.data(), MPI_STATUSES_IGNORE),
+             "halo consumed");
+    consumed.clear();
+    _slice->arena().sync();
+  }
   _active = &s;
   _active_dir = dir;
   _active_view = t.view();
@@ -435,8 +441,8 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   const auto send = [&](std::size_t i) {
     const Route& r = s.sends[i];
     if (r.shared) {
-      // The packed bytes are in the window (the caller fenced): publish them before saying so.
-      _window->sync();
+      // The packed bytes are in the slice (the caller fenced): publish them before saying so.
+      _slice->arena().sync();
       postShared(r, true, i);
     } else {
       postRoute(r, v.data(), send_base, [](auto&&... a) { return MPI_Isend(a...); });
@@ -471,15 +477,18 @@ void HaloExchange<T, M>::postShared(const Route& r, bool send, std::size_t index
   _requests.emplace_back();
   if (send) {
     const Schedule& s = *_active;
-    _ready_out[index] = {std::uint64_t(s.window_offset + r.offset), std::uint64_t(r.elements)};
-    checkMpi(MPI_Isend(_ready_out[index].data(), 2, MPI_UINT64_T, r.peer, r.tag, _comm,
+    _ready_out[index] = {std::uint64_t(_slice->chunk()),
+                         std::uint64_t(_slice->offset() + (s.slice_offset + r.offset) * sizeof(T)),
+                         std::uint64_t(r.elements)};
+    checkMpi(MPI_Isend(_ready_out[index].data(), 3, MPI_UINT64_T, r.peer, r.tag, _comm,
                        &_requests.back()),
              "halo ready");
-    _requests.emplace_back();
-    checkMpi(MPI_Irecv(nullptr, 0, MPI_BYTE, r.peer, consumedTag(r), _comm, &_requests.back()),
+    auto& consumed = _consumed[_active_dir == HaloDirection::Gather ? 0 : 1];
+    consumed.emplace_back();
+    checkMpi(MPI_Irecv(nullptr, 0, MPI_BYTE, r.peer, consumedTag(r), _comm, &consumed.back()),
              "halo consumed");
   } else {
-    checkMpi(MPI_Irecv(_ready_in[index].data(), 2, MPI_UINT64_T, r.peer, r.tag, _comm,
+    checkMpi(MPI_Irecv(_ready_in[index].data(), 3, MPI_UINT64_T, r.peer, r.tag, _comm,
                        &_requests.back()),
              "halo ready");
   }
@@ -488,7 +497,7 @@ void HaloExchange<T, M>::postShared(const Route& r, bool send, std::size_t index
 template <class T, class M>
 void HaloExchange<T, M>::postConsumed(const Route& r) {
   // Every read of the segment is complete (the caller fenced): order them before saying so.
-  _window->sync();
+  _slice->arena().sync();
   _token_requests.emplace_back();
   checkMpi(MPI_Isend(nullptr, 0, MPI_BYTE, r.peer, consumedTag(r), _comm, &_token_requests.back()),
            "halo consumed");
@@ -497,11 +506,14 @@ void HaloExchange<T, M>::postConsumed(const Route& r) {
 template <class T, class M>
 const T* HaloExchange<T, M>::sharedData(const Route& r, std::size_t index) const {
   const auto& ready = _ready_in[index];
-  require(ready[1] == r.elements, "halo exchange: rank ", r.peer, " announced ", ready[1],
-          " elements in shared memory where this rank expects ", r.elements);
+  require(ready[2] == r.elements && int(ready[0]) < _slice->arena().chunks(),
+          "halo exchange: rank ", r.peer, " announced ", ready[2], " elements in shared chunk ",
+          ready[0], " where this rank expects ", r.elements, " in one of ",
+          _slice->arena().chunks());
   // The sender's bytes are visible once its "ready" has arrived and this barrier is passed.
-  _window->sync();
-  return r.segment + ready[0];
+  _slice->arena().sync();
+  const char* segment = static_cast<const char*>(_slice->arena().segment(int(ready[0]), r.peer));
+  return reinterpret_cast<const T*>(segment + ready[1]);
 }
 
 template <class T, class M>
@@ -561,7 +573,7 @@ void HaloExchange<T, M>::finish() {
     const auto unpack = [&](std::size_t route) {
       const Route& r = s.recvs[route];
       if (r.shared) {
-        // Straight out of the sender's segment (host memory: openSharedWindow), which it may
+        // Straight out of the sender's segment (host memory: reserveSharedSlice), which it may
         // write again once the unpack is complete and it is told.
         const buffer_type in(const_cast<T*>(sharedData(r, route)), r.elements);
         impl::unpackRegion(exec, v, r.region, in, 0, accumulate, _options.path);
