@@ -224,8 +224,13 @@ class HaloExchange {
   // A shared route's messages: "ready" from the sender (the data's chunk and byte offset in its
   // segment, and its size), "consumed" from the receiver (the slice may be written again). The
   // sender waits for "consumed" only when it next writes the slice (the next round in the same
-  // direction): finish() returns without waiting for the neighbours to unpack.
-  static int consumedTag(const Route& r) { return kNeighbourSlots + r.tag; }
+  // direction): finish() returns without waiting for the neighbours to unpack. Its "consumed"
+  // may thus still be due when another exchange of the grid runs a round, and rounds may finish
+  // in another order than they started, so each exchange (slice) has tags of its own, past the
+  // data tags (the slots): 1000 exchanges apart before they repeat, within MPI's least tag bound.
+  int consumedTag(const Route& r) const {
+    return kNeighbourSlots * int(1 + _slice->serial() % 1000) + r.tag;
+  }
   void postShared(const Route& r, bool send, std::size_t index);
   void postConsumed(const Route& r);
   // The start of a shared receive route's data in the sender's segment, checked against the plan.

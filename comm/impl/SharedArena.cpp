@@ -94,6 +94,7 @@ std::unique_ptr<SharedSlice> SharedArena::reserve(MPI_Comm comm, std::size_t byt
   slice->_arena = arena;
   slice->_chunk = int(arena->_chunks.size()) - 1;
   slice->_offset = c.used;
+  slice->_serial = arena->_reserved++;
   slice->_data = const_cast<char*>(c.bases[std::size_t(arena->_node.rank())]) + c.used;
   c.used += need;
   ++arena->_live;

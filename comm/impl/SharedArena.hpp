@@ -46,6 +46,9 @@ class SharedSlice {
   void* data() const { return _data; }
   int chunk() const { return _chunk; }
   std::size_t offset() const { return _offset; }  // in bytes, from the start of the segment
+  // The slice's number among those reserved on the communicator, the same on every rank (slices
+  // are reserved collectively): lets their users keep their messages apart.
+  std::size_t serial() const { return _serial; }
   const SharedArena& arena() const { return *_arena; }
 
  private:
@@ -53,6 +56,7 @@ class SharedSlice {
   std::shared_ptr<SharedArena> _arena;
   int _chunk = -1;
   std::size_t _offset = 0;
+  std::size_t _serial = 0;
   void* _data = nullptr;
 };
 
@@ -91,7 +95,8 @@ class SharedArena {
   Communicator _node;
   std::vector<int> _node_rank;  // per rank of _comm: its rank in _node, or MPI_UNDEFINED
   std::vector<Chunk> _chunks;
-  std::size_t _live = 0;  // slices not yet given back
+  std::size_t _live = 0;      // slices not yet given back
+  std::size_t _reserved = 0;  // slices ever reserved
 
   friend class SharedSlice;
 };
