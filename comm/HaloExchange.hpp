@@ -13,6 +13,12 @@
 //     from tensor to tensor with no copy of ours. The runs of one neighbour travel as one message,
 //     described by an MPI datatype committed once per plan: per-run messages cost a latency each
 //     (16 messages of 16 KiB took 2.5x the time of one of 256 KiB at halo width 1).
+// A packed message to a neighbour on the same node goes through MPI shared-memory windows
+// (impl::SharedArena) instead of MPI's transport: the sender packs (or, staged, copies from the
+// device) into its slice and the receiver unpacks straight out of it, and two small messages
+// say "ready" (with the data's place) and "consumed". Through MPI, the packed bytes took a third
+// copy, Open MPI's single-copy (CMA) transfer, slower than the two copies at memory speed together
+// (docs/PERFORMANCE.md, issue 12).
 //
 // Invariant: ghosts at a physical boundary are zero, and they are the zero padding of the layer
 // reading the tensor. Tensors are allocated zeroed and no exchange writes those ghosts; kernels
@@ -23,6 +29,10 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "halo3d/comm/Communicator.hpp"
@@ -30,6 +40,7 @@
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/comm/impl/HaloPack.hpp"
 #include "halo3d/comm/impl/HaloPlan.hpp"
+#include "halo3d/comm/impl/SharedArena.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/KernelPath.hpp"
@@ -53,6 +64,10 @@ struct HaloExchangeOptions {
   // run it on the host): every message packed by the device pack kernels (one thread per element)
   // and staged through a separate host buffer, no direct runs.
   KernelPath path = KernelPath::Fastest;
+  // Packed messages between ranks of one node go through shared memory (see the file
+  // comment) wherever the buffers MPI would read are host memory: host tensors, or the host
+  // staging of the device path. Off, through MPI messages. Every rank must pass the same value.
+  bool shared_memory = true;
 };
 
 template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
@@ -81,14 +96,26 @@ class HaloExchange {
       _peer.push_back(grid.neighbour(m.offset));
     buildSchedule(HaloDirection::Gather);
     buildSchedule(HaloDirection::ScatterSum);
+    reserveSharedSlice();
+    allocateBuffers(HaloDirection::Gather);
+    allocateBuffers(HaloDirection::ScatterSum);
   }
 
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
   ~HaloExchange() {
-    // An exchange abandoned in flight must not leave MPI writing into freed buffers.
-    if (!_requests.empty())
-      MPI_Waitall(int(_requests.size()), _requests.data(), MPI_STATUSES_IGNORE);
+    // An exchange abandoned in flight must not leave MPI writing into freed buffers, nor a
+    // neighbour waiting for the "consumed" of a shared-memory message.
+    if (!_requests.empty()) {
+      MPI_Waitall(int(_recv_count), _requests.data(), MPI_STATUSES_IGNORE);
+      for (const Route& r : _active->recvs)
+        if (r.shared) postConsumed(r);
+      MPI_Waitall(int(_requests.size() - _recv_count), _requests.data() + _recv_count,
+                  MPI_STATUSES_IGNORE);
+      MPI_Waitall(int(_token_requests.size()), _token_requests.data(), MPI_STATUSES_IGNORE);
+    }
+    for (auto& pending : _consumed)
+      MPI_Waitall(int(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
     for (Schedule& s : _schedules)
       for (auto* routes : {&s.sends, &s.recvs})
         for (Route& r : *routes)
@@ -138,6 +165,13 @@ class HaloExchange {
       n += messagesOf(r);
     return n;
   }
+  // Packed messages this rank sends per round in `dir` through the node's shared memory.
+  std::size_t sharedSendRoutes(HaloDirection dir) const {
+    std::size_t n = 0;
+    for (const auto& r : schedule(dir).sends)
+      n += r.shared;
+    return n;
+  }
   // Messages this rank sends per round in `dir`, and how many of them go direct (no pack).
   std::size_t sendRoutes(HaloDirection dir) const { return schedule(dir).sends.size(); }
   std::size_t directSendRoutes(HaloDirection dir) const {
@@ -159,10 +193,13 @@ class HaloExchange {
     MPI_Datatype type = MPI_DATATYPE_NULL;
     std::size_t offset = 0;  // in the pack buffer, when packed
     std::size_t elements = 0;
+    // Packed, to or from a rank of this node: through the shared arena.
+    bool shared = false;
   };
   struct Schedule {
     std::vector<Route> sends, recvs;
     std::size_t send_elements = 0, recv_elements = 0, recv_useful = 0;
+    std::size_t slice_offset = 0;  // of the send buffer in this rank's slice, in elements
     buffer_type send_buf, recv_buf;
     host_buffer_type send_host, recv_host;
   };
@@ -180,6 +217,24 @@ class HaloExchange {
   void checkCollective(const ProcessGrid& grid, const TensorBlock& block,
                        const std::string& local_error);
   void buildSchedule(HaloDirection dir);
+  // Collective over the grid: the slice of the shared arena for both directions' send buffers,
+  // and which packed routes use it.
+  void reserveSharedSlice();
+  void allocateBuffers(HaloDirection dir);
+  // A shared route's messages: "ready" from the sender (the data's chunk and byte offset in its
+  // segment, and its size), "consumed" from the receiver (the slice may be written again). The
+  // sender waits for "consumed" only when it next writes the slice (the next round in the same
+  // direction): finish() returns without waiting for the neighbours to unpack. Its "consumed"
+  // may thus still be due when another exchange of the grid runs a round, and rounds may finish
+  // in another order than they started, so each exchange (slice) has tags of its own, past the
+  // data tags (the slots): 1000 exchanges apart before they repeat, within MPI's least tag bound.
+  int consumedTag(const Route& r) const {
+    return kNeighbourSlots * int(1 + _slice->serial() % 1000) + r.tag;
+  }
+  void postShared(const Route& r, bool send, std::size_t index);
+  void postConsumed(const Route& r);
+  // The start of a shared receive route's data in the sender's segment, checked against the plan.
+  const T* sharedData(const Route& r, std::size_t index) const;
   Route makeRoute(int peer, int tag, const Box& exact, const Box& stretched,
                   bool may_go_direct) const;
   // Appends a request per message of `r` to _requests, posted by `post` (MPI_Irecv's or
@@ -193,6 +248,7 @@ class HaloExchange {
   impl::HaloPlan _plan;
   std::vector<int> _peer;  // spatial rank of each plan message's neighbour
   Schedule _schedules[2];
+  std::unique_ptr<impl::SharedSlice> _slice;
   // The round in flight.
   const Schedule* _active = nullptr;
   HaloDirection _active_dir = HaloDirection::Gather;
@@ -201,6 +257,10 @@ class HaloExchange {
   std::vector<MPI_Request> _requests;
   std::size_t _recv_count = 0;   // the first _recv_count requests are receives
   std::vector<int> _recv_route;  // per receive request: its packed route, or -1 (direct)
+  // Per route of the round: the "ready" message of a shared send, and of a shared receive.
+  std::vector<std::array<std::uint64_t, 3>> _ready_out, _ready_in;
+  std::vector<MPI_Request> _token_requests;  // the round's "consumed" sends
+  std::vector<MPI_Request> _consumed[2];     // per direction: "consumed" still to come
 };
 
 // -------------------------------------------------------------------------------------------
@@ -292,16 +352,53 @@ void HaloExchange<T, M>::buildSchedule(HaloDirection dir) {
       s.recvs.push_back(std::move(recv));
     }
   }
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::reserveSharedSlice() {
+  // Host memory on both sides of MPI: a device kernel cannot pack into the arena.
+  int wanted = _options.shared_memory && (staged() || kRunsOnHost<execution_space>);
+  int all = 0;
+  MPI_Allreduce(&wanted, &all, 1, MPI_INT, MPI_MIN, _comm);
+  if (!all) return;
+  Schedule& g = schedule(HaloDirection::Gather);
+  Schedule& sc = schedule(HaloDirection::ScatterSum);
+  g.slice_offset = 0;
+  sc.slice_offset = g.send_elements;
+  _slice = impl::SharedArena::reserve(_comm, (g.send_elements + sc.send_elements) * sizeof(T));
+  if (!_slice->active()) {
+    _slice.reset();
+    return;
+  }
+  for (Schedule* s : {&g, &sc})
+    for (auto* routes : {&s->sends, &s->recvs})
+      for (Route& r : *routes)
+        r.shared = !r.direct && _slice->arena().sharesNode(r.peer);
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::allocateBuffers(HaloDirection dir) {
+  Schedule& s = schedule(dir);
+  const bool gather = dir == HaloDirection::Gather;
   const char* tag = gather ? "halo3d::HaloExchange::gather" : "halo3d::HaloExchange::scatter";
-  s.send_buf =
-      buffer_type(Kokkos::view_alloc(std::string(tag) + "::send", Kokkos::WithoutInitializing),
-                  s.send_elements);
+  T* segment = _slice ? static_cast<T*>(_slice->data()) + s.slice_offset : nullptr;
+  if (segment && !staged()) {
+    // The pack kernels write straight into the slice (host memory: reserveSharedSlice).
+    s.send_buf = buffer_type(segment, s.send_elements);
+  } else {
+    s.send_buf =
+        buffer_type(Kokkos::view_alloc(std::string(tag) + "::send", Kokkos::WithoutInitializing),
+                    s.send_elements);
+  }
   s.recv_buf =
       buffer_type(Kokkos::view_alloc(std::string(tag) + "::recv", Kokkos::WithoutInitializing),
                   s.recv_elements);
   // Separate host copies when staged (create_mirror_view would alias a host buffer).
-  s.send_host =
-      staged() ? Kokkos::create_mirror(s.send_buf) : Kokkos::create_mirror_view(s.send_buf);
+  if (segment && staged())
+    s.send_host = host_buffer_type(segment, s.send_elements);
+  else
+    s.send_host =
+        staged() ? Kokkos::create_mirror(s.send_buf) : Kokkos::create_mirror_view(s.send_buf);
   s.recv_host =
       staged() ? Kokkos::create_mirror(s.recv_buf) : Kokkos::create_mirror_view(s.recv_buf);
 }
@@ -313,6 +410,15 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   require<ShapeError>(t.block() == _plan.block, "HaloExchange planned for ", _plan.block,
                       " was given tensor '", t.label(), "' with ", t.block());
   Schedule& s = schedule(dir);
+  auto& consumed = _consumed[dir == HaloDirection::Gather ? 0 : 1];
+  if (!consumed.empty()) {
+    // The neighbours have read the last round's slices: they may be written again (the barrier
+    // orders their reads before our writes).
+    checkMpi(MPI_Waitall(int(consumed.size()), consumed.data(), MPI_STATUSES_IGNORE),
+             "halo consumed");
+    consumed.clear();
+    _slice->arena().sync();
+  }
   _active = &s;
   _active_dir = dir;
   _active_view = t.view();
@@ -325,14 +431,27 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
 
   _requests.clear();
   _recv_route.clear();
+  _token_requests.clear();
+  _ready_in.resize(s.recvs.size());
+  _ready_out.resize(s.sends.size());
   for (std::size_t i = 0; i < s.recvs.size(); ++i) {
-    postRoute(s.recvs[i], v.data(), recv_base, [](auto&&... a) { return MPI_Irecv(a...); });
+    if (s.recvs[i].shared)
+      postShared(s.recvs[i], false, i);
+    else
+      postRoute(s.recvs[i], v.data(), recv_base, [](auto&&... a) { return MPI_Irecv(a...); });
     _recv_route.resize(_requests.size(), s.recvs[i].direct ? -1 : int(i));
   }
   _recv_count = _requests.size();
 
-  const auto send = [&](const Route& r) {
-    postRoute(r, v.data(), send_base, [](auto&&... a) { return MPI_Isend(a...); });
+  const auto send = [&](std::size_t i) {
+    const Route& r = s.sends[i];
+    if (r.shared) {
+      // The packed bytes are in the slice (the caller fenced): publish them before saying so.
+      _slice->arena().sync();
+      postShared(r, true, i);
+    } else {
+      postRoute(r, v.data(), send_base, [](auto&&... a) { return MPI_Isend(a...); });
+    }
   };
   if (staged) {
     // One copy to the host for all messages: a device-to-host copy per message costs a latency.
@@ -340,21 +459,66 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
       impl::packRegion(exec, v, r.region, s.send_buf, r.offset, _options.path);
     if (s.send_elements > 0) Kokkos::deep_copy(exec, s.send_host, s.send_buf);
     fence(exec, "halo data ready before send");
-    for (const Route& r : s.sends)
-      send(r);
+    for (std::size_t i = 0; i < s.sends.size(); ++i)
+      send(i);
     return;
   }
   // Direct messages leave first, straight from the tensor once it is complete; each packed
   // message leaves as soon as it is packed, so that its transfer overlaps the next pack.
   fence(exec, "halo tensor ready before send");
-  for (const Route& r : s.sends)
-    if (r.direct) send(r);
-  for (const Route& r : s.sends) {
+  for (std::size_t i = 0; i < s.sends.size(); ++i)
+    if (s.sends[i].direct) send(i);
+  for (std::size_t i = 0; i < s.sends.size(); ++i) {
+    const Route& r = s.sends[i];
     if (r.direct) continue;
     impl::packRegion(exec, v, r.region, s.send_buf, r.offset, _options.path);
     fence(exec, "halo message packed");
-    send(r);
+    send(i);
   }
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::postShared(const Route& r, bool send, std::size_t index) {
+  _requests.emplace_back();
+  if (send) {
+    const Schedule& s = *_active;
+    _ready_out[index] = {std::uint64_t(_slice->chunk()),
+                         std::uint64_t(_slice->offset() + (s.slice_offset + r.offset) * sizeof(T)),
+                         std::uint64_t(r.elements)};
+    checkMpi(MPI_Isend(_ready_out[index].data(), 3, MPI_UINT64_T, r.peer, r.tag, _comm,
+                       &_requests.back()),
+             "halo ready");
+    auto& consumed = _consumed[_active_dir == HaloDirection::Gather ? 0 : 1];
+    consumed.emplace_back();
+    checkMpi(MPI_Irecv(nullptr, 0, MPI_BYTE, r.peer, consumedTag(r), _comm, &consumed.back()),
+             "halo consumed");
+  } else {
+    checkMpi(MPI_Irecv(_ready_in[index].data(), 3, MPI_UINT64_T, r.peer, r.tag, _comm,
+                       &_requests.back()),
+             "halo ready");
+  }
+}
+
+template <class T, class M>
+void HaloExchange<T, M>::postConsumed(const Route& r) {
+  // Every read of the segment is complete (the caller fenced): order them before saying so.
+  _slice->arena().sync();
+  _token_requests.emplace_back();
+  checkMpi(MPI_Isend(nullptr, 0, MPI_BYTE, r.peer, consumedTag(r), _comm, &_token_requests.back()),
+           "halo consumed");
+}
+
+template <class T, class M>
+const T* HaloExchange<T, M>::sharedData(const Route& r, std::size_t index) const {
+  const auto& ready = _ready_in[index];
+  require(ready[2] == r.elements && int(ready[0]) < _slice->arena().chunks(),
+          "halo exchange: rank ", r.peer, " announced ", ready[2], " elements in shared chunk ",
+          ready[0], " where this rank expects ", r.elements, " in one of ",
+          _slice->arena().chunks());
+  // The sender's bytes are visible once its "ready" has arrived and this barrier is passed.
+  _slice->arena().sync();
+  const char* segment = static_cast<const char*>(_slice->arena().segment(int(ready[0]), r.peer));
+  return reinterpret_cast<const T*>(segment + ready[1]);
 }
 
 template <class T, class M>
@@ -394,6 +558,13 @@ void HaloExchange<T, M>::finish() {
 
   if (staged) {
     checkMpi(MPI_Waitall(int(_recv_count), _requests.data(), MPI_STATUSES_IGNORE), "halo receive");
+    // Shared routes: into the host staging buffer like a message, and the segment is free again.
+    for (std::size_t i = 0; i < s.recvs.size(); ++i) {
+      const Route& r = s.recvs[i];
+      if (!r.shared) continue;
+      std::memcpy(s.recv_host.data() + r.offset, sharedData(r, i), r.elements * sizeof(T));
+      postConsumed(r);
+    }
     if (s.recv_elements > 0) Kokkos::deep_copy(exec, s.recv_buf, s.recv_host);
     for (const Route& r : s.recvs)
       impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
@@ -406,7 +577,16 @@ void HaloExchange<T, M>::finish() {
     std::vector<char> unpacked(s.recvs.size(), 0);
     const auto unpack = [&](std::size_t route) {
       const Route& r = s.recvs[route];
-      impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
+      if (r.shared) {
+        // Straight out of the sender's segment (host memory: reserveSharedSlice), which it may
+        // write again once the unpack is complete and it is told.
+        const buffer_type in(const_cast<T*>(sharedData(r, route)), r.elements);
+        impl::unpackRegion(exec, v, r.region, in, 0, accumulate, _options.path);
+        fence(exec, "halo shared message unpacked");
+        postConsumed(r);
+      } else {
+        impl::unpackRegion(exec, v, r.region, s.recv_buf, r.offset, accumulate, _options.path);
+      }
       unpacked[route] = 1;
     };
     for (std::size_t left = _recv_count; left > 0; --left) {
@@ -435,7 +615,10 @@ void HaloExchange<T, M>::finish() {
   checkMpi(MPI_Waitall(int(_requests.size() - _recv_count), _requests.data() + _recv_count,
                        MPI_STATUSES_IGNORE),
            "halo send");
+  checkMpi(MPI_Waitall(int(_token_requests.size()), _token_requests.data(), MPI_STATUSES_IGNORE),
+           "halo consumed");
   _requests.clear();
+  _token_requests.clear();
   fence(exec, "halo unpacked");
   _active = nullptr;
   _active_view = typename tensor_type::view_type();

@@ -4,9 +4,11 @@
 //
 // Arguments: {halo width, ghosts in every dimension (1) or only along split ones (0), direct: 1
 // long contiguous runs go straight from tensor to tensor, one message per neighbour (the default),
-// 2 the same with one message per run, 0 every message packed}. Rates: bytes_per_second counts the
-// ghost bytes one rank receives per exchange (its useful payload); face_KiB is the largest single
-// face message; bytes_sent and messages_sent are one rank's wire traffic per round.
+// 2 the same with one message per run, 3 as 1 with runs of any length direct, 0 every message
+// packed (through the node's shared-memory window: HaloExchangeOptions::shared_memory), 4 every
+// message packed and sent as an MPI message (shared_memory off)}. Rates: bytes_per_second counts
+// the ghost bytes one rank receives per exchange (its useful payload); face_KiB is the largest
+// single face message; bytes_sent and messages_sent are one rank's wire traffic per round.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
@@ -72,9 +74,10 @@ double timedMax(F&& f) {
 }
 
 void setTransport(HaloExchangeOptions& opts, int direct) {
-  opts.direct_runs = direct != 0;
+  opts.direct_runs = direct != 0 && direct != 4;
   opts.derived_datatypes = direct != 2;
   if (direct == 3) opts.direct_min_run_bytes = 0;
+  opts.shared_memory = direct != 4;
 }
 
 template <class T = float>
@@ -94,6 +97,7 @@ void haloExchange(benchmark::State& state, HaloDirection dir) {
   }
   report(state, exchange.receivedBytes(dir), largestFaceBytes(exchange.plan(), sizeof(T)));
   state.counters["direct_routes"] = double(exchange.directSendRoutes(dir));
+  state.counters["shared_routes"] = double(exchange.sharedSendRoutes(dir));
   // Per rank and round, the same in every iteration: what the precision changes.
   state.counters["bytes_sent"] = double(exchange.sentBytes(dir));
   state.counters["messages_sent"] = double(exchange.sentMessages(dir));
@@ -178,6 +182,7 @@ void haloVsRaw(benchmark::State& state) {
   state.counters["halo/raw"] = (double(exchange.receivedBytes(HaloDirection::Gather)) / t_halo) /
                                (double(raw.bytes()) / t_raw);
   state.counters["direct_routes"] = double(exchange.directSendRoutes(HaloDirection::Gather));
+  state.counters["shared_routes"] = double(exchange.sharedSendRoutes(HaloDirection::Gather));
 }
 
 void haloGather(benchmark::State& state) {
@@ -190,22 +195,28 @@ void haloScatter(benchmark::State& state) {
   haloExchange(state, HaloDirection::ScatterSum);
 }
 
-void widths(benchmark::internal::Benchmark* b, bool with_direct) {
+void widths(benchmark::internal::Benchmark* b, const std::vector<int>& transports) {
   b->ArgNames({"halo", "every_dim", "direct"});
   for (int every_dim : {1, 0})
     for (int w : {1, 2, 4, 8})
-      for (int direct : with_direct ? std::vector<int>{1, 2, 3, 0} : std::vector<int>{0})
+      for (int direct : transports)
         b->Args({w, every_dim, direct});
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
 }
 
-BENCHMARK(rawSendrecv)->Name("raw_sendrecv/N1_C16_D64")->Apply([](auto* b) { widths(b, false); });
-BENCHMARK(haloGather)->Name("halo_gather/N1_C16_D64")->Apply([](auto* b) { widths(b, true); });
-BENCHMARK(haloGatherBf16)->Name("halo_gather_bf16/N1_C16_D64")->Apply([](auto* b) {
-  widths(b, true);
+const std::vector<int> kAllTransports{1, 2, 3, 0, 4}, kPacked{0, 4};
+
+BENCHMARK(rawSendrecv)->Name("raw_sendrecv/N1_C16_D64")->Apply([](auto* b) { widths(b, {0}); });
+BENCHMARK(haloGather)->Name("halo_gather/N1_C16_D64")->Apply([](auto* b) {
+  widths(b, kAllTransports);
 });
-BENCHMARK(haloVsRaw)->Name("halo_vs_raw/N1_C16_D64")->Apply([](auto* b) { widths(b, true); });
-BENCHMARK(haloScatter)->Name("halo_scatter/N1_C16_D64")->Apply([](auto* b) { widths(b, false); });
+BENCHMARK(haloGatherBf16)->Name("halo_gather_bf16/N1_C16_D64")->Apply([](auto* b) {
+  widths(b, kAllTransports);
+});
+BENCHMARK(haloVsRaw)->Name("halo_vs_raw/N1_C16_D64")->Apply([](auto* b) {
+  widths(b, kAllTransports);
+});
+BENCHMARK(haloScatter)->Name("halo_scatter/N1_C16_D64")->Apply([](auto* b) { widths(b, kPacked); });
 
 }  // namespace
 }  // namespace halo3d::bench

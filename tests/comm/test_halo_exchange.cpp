@@ -1,11 +1,14 @@
 // Halo exchange against values encoded from global coordinates, for every grid of the
 // communicator's size: packed, direct, and the device code (KernelPath::Device: element-wise pack
-// kernels, buffers staged through host copies, what a CUDA build without GPU-aware MPI runs).
+// kernels, buffers staged through host copies, what a CUDA build without GPU-aware MPI runs). The
+// packed and device routes run through the node's shared-memory window (the default) and as MPI
+// messages.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <chrono>
 #include <cmath>
+#include <string>
 #include <thread>
 #include <type_traits>
 
@@ -113,15 +116,19 @@ int checkGathered(const TensorOf<T>& t) {
 }
 
 // How the messages travel: packed by the host code, direct where the geometry allows (one message
-// per neighbour, or one per contiguous run), or as a device build without GPU-aware MPI sends them.
-enum class Transport { Packed, Direct, DirectRuns, Device };
+// per neighbour, or one per contiguous run), or as a device build without GPU-aware MPI sends them;
+// packed messages through the node's shared memory, or (*Messages) as MPI messages.
+enum class Transport { Packed, Direct, DirectRuns, Device, PackedMessages, DeviceMessages };
 
 HaloExchangeOptions optionsFor(Transport route) {
   HaloExchangeOptions opts;
   opts.direct_runs = route == Transport::Direct || route == Transport::DirectRuns;
   opts.derived_datatypes = route != Transport::DirectRuns;
   opts.direct_min_run_bytes = 0;  // with direct runs on, take them wherever the geometry allows
-  opts.path = route == Transport::Device ? KernelPath::Device : KernelPath::Fastest;
+  opts.path = route == Transport::Device || route == Transport::DeviceMessages
+                  ? KernelPath::Device
+                  : KernelPath::Fastest;
+  opts.shared_memory = route != Transport::PackedMessages && route != Transport::DeviceMessages;
   return opts;
 }
 
@@ -259,15 +266,113 @@ TEST_P(HaloExchangeAllGrids, Bf16GatherMovesHalfTheBytesOfFloat) {
   });
 }
 
+// Multiplies every cell of t by f.
+void scale(const Tensor& t, double f) {
+  const auto v = t.view();
+  Kokkos::parallel_for(
+      "scale", Kokkos::RangePolicy<>(0, v.span()),
+      KOKKOS_LAMBDA(std::size_t i) { v.data()[i] *= f; });
+  Kokkos::fence();
+}
+
+// Round after round, each gather delivers that round's values: a receiver that read a neighbour's
+// shared segment before the neighbour had packed into it (or a sender that packed over a segment
+// still being read) would leave ghosts of another round, off by a power of two. A scatter between
+// rounds sends from the other direction's buffers. Two of the cases: every exchange built costs
+// collectives (the shared window's among them), which oversubscribed runs pay dearly.
+TEST_P(HaloExchangeAllGrids, EveryRoundDeliversItsOwnValues) {
+  const HaloExchangeOptions opts = optionsFor(GetParam());
+  forEachGridAndCase([&](const ProcessGrid& grid, const Case& cs, const Shape5& s) {
+    if (std::string(cs.name) != "width1" && std::string(cs.name) != "asymmetric") return;
+    const TensorBlock block = grid.blockOf(s, cs.halo);
+    Tensor t("t", block);
+    HaloExchange<double, Memory> exchange(grid, block, opts);
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE(round);
+      const double f = double(1 << round);
+      fill(t, -7.0, 0.0);
+      scale(t, f);
+      exchange.start(t, HaloDirection::Gather);
+      exchange.finish();
+      scale(t, 1.0 / f);
+      EXPECT_EQ(checkGathered(t), 0);
+      exchange.scatter(t);
+    }
+  });
+}
+
+// Two exchanges of one grid with rounds in flight together, finished in the reverse order of their
+// starts, round after round: each keeps its own messages (a shared-memory sender's "consumed" is
+// still due when the other exchange runs). On the transports whose gathers send every message
+// through shared memory (between ranks of one node), not on the direct and MPI-message ones.
+TEST_P(HaloExchangeAllGrids, InterleavedExchangesFinishedInReverseOrder) {
+  if (GetParam() != Transport::Packed && GetParam() != Transport::Device)
+    GTEST_SKIP() << "shared-memory routes only";
+  const HaloExchangeOptions opts = optionsFor(GetParam());
+  for (const GridShape& shape : testing::allGrids(worldSize())) {
+    SCOPED_TRACE(shape.str());
+    ProcessGrid grid(MPI_COMM_WORLD, shape);
+    const HaloWidths halo = HaloWidths::uniform(1);
+    const TensorBlock block = grid.blockOf(shapeFor(shape, halo), halo);
+    Tensor a("a", block), b("b", block);
+    HaloExchange<double, Memory> ea(grid, block, opts), eb(grid, block, opts);
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE(round);
+      fill(a, -7.0, 0.0);
+      fill(b, -7.0, 0.0);
+      scale(a, double(1 << round));
+      scale(b, double(1 << (round + 3)));
+      ea.start(a, HaloDirection::Gather);
+      eb.start(b, HaloDirection::Gather);
+      eb.finish();
+      ea.finish();
+      scale(a, 1.0 / double(1 << round));
+      scale(b, 1.0 / double(1 << (round + 3)));
+      EXPECT_EQ(checkGathered(a), 0);
+      EXPECT_EQ(checkGathered(b), 0);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Routes, HaloExchangeAllGrids,
                          ::testing::Values(Transport::Packed, Transport::Direct,
-                                           Transport::DirectRuns, Transport::Device),
+                                           Transport::DirectRuns, Transport::Device,
+                                           Transport::PackedMessages, Transport::DeviceMessages),
                          [](const ::testing::TestParamInfo<Transport>& i) {
-                           return i.param == Transport::Direct       ? "direct"
-                                  : i.param == Transport::DirectRuns ? "direct_runs"
-                                  : i.param == Transport::Device     ? "device"
-                                                                     : "packed";
+                           return i.param == Transport::Direct           ? "direct"
+                                  : i.param == Transport::DirectRuns     ? "direct_runs"
+                                  : i.param == Transport::Device         ? "device"
+                                  : i.param == Transport::PackedMessages ? "packed_messages"
+                                  : i.param == Transport::DeviceMessages ? "device_messages"
+                                                                         : "packed";
                          });
+
+// Packed messages between ranks of one node take the shared window wherever its buffers are host
+// memory (host tensors, or the device path's host staging), and none do with shared_memory off;
+// direct messages never do.
+TEST(HaloExchange, PackedMessagesWithinANodeGoThroughSharedMemory) {
+  const int size = worldSize();
+  if (size == 1) GTEST_SKIP() << "needs a neighbour";
+  if (ranksOnNode(MPI_COMM_WORLD) != size) GTEST_SKIP() << "needs every rank on one node";
+  ProcessGrid grid(MPI_COMM_WORLD, GridShape(1, size, 1, 1));
+  const HaloWidths halo = HaloWidths::uniform(1);
+  const TensorBlock block = grid.blockOf({1, 2, 3 * size, 5, 6}, halo);
+  using Exchange = HaloExchange<double, Memory>;
+  constexpr bool host_buffers =
+      !Exchange::kMpiReadsMemory || kRunsOnHost<Exchange::execution_space>;
+  for (const Transport route : {Transport::Packed, Transport::Device, Transport::PackedMessages,
+                                Transport::DeviceMessages, Transport::Direct}) {
+    const HaloExchangeOptions opts = optionsFor(route);
+    Exchange ex(grid, block, opts);
+    for (const HaloDirection dir : {HaloDirection::Gather, HaloDirection::ScatterSum}) {
+      const std::size_t packed = ex.sendRoutes(dir) - ex.directSendRoutes(dir);
+      const bool device = opts.path == KernelPath::Device;
+      const std::size_t want = opts.shared_memory && (host_buffers || device) ? packed : 0;
+      EXPECT_EQ(ex.sharedSendRoutes(dir), want) << int(route);
+      EXPECT_GT(ex.sendRoutes(dir), 0u);
+    }
+  }
+}
 
 TEST(HaloExchange, ZeroBoundaryGhostsRestoresPadding) {
   for (const GridShape& shape : testing::allGrids(worldSize())) {
