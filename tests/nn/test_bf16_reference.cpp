@@ -229,9 +229,10 @@ void expectClose(const RunResult& r, const Array& ref_output, const StepResults&
     EXPECT_NEAR(r.losses[s], ref.losses[s], (s ? tol.loss : tol.loss0) * std::abs(ref.losses[s]))
         << "loss of step " << s << " vs " << what;
   for (const auto& [name, v] : r.final_values)
-    if (!startsAtZero(name))
+    if (!startsAtZero(name)) {
       EXPECT_LE(metric(v, ref.final_values.at(name)), tol.final_weights)
           << "final " << name << " vs " << what;
+    }
 }
 
 // The PyTorch results of reference file f as StepResults, and its step-0 output.
