@@ -41,19 +41,34 @@ State& state() {
   return s;
 }
 
+// Called with the mutex held.
+void add(State& s, const char* space, const char* label, const void* ptr, std::size_t size) {
+  MemoryUsage& u = s.spaces[space];
+  u.space = space;
+  u.current += size;
+  u.peak = std::max(u.peak, u.current);
+  ++u.allocations;
+  s.live[ptr] = Live{space, label, size};
+  s.by_label[label] += size;
+  if (u.current == u.peak) recordPeak(s, u.peak);
+}
+
+// Called with the mutex held.
+void remove(State& s, const void* ptr) {
+  auto it = s.live.find(ptr);
+  if (it == s.live.end()) return;  // allocated before install(): never counted
+  s.spaces[it->second.space].current -= it->second.bytes;
+  auto l = s.by_label.find(it->second.label);
+  if ((l->second -= it->second.bytes) == 0) s.by_label.erase(l);
+  s.live.erase(it);
+}
+
 void onAllocate(Kokkos_Profiling_SpaceHandle handle, const char* label, const void* ptr,
                 std::uint64_t size) {
   State& s = state();
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    MemoryUsage& u = s.spaces[handle.name];
-    u.space = handle.name;
-    u.current += size;
-    u.peak = std::max(u.peak, u.current);
-    ++u.allocations;
-    s.live[ptr] = Live{handle.name, label, std::size_t(size)};
-    s.by_label[label] += size;
-    if (u.current == u.peak) recordPeak(s, u.peak);
+    add(s, handle.name, label, ptr, std::size_t(size));
   }
   if (s.chained.allocate_data) s.chained.allocate_data(handle, label, ptr, size);
 }
@@ -63,13 +78,7 @@ void onDeallocate(Kokkos_Profiling_SpaceHandle handle, const char* label, const 
   State& s = state();
   {
     std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.live.find(ptr);
-    if (it != s.live.end()) {  // allocated before install(): never counted
-      s.spaces[it->second.space].current -= it->second.bytes;
-      auto l = s.by_label.find(it->second.label);
-      if ((l->second -= it->second.bytes) == 0) s.by_label.erase(l);
-      s.live.erase(it);
-    }
+    remove(s, ptr);
   }
   if (s.chained.deallocate_data) s.chained.deallocate_data(handle, label, ptr, size);
 }
@@ -84,6 +93,19 @@ void MemoryTracker::install() {
   Kokkos::Tools::Experimental::set_allocate_data_callback(onAllocate);
   Kokkos::Tools::Experimental::set_deallocate_data_callback(onDeallocate);
   s.installed = true;
+}
+
+void MemoryTracker::noteAllocation(const char* space, const char* label, const void* ptr,
+                                   std::size_t bytes) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.installed) add(s, space, label, ptr, bytes);
+}
+
+void MemoryTracker::noteDeallocation(const void* ptr) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  remove(s, ptr);
 }
 
 bool MemoryTracker::installed() {

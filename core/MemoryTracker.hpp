@@ -7,7 +7,8 @@
 // through KOKKOS_TOOLS_LIBS keeps receiving the events: the tracker forwards them.
 //
 // Not counted: memory that does not come from a Kokkos View (std::vector scratch, MPI and HDF5
-// internals), which the process's resident set (peakResidentBytes) includes.
+// internals), which the process's resident set (peakResidentBytes) includes, except what its owner
+// notes with noteAllocation (the halo exchange's MPI shared-memory segments).
 
 #include <cstddef>
 #include <string>
@@ -36,6 +37,11 @@ class MemoryTracker {
   // The largest peak of any space: a rank's figure of merit on a single-space build (host or
   // device).
   static std::size_t peakBytes();
+  // Counts (and uncounts) a buffer that is not a Kokkos allocation, as if it were one in `space`.
+  // Ignored unless the tracker is installed.
+  static void noteAllocation(const char* space, const char* label, const void* ptr,
+                             std::size_t bytes);
+  static void noteDeallocation(const void* ptr);
   // Sets every space's peak to its current bytes (to measure the peak of one phase).
   static void resetPeak();
   // What was live at the largest peak, summed by allocation label, largest first: what a peak is

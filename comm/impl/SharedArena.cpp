@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "halo3d/core/MemoryTracker.hpp"
+
 namespace halo3d::impl {
 
 namespace {
@@ -36,6 +38,7 @@ int SharedArena::deleteAttribute(MPI_Comm, int, void* attr, void*) {
   int finalized = 0;
   MPI_Finalized(&finalized);
   for (Chunk& c : arena._chunks) {
+    MemoryTracker::noteDeallocation(c.bases[std::size_t(arena._node.rank())]);
     if (!finalized) {
       MPI_Win_unlock_all(c.win);
       MPI_Win_free(&c.win);
@@ -122,6 +125,8 @@ void SharedArena::addChunk(std::size_t bytes) {
     checkMpi(MPI_Win_shared_query(c.win, r, &size, &disp_unit, &base), "MPI_Win_shared_query");
     c.bases[std::size_t(r)] = static_cast<const char*>(base);
   }
+  MemoryTracker::noteAllocation("Host", "halo3d::halo_shared_segment",
+                                c.bases[std::size_t(_node.rank())], c.capacity);
   _chunks.push_back(std::move(c));
 }
 
