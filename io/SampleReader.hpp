@@ -67,8 +67,9 @@ class SampleReader {
       std::exception_ptr failure;
       try {
         const Box owned = _block.owned();
-        _reader->readInput(
-            id, owned, {input.view().data(), _block.allocationExtents(), 0, _block.localOwned()});
+        _reader->readInput(id, owned,
+                           HostTile<float>{input.view().data(), _block.allocationExtents(), 0,
+                                           _block.localOwned()});
         if (c.kind() == SampleKind::UNet)
           _reader->readLabels(
               id, owned,
