@@ -131,7 +131,8 @@ GridAssessment GridPlanner::assess(const GridShape& grid) const {
     return a;
   }
   a.planned = true;
-  a.largest = p.largestTensors(nn::ModelPlan::largestRank(), sizeof(nn::real), 3);
+  a.largest =
+      p.largestTensors(nn::ModelPlan::largestRank(), nn::activationElementBytes(_o.precision), 3);
   a.predicted_bytes = c.prediction.peak_bytes;
   a.memory = c.prediction.memory;
   if (_machine) {
