@@ -9,7 +9,8 @@
 #   HALO3D_BUILD       build directory (default build/)
 #   HALO3D_SKIP_CUDA=1 skip the CUDA compile step
 #   HALO3D_CI_BUDGET   seconds the whole script (bootstrap included) may take before the CUDA compile stops with a
-#                      notice (default 2400, 40 minutes: CI, with its clone and set-up, should stay under 45)
+#                      notice (default 2000, 33 minutes: at the earlier 2400, cold CI runs took 2739-2895 s in all,
+#                      so its clone and set-up add 6-8 minutes, and CI should stay under 45)
 #   HALO3D_SKIP_DEVICE_DRYRUN=1 skip scripts/device_check.sh --dry-run
 #   HALO3D_SKIP_SANITIZERS=1 skip the ASan + UBSan and ThreadSanitizer builds and their test runs
 set -euo pipefail
@@ -87,7 +88,7 @@ else
   # nvcc_wrapper against the bootstrap's CUDA Kokkos. Compile only: no GPU here (the tests' cases are listed when
   # ctest runs, on a GPU). Cold, this is the longest stage of CI (docs/DEVELOPERS.md, "CI"); ccache makes later
   # runs cheap, so a cold run that reaches the budget stops with a notice and leaves its objects in the cache.
-  # HALO3D_CI_BUDGET (seconds for the whole script, bootstrap included, default 2400 = 40 minutes) sets where.
+  # HALO3D_CI_BUDGET (seconds for the whole script, bootstrap included, default 2000 = 33 minutes) sets where.
   cuda_kokkos="$deps/kokkos-cuda"
   mapfile -t cuda_args < <(halo3d_kokkos_cmake_args "$cuda_kokkos")
   echo "== CUDA compile of every target (${cuda_args[*]}, $cuda_kokkos)"
@@ -96,7 +97,7 @@ else
     -DKokkos_ROOT="$cuda_kokkos" -DCMAKE_PREFIX_PATH="$cuda_kokkos" "${launcher[@]}" > "$build-cuda.configure.log" ||
     { cat "$build-cuda.configure.log"; exit 1; }
   grep -E "Kokkos backend|MPI layers|HDF5|benchmarks" "$build-cuda.configure.log"
-  budget=$(( ${HALO3D_CI_BUDGET:-2400} - ($(date +%s) - start) ))
+  budget=$(( ${HALO3D_CI_BUDGET:-2000} - ($(date +%s) - start) ))
   ((budget < 60)) && budget=60
   set +e
   # The header check last: out of `all` in CUDA builds (tests/CMakeLists.txt).
