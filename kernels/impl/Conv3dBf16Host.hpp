@@ -59,11 +59,16 @@ inline constexpr int kBf16Lanes = 16;
 // would need 32 accumulators with 8). planes[a] is the packed input plane that tap a along D reads,
 // `x` the offset in it of the tile's first input cell (channel pair 0, tap 0), `wt` points at the
 // tile's first output channel in the o block's weight pairs (whose taps stay 8 channels apart).
+// Not inlined: in the loop over the tiles of a plane, with every variant inlined, GCC kept loop
+// counters in zmm registers and reloaded the 4-row tile's input vectors for every broadcast (16
+// loads per 16 vdpbf16ps rather than 4); a call per tile costs nothing beside its thousands of
+// vdpbf16ps.
 template <int R, bool Full = false, int J = kBf16Block>
-inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
-                     index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
-                     __mmask16 m, const float* bias, std::uint16_t* y, index_t y_channel,
-                     index_t y_row) {
+__attribute__((noinline)) void bf16Tile(const std::uint32_t* const* planes, index_t x,
+                                        index_t pair_stride, index_t row, const std::uint32_t* wt,
+                                        int pairs, int kd, int kh, int kw, __mmask16 m,
+                                        const float* bias, std::uint16_t* y, index_t y_channel,
+                                        index_t y_row) {
   // Fully unrolled, so that the accumulators live in registers (GCC keeps a looped-over array of
   // 24 zmm on the stack otherwise, a load and a store around every vdpbf16ps).
   static_assert(J <= kBf16Block && R * J + R < 32, "the tile's operands fit the 32 zmm registers");
