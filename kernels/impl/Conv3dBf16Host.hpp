@@ -59,16 +59,11 @@ inline constexpr int kBf16Lanes = 16;
 // would need 32 accumulators with 8). planes[a] is the packed input plane that tap a along D reads,
 // `x` the offset in it of the tile's first input cell (channel pair 0, tap 0), `wt` points at the
 // tile's first output channel in the o block's weight pairs (whose taps stay 8 channels apart).
-// Not inlined: in the loop over the tiles of a plane, with every variant inlined, GCC kept loop
-// counters in zmm registers and reloaded the 4-row tile's input vectors for every broadcast (16
-// loads per 16 vdpbf16ps rather than 4); a call per tile costs nothing beside its thousands of
-// vdpbf16ps.
 template <int R, bool Full = false, int J = kBf16Block>
-__attribute__((noinline)) void bf16Tile(const std::uint32_t* const* planes, index_t x,
-                                        index_t pair_stride, index_t row, const std::uint32_t* wt,
-                                        int pairs, int kd, int kh, int kw, __mmask16 m,
-                                        const float* bias, std::uint16_t* y, index_t y_channel,
-                                        index_t y_row) {
+inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
+                     index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
+                     __mmask16 m, const float* bias, std::uint16_t* y, index_t y_channel,
+                     index_t y_row) {
   // Fully unrolled, so that the accumulators live in registers (GCC keeps a looped-over array of
   // 24 zmm on the stack otherwise, a load and a store around every vdpbf16ps).
   static_assert(J <= kBf16Block && R * J + R < 32, "the tile's operands fit the 32 zmm registers");
@@ -309,20 +304,16 @@ struct Bf16RowTiles {
 inline constexpr int kBf16MaxRows = kBf16Rows + 1;  // the 4-row tile
 
 // A 4-row tile of an o block: its two halves of 4 output channels, the second reading the input
-// rows from cache.
+// rows from cache. Always the masked loads: with the unmasked ones, inlined into the loop over the
+// tiles, GCC reloaded the input vectors for every broadcast (16 loads per 16 vdpbf16ps, not 4).
 inline void bf16FourRows(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
                          index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
                          __mmask16 m, const float* bias, std::uint16_t* y, index_t y_channel,
-                         index_t y_row, bool full) {
+                         index_t y_row) {
   constexpr int half = kBf16Block / 2;
-  for (int j0 = 0; j0 < kBf16Block; j0 += half) {
-    if (full)
-      bf16Tile<4, true, half>(planes, x, pair_stride, row, wt + j0, pairs, kd, kh, kw, m, bias + j0,
-                              y + j0 * y_channel, y_channel, y_row);
-    else
-      bf16Tile<4, false, half>(planes, x, pair_stride, row, wt + j0, pairs, kd, kh, kw, m,
-                               bias + j0, y + j0 * y_channel, y_channel, y_row);
-  }
+  for (int j0 = 0; j0 < kBf16Block; j0 += half)
+    bf16Tile<4, false, half>(planes, x, pair_stride, row, wt + j0, pairs, kd, kh, kw, m, bias + j0,
+                             y + j0 * y_channel, y_channel, y_row);
 }
 
 // Every register tile of one output plane. Output-channel blocks vary fastest, so that the blocks
@@ -360,8 +351,7 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
             else if (rows == 3)
               bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
             else if (rows == 4)
-              bf16FourRows(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh,
-                           lanes == kBf16Lanes);
+              bf16FourRows(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
             else if (rows == 2)
               bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
             else
@@ -374,8 +364,7 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
             if (rows == 3)
               bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
             else if (rows == 4)
-              bf16FourRows(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr,
-                           false);
+              bf16FourRows(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
             else if (rows == 2)
               bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
             else
