@@ -8,8 +8,7 @@
 //     32-bit broadcast feeds a tap of a channel pair for one output channel;
 //   - a register tile is 8 output channels x 3 rows x 16 W cells (24 float accumulators): per
 //     (pair, tap) it loads 3 vectors of 16 pairs and 8 broadcasts for 24 vdpbf16ps, i.e. 768
-//     multiply-adds; a remainder of 1 row runs with the last 3 as a 4-row tile of two halves of 4
-//     output channels, a remainder of 2 as a 2-row tile (1-row only where the box has 1 row).
+//     multiply-adds; a remainder of rows runs as 2-row tiles (1-row only where the box has 1 row).
 // A tail of O is padded with zero weights (computed, not stored); W tails are masked lanes. Each
 // output is summed in float, channel pairs outer, taps inner, and rounded once on the store.
 // Backward-data at stride 1 runs the same tiles on dy with the weights transposed and flipped.
@@ -55,23 +54,21 @@ inline constexpr int kBf16Block = 8;  // output channels per register tile
 inline constexpr int kBf16Rows = 3;   // output rows per register tile
 inline constexpr int kBf16Lanes = 16;
 
-// One register tile: R rows of up to 16 cells, J output channels (8, or 4 for the 4-row tile that
-// would need 32 accumulators with 8). planes[a] is the packed input plane that tap a along D reads,
-// `x` the offset in it of the tile's first input cell (channel pair 0, tap 0), `wt` points at the
-// tile's first output channel in the o block's weight pairs (whose taps stay 8 channels apart).
-template <int R, bool Full = false, int J = kBf16Block>
+// One register tile: R rows of up to 16 cells, 8 output channels. planes[a] is the packed input
+// plane that tap a along D reads, `x` the offset in it of the tile's first input cell (channel
+// pair 0, tap 0), `wt` points at the o block's weight pairs.
+template <int R, bool Full = false>
 inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
                      index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
                      __mmask16 m, const float* bias, std::uint16_t* y, index_t y_channel,
                      index_t y_row) {
   // Fully unrolled, so that the accumulators live in registers (GCC keeps a looped-over array of
   // 24 zmm on the stack otherwise, a load and a store around every vdpbf16ps).
-  static_assert(J <= kBf16Block && R * J + R < 32, "the tile's operands fit the 32 zmm registers");
-  __m512 acc[R][J];
-#pragma GCC unroll 4
+  __m512 acc[R][kBf16Block];
+#pragma GCC unroll 3
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-    for (int j = 0; j < J; ++j)
+    for (int j = 0; j < kBf16Block; ++j)
       acc[r][j] = _mm512_setzero_ps();
   for (int p = 0; p < pairs; ++p) {
     const index_t xc = x + p * pair_stride;
@@ -80,20 +77,20 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
         for (int c = 0; c < kw; ++c, wt += kBf16Block) {
           __m512i v[R];
           const std::uint32_t* xr = planes[a] + xc + bh * row + c;
-#pragma GCC unroll 4
+#pragma GCC unroll 3
           for (int r = 0; r < R; ++r)
             v[r] =
                 Full ? _mm512_loadu_si512(xr + r * row) : _mm512_maskz_loadu_epi32(m, xr + r * row);
 #pragma GCC unroll 8
-          for (int j = 0; j < J; ++j) {
+          for (int j = 0; j < kBf16Block; ++j) {
             const __m512i wj = _mm512_set1_epi32(int(wt[j]));
-#pragma GCC unroll 4
+#pragma GCC unroll 3
             for (int r = 0; r < R; ++r)
               acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
           }
         }
   }
-  for (int j = 0; j < J; ++j) {
+  for (int j = 0; j < kBf16Block; ++j) {
     const __m512 bj = _mm512_set1_ps(bias[j]);
     for (int r = 0; r < R; ++r) {
       const __m256bh out = _mm512_cvtneps_pbh(_mm512_add_ps(acc[r][j], bj));
@@ -282,39 +279,25 @@ struct Bf16EnginePlane {
   index_t yc, yh;
 };
 
-// The rows of an output plane in tiles of 3, then one tile of the remainder: a remainder of 1 taken
-// with the last 3 as one 4-row tile, run as two tiles of 4 output channels (16 accumulators: 8
-// loads and broadcasts per 16 vdpbf16ps). The loads and broadcasts bound these tiles: a 2-row tile
-// of 8 channels (10 per 16) ran at 0.76 of the 3-row tile's rate (11 per 24), the 4 x 4 tile at
-// 0.96, in a microbenchmark of (d)'s planes (16 rows: 3, 3, 3, 3, 2, 2 before).
+// The rows of an output plane in tiles of 3, a remainder of 1 taken as 2 + 2 (4 = 3 + 1 would leave
+// a 1-row tile: 8 accumulators, whose 8 broadcasts per vector load run at two thirds of the rate).
 struct Bf16RowTiles {
   index_t threes, count;
-  int tail;  // rows of the last tile, 0 if none
-  explicit Bf16RowTiles(index_t rows) : threes(rows / kBf16Rows), tail(int(rows % kBf16Rows)) {
-    if (tail == 1 && threes > 0) {
+  explicit Bf16RowTiles(index_t rows) : threes(rows / kBf16Rows) {
+    index_t rest = rows % kBf16Rows;
+    if (rest == 1 && threes > 0) {
       --threes;
-      tail += kBf16Rows;
+      rest += kBf16Rows;
     }
-    count = threes + (tail > 0 ? 1 : 0);
+    count = threes + (rest + 1) / 2;
   }
-  index_t first(index_t t) const { return t * kBf16Rows; }
-  int rows(index_t t) const { return t < threes ? kBf16Rows : tail; }
+  index_t first(index_t t) const {
+    return t < threes ? t * kBf16Rows : threes * kBf16Rows + (t - threes) * 2;
+  }
+  int rows(index_t t, index_t eh) const {
+    return int(std::min<index_t>(t < threes ? kBf16Rows : 2, eh - first(t)));
+  }
 };
-
-inline constexpr int kBf16MaxRows = kBf16Rows + 1;  // the 4-row tile
-
-// A 4-row tile of an o block: its two halves of 4 output channels, the second reading the input
-// rows from cache. Always the masked loads: with the unmasked ones, inlined into the loop over the
-// tiles, GCC reloaded the input vectors for every broadcast (16 loads per 16 vdpbf16ps, not 4).
-inline void bf16FourRows(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
-                         index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
-                         __mmask16 m, const float* bias, std::uint16_t* y, index_t y_channel,
-                         index_t y_row) {
-  constexpr int half = kBf16Block / 2;
-  for (int j0 = 0; j0 < kBf16Block; j0 += half)
-    bf16Tile<4, false, half>(planes, x, pair_stride, row, wt + j0, pairs, kd, kh, kw, m, bias + j0,
-                             y + j0 * y_channel, y_channel, y_row);
-}
 
 // Every register tile of one output plane. Output-channel blocks vary fastest, so that the blocks
 // of one row tile reuse its input from cache.
@@ -331,7 +314,7 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
       KOKKOS_LAMBDA(const index_t item) {
         const index_t blk = item % blocks, t = item / blocks;
         const index_t h = row_tiles.first(t);
-        const int rows = row_tiles.rows(t);
+        const int rows = row_tiles.rows(t, r.eh);
         const index_t o0 = blk * kBf16Block;
         const std::uint32_t* wt = r.wp + blk * r.pairs * taps * kBf16Block;
         const index_t valid = std::min<index_t>(kBf16Block, r.out - o0);
@@ -350,8 +333,6 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
                                 r.yh);
             else if (rows == 3)
               bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
-            else if (rows == 4)
-              bf16FourRows(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
             else if (rows == 2)
               bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
             else
@@ -359,12 +340,10 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
           } else {
             // A tail block of the output channels: computed into a scratch tile (the weights past
             // `out` are zero), the valid channels stored.
-            alignas(64) std::uint16_t scratch[kBf16Block * kBf16MaxRows * kBf16Lanes];
-            const index_t sc = kBf16MaxRows * kBf16Lanes, sr = kBf16Lanes;
+            alignas(64) std::uint16_t scratch[kBf16Block * kBf16Rows * kBf16Lanes];
+            const index_t sc = kBf16Rows * kBf16Lanes, sr = kBf16Lanes;
             if (rows == 3)
               bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
-            else if (rows == 4)
-              bf16FourRows(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
             else if (rows == 2)
               bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
             else

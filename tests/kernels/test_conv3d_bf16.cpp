@@ -144,13 +144,12 @@ const ConvCase kCases[] = {
     {1, 5, 1, {5, 4, 9}, geometry({2, 3, 1}, {1, 1, 1}, {1, 1, 1}, {0, 1, 0}), false},
     // Stride 2 (the generic code on every path).
     {1, 6, 8, {8, 8, 10}, geometry({3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1})},
-    // 16 rows: the engine's tiles of 3, 3, 3, 3 rows and a 4-row tile (two halves of 4 output
-    // channels); 20 input channels = 10 pairs, 20 output channels = two blocks of 8 and a partial
-    // one.
+    // 16 rows: the engine's tiles of 3, 3, 3, 3, 2 and 2 rows; 20 input channels = 10 pairs, 20
+    // output channels = two blocks of 8 and a partial one.
     {1, 20, 20, {3, 16, 16}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})},
-    // The 4-row tile on masked lanes: 10 rows = 3, 3, 4; W 21 = 16 + a tail of 5; 11 output
-    // channels = a block and a partial one of 3 (only the first half of 4 holds valid channels);
-    // 7 input channels (a half pair).
+    // The 2 + 2 remainder on masked lanes and a partial block: 10 rows = 3, 3, 2, 2; W 21 = 16 + a
+    // tail of 5; 11 output channels = a block and a partial one of 3; 7 input channels (a half
+    // pair).
     {1, 7, 11, {3, 10, 21}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})},
 };
 
