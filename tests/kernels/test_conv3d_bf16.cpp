@@ -147,6 +147,10 @@ const ConvCase kCases[] = {
     // 16 rows: the engine's tiles of 3, 3, 3, 3, 2 and 2 rows; 20 input channels = 10 pairs, 20
     // output channels = two blocks of 8 and a partial one.
     {1, 20, 20, {3, 16, 16}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})},
+    // The 2 + 2 remainder on masked lanes and a partial block: 10 rows = 3, 3, 2, 2; W 21 = 16 + a
+    // tail of 5; 11 output channels = a block and a partial one of 3; 7 input channels (a half
+    // pair).
+    {1, 7, 11, {3, 10, 21}, geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})},
 };
 
 TEST(Conv3dBf16, ForwardMatchesTheFloat64ReferenceOnEveryPath) {
