@@ -127,14 +127,18 @@ class Predictor {
               seconds(w.flops_backward, w.bytes_backward)};
     }
     const LayerTiming key = timingKey(_plan, id, c, _run.threads_per_rank);
-    if (const LayerTiming* t = _m.find(key.layer, key.input, key.output, key.threads))
+    if (const LayerTiming* t = _m.find(key))
       return {t->forward_s * _stretch, t->backward_s * _stretch};
-    // The same layer on another block: time scales with the work.
+    // The same layer on another block: time scales with the work. A block run in the same overlap
+    // pieces (the same neighbours) is preferred over a nearer one run otherwise: the pieces, not
+    // the cells, set most of a W split's cost; a file calibrated before the neighbours key has
+    // whole blocks only.
     const LayerTiming* best = nullptr;
     double best_distance = std::numeric_limits<double>::max();
     for (const LayerTiming& t : _m.layers)
       if (t.layer == key.layer && t.threads == key.threads) {
-        const double d = std::abs(std::log(cellsOf(t.output) / cellsOf(output)));
+        const double d = std::abs(std::log(cellsOf(t.output) / cellsOf(output))) +
+                         (t.neighbours == key.neighbours ? 0.0 : 1e6);
         if (d < best_distance) {
           best_distance = d;
           best = &t;
@@ -145,7 +149,10 @@ class Predictor {
         key.threads, " threads: calibrate this model on this machine (halo3d-sweep --calibrate)");
     const LayerWork ref =
         n.layer->work({best->input}, best->output, _run.element_bytes, input_gradient);
-    _notes.push_back(concat(n.name, " on ", key.input, " scaled from the timing on ", best->input));
+    _notes.push_back(concat(n.name, " on ", key.input, " scaled from the timing on ", best->input,
+                            best->neighbours == key.neighbours
+                                ? ""
+                                : " (run in other overlap pieces: other neighbours)"));
     const auto scale = [](double a, double b) { return b > 0 ? a / b : 1.0; };
     const double f =
         scale(w.flops_forward + w.bytes_forward, ref.flops_forward + ref.bytes_forward);
@@ -348,8 +355,7 @@ class Predictor {
   double inputStore() const {
     if (!_m.calibrated) return 0;
     const LayerTiming key = inputStoreKey(_plan, ModelPlan::largestRank(), _run.threads_per_rank);
-    if (const LayerTiming* t = _m.find(key.layer, key.input, key.output, key.threads))
-      return t->forward_s * _stretch;
+    if (const LayerTiming* t = _m.find(key)) return t->forward_s * _stretch;
     const LayerTiming* best = nullptr;
     double best_distance = std::numeric_limits<double>::max();
     for (const LayerTiming& t : _m.layers)
