@@ -52,6 +52,7 @@ struct PlanOptions {
   std::string json;
   std::string calibrate, calibrate_layout = "run";
   int repetitions = 3;
+  bool least = false;
 };
 
 std::unique_ptr<nn::Model> makeModel(const PlanOptions& o) {
@@ -114,6 +115,7 @@ int calibrateOnly(const PlanOptions& o, nn::Model& model) {
   co.optimizer = nn::parseOptimizerKind(o.optimizer);
   co.retime = true;
   co.scheduler_slice = false;
+  co.keep_least = o.least;
   co.layout = o.calibrate_layout == "whole"    ? nn::CalibrationLayout::WholeBlock
               : o.calibrate_layout == "legacy" ? nn::CalibrationLayout::Legacy
                                                : nn::CalibrationLayout::Run;
@@ -244,6 +246,8 @@ int main(int argc, char** argv) {
                  "piece; legacy: the owned block as a one-rank volume (comparisons)")
       ->check(CLI::IsMember({"run", "whole", "legacy"}))
       ->capture_default_str();
+  app.add_flag("--least", o.least,
+               "--calibrate: keep the least of the runs, not the median (a busy machine)");
   app.add_option("--repetitions", o.repetitions, "--calibrate: timed runs per layer (median)")
       ->check(halo3d::apps::atLeast(1))
       ->capture_default_str();

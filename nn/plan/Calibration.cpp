@@ -68,7 +68,7 @@ Activation runActivation(const std::string& label, const ModelPlan& plan, int i,
 // Forward and backward seconds of `layer` alone on the blocks rank `coords` holds in `plan`.
 std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
                                 const GridCoords& coords, const ProcessGrid& self, int reps,
-                                CalibrationLayout layout) {
+                                CalibrationLayout layout, bool least) {
   const PlanNode& n = plan.node(id);
   std::vector<Activation> x, dx;
   Activation y, dy;
@@ -134,6 +134,8 @@ std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
     bwd.push_back(seconds(t1, t2));
   }
   if (window) window->calibrateAsExchanging(false);
+  if (least)
+    return {*std::min_element(fwd.begin(), fwd.end()), *std::min_element(bwd.begin(), bwd.end())};
   return {median(fwd), median(bwd)};
 }
 
@@ -210,7 +212,7 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
         if (!o.retime && machine.find(t)) continue;
         Layer* layer = model.declaredLayer(id);
         require(layer == n.layer, "calibrate: plan of another model (layer '", n.name, "')");
-        const auto s = timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout);
+        const auto s = timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least);
         t.forward_s = s[0];
         t.backward_s = s[1];
         machine.record(t);

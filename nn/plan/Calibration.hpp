@@ -37,6 +37,9 @@ enum class CalibrationLayout { Run, WholeBlock, Legacy };
 struct CalibrationOptions {
   int threads = 1;      // threads per rank the timings are for (Kokkos' concurrency)
   int repetitions = 3;  // timed runs after one warm-up; the median is kept
+  // Keep the least of the runs instead: on a machine shared with other work (which only adds
+  // time), for comparisons of layouts rather than for a machine file the model prices steps with.
+  bool keep_least = false;
   OptimizerKind optimizer = OptimizerKind::Adam;
   bool retime = false;  // time again what the machine file already holds
   CalibrationLayout layout = CalibrationLayout::Run;
