@@ -53,6 +53,7 @@ struct PlanOptions {
   std::string calibrate, calibrate_layout = "run";
   int repetitions = 3;
   bool least = false;
+  std::string paired;
 };
 
 std::unique_ptr<nn::Model> makeModel(const PlanOptions& o) {
@@ -116,12 +117,16 @@ int calibrateOnly(const PlanOptions& o, nn::Model& model) {
   co.retime = true;
   co.scheduler_slice = false;
   co.keep_least = o.least;
+  nn::Machine paired = machine;
+  paired.layers.clear();
+  if (!o.paired.empty()) co.paired_whole = &paired;
   co.layout = o.calibrate_layout == "whole"    ? nn::CalibrationLayout::WholeBlock
               : o.calibrate_layout == "legacy" ? nn::CalibrationLayout::Legacy
                                                : nn::CalibrationLayout::Run;
   co.progress = [](const std::string& what) { std::printf("  timed %s\n", what.c_str()); };
   const int timed = nn::calibrate(model, plans, machine, co);
   machine.save(o.calibrate);
+  if (!o.paired.empty()) paired.save(o.paired);
   std::printf("halo3d-plan: %d timings (%s layout) of %zu plans written to %s\n", timed,
               o.calibrate_layout.c_str(), plans.size(), o.calibrate.c_str());
   return 0;
@@ -248,6 +253,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--least", o.least,
                "--calibrate: keep the least of the runs, not the median (a busy machine)");
+  app.add_option("--paired", o.paired,
+                 "--calibrate: also time each split rank's block whole, alternating with its "
+                 "pieces, and write those timings to this file");
   app.add_option("--repetitions", o.repetitions, "--calibrate: timed runs per layer (median)")
       ->check(halo3d::apps::atLeast(1))
       ->capture_default_str();

@@ -65,10 +65,12 @@ Activation runActivation(const std::string& label, const ModelPlan& plan, int i,
   return a;
 }
 
-// Forward and backward seconds of `layer` alone on the blocks rank `coords` holds in `plan`.
-std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
+// Forward and backward seconds of `layer` alone on the blocks rank `coords` holds in `plan`; and,
+// with `paired` for a rank that runs pieces, those of the same block run whole, alternated with
+// them.
+std::array<double, 4> timeLayer(Layer& layer, const ModelPlan& plan, int id,
                                 const GridCoords& coords, const ProcessGrid& self, int reps,
-                                CalibrationLayout layout, bool least) {
+                                CalibrationLayout layout, bool least, bool paired) {
   const PlanNode& n = plan.node(id);
   std::vector<Activation> x, dx;
   Activation y, dy;
@@ -115,12 +117,12 @@ std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
   auto* window = dynamic_cast<WindowLayer*>(&layer);
   const bool pieces = layout == CalibrationLayout::Run && window &&
                       exchangeNeighbours(plan, id, coords) != std::array<int, 3>{0, 0, 0};
-  if (window) window->calibrateAsExchanging(pieces);
   RunContext ctx;
   ctx.grid = &self;
   ctx.training = true;
-  std::vector<double> fwd, bwd;
-  for (int r = 0; r <= reps; ++r) {  // the first run warms up
+  // Seconds of forward and backward, run whole (one piece) or in the overlap's pieces.
+  const auto once = [&](bool as_pieces) {
+    if (window) window->calibrateAsExchanging(as_pieces);
     fence("calibration: before the layer");
     const auto t0 = Clock::now();
     layer.forward(ctx, in, y);
@@ -129,14 +131,29 @@ std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
     layer.backward(ctx, in, y, dy, din);
     fence("calibration: backward done");
     const auto t2 = Clock::now();
+    if (window) window->calibrateAsExchanging(false);
+    return std::array<double, 2>{seconds(t0, t1), seconds(t1, t2)};
+  };
+  // With `paired`, each repetition also runs the block whole just before its pieces, so that
+  // the two compare in the same machine state.
+  std::vector<double> fwd, bwd, whole_fwd, whole_bwd;
+  for (int r = 0; r <= reps; ++r) {  // the first run warms up
+    if (paired && pieces) {
+      const auto w = once(false);
+      if (r > 0) {
+        whole_fwd.push_back(w[0]);
+        whole_bwd.push_back(w[1]);
+      }
+    }
+    const auto t = once(pieces);
     if (r == 0) continue;
-    fwd.push_back(seconds(t0, t1));
-    bwd.push_back(seconds(t1, t2));
+    fwd.push_back(t[0]);
+    bwd.push_back(t[1]);
   }
-  if (window) window->calibrateAsExchanging(false);
-  if (least)
-    return {*std::min_element(fwd.begin(), fwd.end()), *std::min_element(bwd.begin(), bwd.end())};
-  return {median(fwd), median(bwd)};
+  const auto pick = [&](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : least ? *std::min_element(v.begin(), v.end()) : median(v);
+  };
+  return {pick(fwd), pick(bwd), pick(whole_fwd), pick(whole_bwd)};
 }
 
 // Seconds of storing a batch block into the model's input on the rank at `coords` (what
@@ -212,7 +229,8 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
         if (!o.retime && machine.find(t)) continue;
         Layer* layer = model.declaredLayer(id);
         require(layer == n.layer, "calibrate: plan of another model (layer '", n.name, "')");
-        const auto s = timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least);
+        const auto s = timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least,
+                                 o.paired_whole != nullptr);
         t.forward_s = s[0];
         t.backward_s = s[1];
         machine.record(t);

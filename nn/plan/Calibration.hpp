@@ -40,6 +40,10 @@ struct CalibrationOptions {
   // Keep the least of the runs instead: on a machine shared with other work (which only adds
   // time), for comparisons of layouts rather than for a machine file the model prices steps with.
   bool keep_least = false;
+  // Where set, every split rank's layer timed in pieces is also timed whole, alternating with the
+  // pieces run by run, and that timing recorded here under the rank's key (neighbours included):
+  // the ratio of the two, taken in one machine state, for comparisons.
+  Machine* paired_whole = nullptr;
   OptimizerKind optimizer = OptimizerKind::Adam;
   bool retime = false;  // time again what the machine file already holds
   CalibrationLayout layout = CalibrationLayout::Run;
