@@ -235,6 +235,12 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
         t.backward_s = s[1];
         machine.record(t);
         ++timed;
+        if (o.paired_whole && s[2] > 0) {
+          LayerTiming w = t;  // keyed by the rank it pairs with
+          w.forward_s = s[2];
+          w.backward_s = s[3];
+          o.paired_whole->record(w);
+        }
         if (o.progress)
           o.progress(concat(
               n.name, " ", n.kind, " on ", t.input,

@@ -178,6 +178,25 @@ TEST(CalibrationLayout, SplitRanksAreTimedInTheirPiecesAndPricedSo) {
   EXPECT_TRUE(noted);
 }
 
+// Paired: each split rank's block is also timed whole, under the rank's key, in its own machine.
+TEST(CalibrationLayout, PairedWholeBlocksAreRecordedPerSplitRank) {
+  auto model = convRelu();
+  const ModelPlan plan = model->plan(GridShape(1, 1, 1, 2), 1);
+  Machine m = calibratedMachine(), whole = calibratedMachine();
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  o.paired_whole = &whole;
+  calibrate(*model, {plan}, m, o);
+  ASSERT_EQ(whole.layers.size(), 2u);  // the conv on the first and on the last rank
+  for (const LayerTiming& w : whole.layers) {
+    EXPECT_EQ(w.layer.rfind("Conv3d(", 0), 0u);
+    EXPECT_NE(m.find(w), nullptr) << "paired with a timing of the same key";
+    EXPECT_GT(w.forward_s, 0.0);
+    EXPECT_GT(w.backward_s, 0.0);
+  }
+}
+
 // The key round-trips through the machine file (absent where all zero, so older files read the
 // same), and a malformed one is refused naming it.
 TEST(CalibrationLayout, NeighboursRoundTripThroughTheMachineFile) {
