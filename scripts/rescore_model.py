@@ -3,7 +3,7 @@
 running anything again.
 
     scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE]
-                             [--slice-s Q] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--only CONFIG...]
+                             [--slice-s Q] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--only CONFIG...] [--ranks P...]
 
 For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
 flags (those of scripts/validate_model.sh), the grid, all ranks on one node, and the machine file (default
@@ -69,6 +69,7 @@ def main():
     parser.add_argument("--layout-ratio", nargs=2, type=pathlib.Path, action="append", metavar=("RUN", "LEGACY"),
                         help="add split ranks' timings of RUN scaled by machine / LEGACY (same blocks)")
     parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
+    parser.add_argument("--ranks", type=int, nargs="*", default=None, help="rank counts to re-price (default: all)")
     parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
     args = parser.parse_args()
     machine = args.machine or args.dir / "this-machine.json"
@@ -121,6 +122,8 @@ def main():
         for path in sorted(args.dir.glob("*/P*/sweep.jsonl")):
             config, ranks = path.parent.parent.name, int(path.parent.name[1:])
             if config not in CONFIGS or (args.only is not None and config not in args.only):
+                continue
+            if args.ranks is not None and ranks not in args.ranks:
                 continue
             rows = [r for r in load(path) if r.get("status") == "measured" and r.get("measured_step_s")
                     and r.get("predicted_step_s")]

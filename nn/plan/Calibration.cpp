@@ -153,7 +153,15 @@ std::array<double, 4> timeLayer(Layer& layer, const ModelPlan& plan, int id,
   const auto pick = [&](const std::vector<double>& v) {
     return v.empty() ? 0.0 : least ? *std::min_element(v.begin(), v.end()) : median(v);
   };
-  return {pick(fwd), pick(bwd), pick(whole_fwd), pick(whole_bwd)};
+  if (whole_fwd.empty()) return {pick(fwd), pick(bwd), 0, 0};
+  // The whole block as the pieces' time times the median of the run-by-run ratios: a burst of
+  // other work slows both runs of a pair alike, so that ratio is steadier than either time.
+  std::vector<double> rf, rb;
+  for (std::size_t i = 0; i < fwd.size(); ++i) {
+    rf.push_back(whole_fwd[i] / fwd[i]);
+    rb.push_back(whole_bwd[i] / bwd[i]);
+  }
+  return {pick(fwd), pick(bwd), pick(fwd) * median(rf), pick(bwd) * median(rb)};
 }
 
 // Seconds of storing a batch block into the model's input on the rank at `coords` (what
