@@ -129,21 +129,24 @@ class Predictor {
     const LayerTiming key = timingKey(_plan, id, c, _run.threads_per_rank);
     if (const LayerTiming* t = _m.find(key))
       return {t->forward_s * _stretch, t->backward_s * _stretch};
-    // The same layer on another block: time scales with the work. A block run in the same overlap
-    // pieces (the same neighbours) is preferred over a nearer one run otherwise: the pieces, not
-    // the cells, set most of a W split's cost; a file calibrated before the neighbours key has
-    // whole blocks only.
+    // Not timed in these pieces: the same block timed whole (a file calibrated before the
+    // neighbours key), as it is; else the same layer on the nearest block run in the same pieces,
+    // or on the nearest block at all, scaled by the work.
     const LayerTiming* best = nullptr;
-    double best_distance = std::numeric_limits<double>::max();
-    for (const LayerTiming& t : _m.layers)
-      if (t.layer == key.layer && t.threads == key.threads) {
-        const double d = std::abs(std::log(cellsOf(t.output) / cellsOf(output))) +
-                         (t.neighbours == key.neighbours ? 0.0 : 1e6);
-        if (d < best_distance) {
-          best_distance = d;
-          best = &t;
+    if (key.neighbours != std::array<int, 3>{0, 0, 0})
+      best = _m.find(key.layer, key.input, key.output, key.threads);
+    for (int pass = 0; pass < 2 && !best; ++pass) {
+      double best_distance = std::numeric_limits<double>::max();
+      for (const LayerTiming& t : _m.layers)
+        if (t.layer == key.layer && t.threads == key.threads &&
+            (pass == 1 || t.neighbours == key.neighbours)) {
+          const double d = std::abs(std::log(cellsOf(t.output) / cellsOf(output)));
+          if (d < best_distance) {
+            best_distance = d;
+            best = &t;
+          }
         }
-      }
+    }
     require<InputError>(
         best != nullptr, "machine file '", _m.path, "' has no timing of layer ", n.kind, " with ",
         key.threads, " threads: calibrate this model on this machine (halo3d-sweep --calibrate)");
