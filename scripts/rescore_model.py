@@ -3,7 +3,7 @@
 running anything again.
 
     scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE]
-                             [--slice-s Q] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--only CONFIG...] [--ranks P...]
+                             [--slice-s Q] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--drop-neighbours] [--only CONFIG...] [--ranks P...]
 
 For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
 flags (those of scripts/validate_model.sh), the grid, all ranks on one node, and the machine file (default
@@ -14,7 +14,9 @@ RUN's timings with a "neighbours" key scaled by the machine's own whole-block ti
 LEGACY's timing of the same key (or of the block without neighbours), where RUN is `halo3d-plan --calibrate FILE
 --paired LEGACY` (the whole block alternated with the pieces, run by run) or LEGACY a --calibrate-layout legacy
 run of the same plans: the ratio of pieces to whole block measured in one process, applied to the quiet
-calibration; given several times, the least timing of each key is kept). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
+calibration; given several times, the least timing of each key is kept; --drop-neighbours prices every rank with its
+block's whole-block timing, as the model did before the overlap's pieces were calibrated: a calibration by
+halo3d-sweep --calibrate holds both). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
 re-priced ones: median and worst |predicted - measured| / measured step time, and the grid the model picks with how
 much slower it measured than the best. The measurements are the sweep's: this is in-sample for anything fitted
 to them.
@@ -68,6 +70,8 @@ def main():
                         help="machine file whose layer timings missing from --machine are added")
     parser.add_argument("--layout-ratio", nargs=2, type=pathlib.Path, action="append", metavar=("RUN", "LEGACY"),
                         help="add split ranks' timings of RUN scaled by machine / LEGACY (same blocks)")
+    parser.add_argument("--drop-neighbours", action="store_true",
+                        help="price without the split ranks' overlap-piece timings (the whole blocks' instead)")
     parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
     parser.add_argument("--ranks", type=int, nargs="*", default=None, help="rank counts to re-price (default: all)")
     parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
@@ -78,8 +82,10 @@ def main():
         return (t["layer"], tuple(t["input"]), tuple(t["output"]), t.get("threads", 1),
                 tuple(t.get("neighbours", (0, 0, 0))))
 
-    if args.slice_s is not None or args.add_timings is not None or args.layout_ratio:
+    if args.slice_s is not None or args.add_timings is not None or args.layout_ratio or args.drop_neighbours:
         doc = json.loads(machine.read_text())
+        if args.drop_neighbours:
+            doc["layers"] = [t for t in doc["layers"] if key(t)[4] == (0, 0, 0)]
         if args.slice_s is not None:
             doc["scheduler"] = {"slice_s": args.slice_s, "source": "scripts/rescore_model.py --slice-s"}
         if args.layout_ratio:

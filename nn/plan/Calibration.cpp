@@ -237,17 +237,23 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
         if (!o.retime && machine.find(t)) continue;
         Layer* layer = model.declaredLayer(id);
         require(layer == n.layer, "calibrate: plan of another model (layer '", n.name, "')");
-        const auto s = timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least,
-                                 o.paired_whole != nullptr);
+        const auto s =
+            timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least, true);
         t.forward_s = s[0];
         t.backward_s = s[1];
         machine.record(t);
         ++timed;
-        if (o.paired_whole && s[2] > 0) {
-          LayerTiming w = t;  // keyed by the rank it pairs with
+        if (s[2] > 0) {
+          // The same block run whole, paired with the pieces: kept unkeyed by neighbours in the
+          // machine file (what the model takes where a file lacks the pieces' timing, and what
+          // a comparison without them prices: scripts/rescore_model.py --drop-neighbours), and
+          // under the rank's key in paired_whole.
+          LayerTiming w = t;
           w.forward_s = s[2];
           w.backward_s = s[3];
-          o.paired_whole->record(w);
+          if (o.paired_whole) o.paired_whole->record(w);
+          w.neighbours = {0, 0, 0};
+          machine.record(w);
         }
         if (o.progress)
           o.progress(concat(

@@ -40,9 +40,10 @@ struct CalibrationOptions {
   // Keep the least of the runs instead: on a machine shared with other work (which only adds
   // time), for comparisons of layouts rather than for a machine file the model prices steps with.
   bool keep_least = false;
-  // Where set, every split rank's layer timed in pieces is also timed whole, alternating with the
-  // pieces run by run, and that timing recorded here under the rank's key (neighbours included):
-  // the ratio of the two, taken in one machine state, for comparisons.
+  // Every split rank's layer timed in pieces is also timed whole, alternating with the pieces run
+  // by run (the whole block's time: the pieces' times the median ratio of the pairs), and recorded
+  // in the machine file without neighbours, so that one calibration prices both ways. Where set,
+  // it is also recorded here under the rank's key, for comparisons.
   Machine* paired_whole = nullptr;
   OptimizerKind optimizer = OptimizerKind::Adam;
   bool retime = false;  // time again what the machine file already holds
