@@ -9,6 +9,7 @@
 
 #include "halo3d/core/Error.hpp"
 #include "halo3d/nn/Init.hpp"
+#include "halo3d/nn/LayerTimers.hpp"
 #include "halo3d/nn/layers/Conv3d.hpp"
 #include "halo3d/nn/layers/Elementwise.hpp"
 #include "halo3d/nn/plan/Calibration.hpp"
@@ -93,13 +94,20 @@ TEST(CalibrationLayout, OverlapPiecesComputeWhatTheWholeBlockComputes) {
     std::vector<Activation*> din{&dx};
     conv->setup(self, in, y);
     conv->calibrateAsExchanging(pieces == 1);
+    LayerTimers timers;
     RunContext ctx;
     ctx.grid = &self;
     ctx.training = true;
+    ctx.timers = &timers;
     conv->forward(ctx, in, y);
     conv->backward(ctx, in, y, dy, din);
     fence("test: passes done");
     conv->calibrateAsExchanging(false);
+    // The overlap's path ran (its exchange phases, empty here, are timed) only when asked for.
+    if (pieces == 1)
+      EXPECT_GT(timers.get("conv", Phase::HaloWait), 0.0);
+    else
+      EXPECT_EQ(timers.get("conv", Phase::HaloWait), 0.0);
     auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y.tensor.view());
     auto hdx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dx.tensor.view());
     ys[pieces].assign(hy.data(), hy.data() + hy.size());
