@@ -3,13 +3,20 @@
 running anything again.
 
     scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE]
-                             [--slice-s Q] [--add-timings FILE] [--only CONFIG...]
+                             [--slice-s Q] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--drop-neighbours] [--only CONFIG...] [--ranks P...]
 
 For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
 flags (those of scripts/validate_model.sh), the grid, all ranks on one node, and the machine file (default
 DIR/this-machine.json, the calibration the sweeps used; --slice-s Q writes a copy with the scheduler slice set to Q
 seconds; --add-timings FILE adds the layer timings of another machine file that this one lacks, such as the
-input store timed after the sweeps). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
+input store timed after the sweeps; --layout-ratio RUN LEGACY adds the overlap-piece timings of split ranks,
+RUN's timings with a "neighbours" key scaled by the machine's own whole-block timing of that layer and block over
+LEGACY's timing of the same key (or of the block without neighbours), where RUN is `halo3d-plan --calibrate FILE
+--paired LEGACY` (the whole block alternated with the pieces, run by run) or LEGACY a --calibrate-layout legacy
+run of the same plans: the ratio of pieces to whole block measured in one process, applied to the quiet
+calibration; given several times, the least timing of each key is kept; --drop-neighbours prices every rank with its
+block's whole-block timing, as the model did before the overlap's pieces were calibrated: a calibration by
+halo3d-sweep --calibrate holds both). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
 re-priced ones: median and worst |predicted - measured| / measured step time, and the grid the model picks with how
 much slower it measured than the best. The measurements are the sweep's: this is in-sample for anything fitted
 to them.
@@ -61,17 +68,50 @@ def main():
     parser.add_argument("--slice-s", type=float, help="price with this scheduler slice (seconds)")
     parser.add_argument("--add-timings", type=pathlib.Path,
                         help="machine file whose layer timings missing from --machine are added")
+    parser.add_argument("--layout-ratio", nargs=2, type=pathlib.Path, action="append", metavar=("RUN", "LEGACY"),
+                        help="add split ranks' timings of RUN scaled by machine / LEGACY (same blocks)")
+    parser.add_argument("--drop-neighbours", action="store_true",
+                        help="price without the split ranks' overlap-piece timings (the whole blocks' instead)")
     parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
+    parser.add_argument("--ranks", type=int, nargs="*", default=None, help="rank counts to re-price (default: all)")
     parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
     args = parser.parse_args()
     machine = args.machine or args.dir / "this-machine.json"
     tmp = None
-    if args.slice_s is not None or args.add_timings is not None:
+    def key(t):
+        return (t["layer"], tuple(t["input"]), tuple(t["output"]), t.get("threads", 1),
+                tuple(t.get("neighbours", (0, 0, 0))))
+
+    if args.slice_s is not None or args.add_timings is not None or args.layout_ratio or args.drop_neighbours:
         doc = json.loads(machine.read_text())
+        if args.drop_neighbours:
+            doc["layers"] = [t for t in doc["layers"] if key(t)[4] == (0, 0, 0)]
         if args.slice_s is not None:
             doc["scheduler"] = {"slice_s": args.slice_s, "source": "scripts/rescore_model.py --slice-s"}
+        if args.layout_ratio:
+            least = [{}, {}]  # RUN, LEGACY: the least of each key over the files given
+            for pair in args.layout_ratio:
+                for i, path in enumerate(pair):
+                    for t in json.loads(path.read_text())["layers"]:
+                        k = key(t)
+                        if k not in least[i] or t["forward_s"] + t.get("backward_s", 0) < \
+                                least[i][k]["forward_s"] + least[i][k].get("backward_s", 0):
+                            least[i][k] = t
+            own = {key(t): t for t in doc["layers"]}
+            added = 0
+            for k, t in least[0].items():
+                whole = k[:4] + ((0, 0, 0),)
+                if k[4] == (0, 0, 0) or k in own or whole not in own or \
+                        (k not in least[1] and whole not in least[1]):
+                    continue
+                m, leg = own[whole], least[1][k] if k in least[1] else least[1][whole]
+                scaled = dict(t)
+                for f in ("forward_s", "backward_s"):
+                    scaled[f] = t[f] * (m[f] / leg[f] if leg[f] > 0 else 1.0)
+                doc["layers"].append(scaled)
+                added += 1
+            print(f"--layout-ratio: {added} split-rank timings added", file=sys.stderr)
         if args.add_timings is not None:
-            key = lambda t: (t["layer"], tuple(t["input"]), tuple(t["output"]), t.get("threads", 1))
             layers = doc["layers"]
             have = {key(t) for t in layers}
             extra = json.loads(args.add_timings.read_text())["layers"]
@@ -88,6 +128,8 @@ def main():
         for path in sorted(args.dir.glob("*/P*/sweep.jsonl")):
             config, ranks = path.parent.parent.name, int(path.parent.name[1:])
             if config not in CONFIGS or (args.only is not None and config not in args.only):
+                continue
+            if args.ranks is not None and ranks not in args.ranks:
                 continue
             rows = [r for r in load(path) if r.get("status") == "measured" and r.get("measured_step_s")
                     and r.get("predicted_step_s")]

@@ -8,6 +8,10 @@
 //   halo3d-plan --model cosmoflow --input-size 512 --width 1 --batch 64
 //       --ranks 16,32,64,128,256,512,1024,2048 --machine machines/v100-edr.json
 //       --memory-limit 16G --json scaling.jsonl
+//
+// --calibrate FILE times the layers of the given grids (--grid, or every grid of each rank count)
+// on this process, as halo3d-sweep --calibrate does, into a copy of --machine written to FILE;
+// --calibrate-layout whole|legacy times them otherwise, for comparisons (nn::CalibrationLayout).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -23,6 +27,7 @@
 #include "halo3d/core/MemoryInfo.hpp"
 #include "halo3d/nn/models/CosmoFlow.hpp"
 #include "halo3d/nn/models/UNet3d.hpp"
+#include "halo3d/nn/plan/Calibration.hpp"
 #include "halo3d/nn/plan/GridChoice.hpp"
 
 namespace {
@@ -45,6 +50,10 @@ struct PlanOptions {
   int element_bytes = 4;
   int wire_bytes = 4;
   std::string json;
+  std::string calibrate, calibrate_layout = "run";
+  int repetitions = 3;
+  bool least = false;
+  std::string paired;
 };
 
 std::unique_ptr<nn::Model> makeModel(const PlanOptions& o) {
@@ -86,7 +95,48 @@ nlohmann::json predictionJson(const nn::GridCandidate& c, index_t batch) {
   return j;
 }
 
+// --calibrate: every layer re-timed on the blocks of the grids asked for, into o.calibrate.
+int calibrateOnly(const PlanOptions& o, nn::Model& model) {
+  nn::Machine machine = nn::Machine::load(o.machine);
+  std::vector<nn::ModelPlan> plans;
+  for (int p : o.ranks) {
+    if (o.grid != "auto") {
+      plans.push_back(model.plan(GridShape::parse(o.grid), o.batch));
+      continue;
+    }
+    for (const GridShape& g : allGrids(p))
+      try {
+        plans.push_back(model.plan(g, o.batch));
+      } catch (const Error&) {  // a grid the model cannot run on
+      }
+  }
+  nn::CalibrationOptions co;
+  co.threads = o.threads;
+  co.repetitions = o.repetitions;
+  co.optimizer = nn::parseOptimizerKind(o.optimizer);
+  co.retime = true;
+  co.scheduler_slice = false;
+  co.keep_least = o.least;
+  nn::Machine paired = machine;
+  paired.layers.clear();
+  if (!o.paired.empty()) co.paired_whole = &paired;
+  co.layout = o.calibrate_layout == "whole"    ? nn::CalibrationLayout::WholeBlock
+              : o.calibrate_layout == "legacy" ? nn::CalibrationLayout::Legacy
+                                               : nn::CalibrationLayout::Run;
+  co.progress = [](const std::string& what) { std::printf("  timed %s\n", what.c_str()); };
+  const int timed = nn::calibrate(model, plans, machine, co);
+  machine.save(o.calibrate);
+  if (!o.paired.empty()) paired.save(o.paired);
+  std::printf("halo3d-plan: %d timings (%s layout) of %zu plans written to %s\n", timed,
+              o.calibrate_layout.c_str(), plans.size(), o.calibrate.c_str());
+  return 0;
+}
+
 int run(const PlanOptions& o) {
+  if (!o.calibrate.empty()) {
+    auto model = makeModel(o);
+    return calibrateOnly(o, *model);
+  }
   const nn::Machine machine = nn::Machine::load(o.machine);
   const std::size_t limit = o.memory_limit;
   auto model = makeModel(o);
@@ -193,5 +243,21 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({2, 4}))
       ->capture_default_str();
   app.add_option("--json", o.json, "also write one JSON object per rank count to this file");
+  app.add_option("--calibrate", o.calibrate,
+                 "time the layers of the grids (--grid, or all of --ranks) on this process and "
+                 "write --machine with those timings to this file; nothing is predicted");
+  app.add_option("--calibrate-layout", o.calibrate_layout,
+                 "run: as the ranks run the layers (default); whole: the rank's blocks in one "
+                 "piece; legacy: the owned block as a one-rank volume (comparisons)")
+      ->check(CLI::IsMember({"run", "whole", "legacy"}))
+      ->capture_default_str();
+  app.add_flag("--least", o.least,
+               "--calibrate: keep the least of the runs, not the median (a busy machine)");
+  app.add_option("--paired", o.paired,
+                 "--calibrate: also time each split rank's block whole, alternating with its "
+                 "pieces, and write those timings to this file");
+  app.add_option("--repetitions", o.repetitions, "--calibrate: timed runs per layer (median)")
+      ->check(halo3d::apps::atLeast(1))
+      ->capture_default_str();
   return halo3d::apps::parseAndRun(app, session, argc, argv, "halo3d-plan", [&] { return run(o); });
 }

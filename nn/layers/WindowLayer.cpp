@@ -124,7 +124,7 @@ void WindowLayer::setup(const ProcessGrid& grid, const std::vector<const Activat
 }
 
 void WindowLayer::recordTraffic(RunContext& ctx, HaloDirection dir) const {
-  if (!ctx.timers) return;
+  if (!ctx.timers || !(_exchange || _exchange_bf16)) return;
   if (_exchange_bf16)
     ctx.timers->addTraffic(name(), double(_exchange_bf16->sentBytes(dir)),
                            double(_exchange_bf16->sentMessages(dir)));
@@ -136,21 +136,21 @@ void WindowLayer::recordTraffic(RunContext& ctx, HaloDirection dir) const {
 void WindowLayer::startExchange(const Activation& a, HaloDirection dir) {
   if (_exchange_bf16)
     _exchange_bf16->start(a.bf16Tensor(), dir);
-  else
+  else if (_exchange)
     _exchange->start(a.floatTensor(), dir);
 }
 
 void WindowLayer::progressExchange() {
   if (_exchange_bf16)
     _exchange_bf16->progress();
-  else
+  else if (_exchange)
     _exchange->progress();
 }
 
 void WindowLayer::finishExchange() {
   if (_exchange_bf16)
     _exchange_bf16->finish();
-  else
+  else if (_exchange)
     _exchange->finish();
 }
 

@@ -55,6 +55,11 @@ class WindowLayer : public Layer {
   // The outputs of `out` whose windows lie in `avail`.
   Box interiorOutputs(const Box& avail, const Box& out) const;
 
+  // For the calibration (nn/plan/Calibration) alone: on a one-rank grid, with activations whose
+  // blocks are a split rank's, run forward and backward-data in the pieces the overlap runs
+  // (interior and shell), exchanging nothing, so that one process times what a split rank computes.
+  void calibrateAsExchanging(bool on) { _as_exchanging = on; }
+
  protected:
   virtual index_t outputExtent(int dim, index_t input_extent) const = 0;
   virtual std::array<index_t, 2> inputRange(int dim, index_t o0, index_t o1) const = 0;
@@ -77,13 +82,14 @@ class WindowLayer : public Layer {
 
   // The exchange of the input's precision (at most one exists; none for Replicated inputs or an
   // unsplit grid).
-  bool exchanges() const { return _exchange || _exchange_bf16; }
+  bool exchanges() const { return _exchange || _exchange_bf16 || _as_exchanging; }
   void startExchange(const Activation& a, HaloDirection dir);
   void progressExchange();
   void finishExchange();
 
   std::unique_ptr<HaloExchange<real>> _exchange;
   std::unique_ptr<HaloExchange<bf16>> _exchange_bf16;
+  bool _as_exchanging = false;
 };
 
 // A WindowLayer whose output extents and input windows are those of a geometry object `_g`

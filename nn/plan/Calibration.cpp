@@ -17,6 +17,7 @@
 #include "halo3d/nn/Init.hpp"
 #include "halo3d/nn/Layer.hpp"
 #include "halo3d/nn/PrecisionBridge.hpp"
+#include "halo3d/nn/layers/WindowLayer.hpp"
 
 namespace halo3d::nn {
 
@@ -54,30 +55,55 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Forward and backward seconds of `layer` alone on the blocks rank `coords` holds in `plan`.
-std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
-                                const GridCoords& coords, const ProcessGrid& self, int reps) {
+// An activation of node `i` laid out as the rank at `coords` holds it (its block of the global
+// volume, the plan's ghost widths), zeroed.
+Activation runActivation(const std::string& label, const ModelPlan& plan, int i,
+                         const GridCoords& coords) {
+  Activation a;
+  a.spec = plan.node(i).spec;
+  a.tensor = Tensor(label, plan.block(i, coords));
+  return a;
+}
+
+// Forward and backward seconds of `layer` alone on the blocks rank `coords` holds in `plan`; and,
+// with `paired` for a rank that runs pieces, those of the same block run whole, alternated with
+// them.
+std::array<double, 4> timeLayer(Layer& layer, const ModelPlan& plan, int id,
+                                const GridCoords& coords, const ProcessGrid& self, int reps,
+                                CalibrationLayout layout, bool least, bool paired) {
   const PlanNode& n = plan.node(id);
-  std::vector<TensorSpec> specs;
-  for (int i : n.inputs) {
-    TensorSpec s;
-    s.shape = ownedShape(plan.block(i, coords));
-    s.dist = plan.node(i).spec.dist;
-    specs.push_back(s);
-  }
-  const GridShape one(1, 1, 1, 1);
   std::vector<Activation> x, dx;
-  for (std::size_t j = 0; j < specs.size(); ++j) {
-    const HaloWidths h = layer.inputHalo(specs, int(j), one);
-    x.push_back(makeActivation("halo3d::calibration::x", specs[j], self, h));
-    fill(x.back(), unsigned(j + 1));
-    // The data has no gradient: the first layer does no backward-data, as in a model.
-    if (n.inputs[j] != 0)
-      dx.push_back(makeActivation("halo3d::calibration::dx", specs[j], self, h));
+  Activation y, dy;
+  if (layout == CalibrationLayout::Legacy) {
+    // The owned block as a one-rank volume: ghosts where the layer pads it, none in the output.
+    std::vector<TensorSpec> specs;
+    for (int i : n.inputs) {
+      TensorSpec s;
+      s.shape = ownedShape(plan.block(i, coords));
+      s.dist = plan.node(i).spec.dist;
+      specs.push_back(s);
+    }
+    const GridShape one(1, 1, 1, 1);
+    for (std::size_t j = 0; j < specs.size(); ++j) {
+      const HaloWidths h = layer.inputHalo(specs, int(j), one);
+      x.push_back(makeActivation("halo3d::calibration::x", specs[j], self, h));
+      // The data has no gradient: the first layer does no backward-data, as in a model.
+      if (n.inputs[j] != 0)
+        dx.push_back(makeActivation("halo3d::calibration::dx", specs[j], self, h));
+    }
+    const TensorSpec out = layer.outputSpec(specs);
+    y = makeActivation("halo3d::calibration::y", out, self, {});
+    dy = makeActivation("halo3d::calibration::dy", out, self, {});
+  } else {
+    for (int i : n.inputs) {
+      x.push_back(runActivation("halo3d::calibration::x", plan, i, coords));
+      if (i != 0) dx.push_back(runActivation("halo3d::calibration::dx", plan, i, coords));
+    }
+    y = runActivation("halo3d::calibration::y", plan, id, coords);
+    dy = runActivation("halo3d::calibration::dy", plan, id, coords);
   }
-  const TensorSpec out = layer.outputSpec(specs);
-  Activation y = makeActivation("halo3d::calibration::y", out, self, {});
-  Activation dy = makeActivation("halo3d::calibration::dy", out, self, {});
+  for (std::size_t j = 0; j < x.size(); ++j)
+    fill(x[j], unsigned(j + 1));
   fill(dy, 7);
   std::vector<const Activation*> in;
   std::vector<Activation*> din;
@@ -86,11 +112,17 @@ std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
     din.push_back(n.inputs[j] != 0 ? &dx[k++] : nullptr);
   }
   layer.setup(self, in, y);
+  // A layer that exchanges runs in the overlap's pieces, as the rank does (its exchanges are not
+  // timed: the step model prices them).
+  auto* window = dynamic_cast<WindowLayer*>(&layer);
+  const bool pieces = layout == CalibrationLayout::Run && window &&
+                      exchangeNeighbours(plan, id, coords) != std::array<int, 3>{0, 0, 0};
   RunContext ctx;
   ctx.grid = &self;
   ctx.training = true;
-  std::vector<double> fwd, bwd;
-  for (int r = 0; r <= reps; ++r) {  // the first run warms up
+  // Seconds of forward and backward, run whole (one piece) or in the overlap's pieces.
+  const auto once = [&](bool as_pieces) {
+    if (window) window->calibrateAsExchanging(as_pieces);
     fence("calibration: before the layer");
     const auto t0 = Clock::now();
     layer.forward(ctx, in, y);
@@ -99,11 +131,37 @@ std::array<double, 2> timeLayer(Layer& layer, const ModelPlan& plan, int id,
     layer.backward(ctx, in, y, dy, din);
     fence("calibration: backward done");
     const auto t2 = Clock::now();
+    if (window) window->calibrateAsExchanging(false);
+    return std::array<double, 2>{seconds(t0, t1), seconds(t1, t2)};
+  };
+  // With `paired`, each repetition also runs the block whole just before its pieces, so that
+  // the two compare in the same machine state.
+  std::vector<double> fwd, bwd, whole_fwd, whole_bwd;
+  for (int r = 0; r <= reps; ++r) {  // the first run warms up
+    if (paired && pieces) {
+      const auto w = once(false);
+      if (r > 0) {
+        whole_fwd.push_back(w[0]);
+        whole_bwd.push_back(w[1]);
+      }
+    }
+    const auto t = once(pieces);
     if (r == 0) continue;
-    fwd.push_back(seconds(t0, t1));
-    bwd.push_back(seconds(t1, t2));
+    fwd.push_back(t[0]);
+    bwd.push_back(t[1]);
   }
-  return {median(fwd), median(bwd)};
+  const auto pick = [&](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : least ? *std::min_element(v.begin(), v.end()) : median(v);
+  };
+  if (whole_fwd.empty()) return {pick(fwd), pick(bwd), 0, 0};
+  // The whole block as the pieces' time times the median of the run-by-run ratios: a burst of
+  // other work slows both runs of a pair alike, so that ratio is steadier than either time.
+  std::vector<double> rf, rb;
+  for (std::size_t i = 0; i < fwd.size(); ++i) {
+    rf.push_back(whole_fwd[i] / fwd[i]);
+    rb.push_back(whole_bwd[i] / bwd[i]);
+  }
+  return {pick(fwd), pick(bwd), pick(fwd) * median(rf), pick(bwd) * median(rb)};
 }
 
 // Seconds of storing a batch block into the model's input on the rank at `coords` (what
@@ -130,6 +188,18 @@ double timeInputStore(const ModelPlan& plan, const GridCoords& coords, const Pro
 
 }  // namespace
 
+std::array<int, 3> exchangeNeighbours(const ModelPlan& plan, int id, const GridCoords& coords) {
+  const PlanNode& n = plan.node(id);
+  std::array<int, 3> sides{0, 0, 0};
+  if (!dynamic_cast<const WindowLayer*>(n.layer) || n.inputs.empty() ||
+      plan.node(n.inputs[0]).spec.dist != Distribution::Spatial)
+    return sides;
+  const std::array<int, 3> parts = plan.grid().spatial(), at = coords.spatial();
+  for (int d = 0; d < 3; ++d)
+    if (parts[d] > 1) sides[d] = (at[d] > 0 ? 1 : 0) | (at[d] < parts[d] - 1 ? 2 : 0);
+  return sides;
+}
+
 LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, int threads) {
   const PlanNode& n = plan.node(id);
   LayerTiming t;
@@ -137,6 +207,7 @@ LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, i
   t.input = ownedShape(plan.block(n.inputs.at(0), coords));
   t.output = ownedShape(plan.block(id, coords));
   t.threads = threads;
+  t.neighbours = exchangeNeighbours(plan, id, coords);
   return t;
 }
 
@@ -162,24 +233,42 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
         const PlanNode& n = plan.node(id);
         if (!n.layer) continue;  // the input, and replications (priced as communication)
         LayerTiming t = timingKey(plan, id, c, o.threads);
-        if (!o.retime && machine.find(t.layer, t.input, t.output, t.threads)) continue;
+        if (o.layout != CalibrationLayout::Run) t.neighbours = {0, 0, 0};
+        if (!o.retime && machine.find(t)) continue;
         Layer* layer = model.declaredLayer(id);
         require(layer == n.layer, "calibrate: plan of another model (layer '", n.name, "')");
-        const auto s = timeLayer(*layer, plan, id, c, self, o.repetitions);
+        const auto s =
+            timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least, true);
         t.forward_s = s[0];
         t.backward_s = s[1];
         machine.record(t);
         ++timed;
+        if (s[2] > 0) {
+          // The same block run whole, paired with the pieces: kept unkeyed by neighbours in the
+          // machine file (what the model takes where a file lacks the pieces' timing, and what
+          // a comparison without them prices: scripts/rescore_model.py --drop-neighbours), and
+          // under the rank's key in paired_whole.
+          LayerTiming w = t;
+          w.forward_s = s[2];
+          w.backward_s = s[3];
+          if (o.paired_whole) o.paired_whole->record(w);
+          w.neighbours = {0, 0, 0};
+          machine.record(w);
+        }
         if (o.progress)
-          o.progress(concat(n.name, " ", n.kind, " on ", t.input, ": forward ", s[0] * 1e3,
-                            " ms, backward ", s[1] * 1e3, " ms"));
+          o.progress(concat(
+              n.name, " ", n.kind, " on ", t.input,
+              t.neighbours == std::array<int, 3>{0, 0, 0}
+                  ? std::string()
+                  : concat(" (neighbours ", t.neighbours[0], t.neighbours[1], t.neighbours[2], ")"),
+              ": forward ", s[0] * 1e3, " ms, backward ", s[1] * 1e3, " ms"));
       }
   // Storing the batch into the model's input: a copy outside every layer's timer, which the step
   // pays before forward (about 7% of a CosmoFlow step at P <= 2 on this machine).
   for (const ModelPlan& plan : plans)
     for (const GridCoords& c : plan.representativeRanks()) {
       LayerTiming t = inputStoreKey(plan, c, o.threads);
-      if (!o.retime && machine.find(t.layer, t.input, t.output, t.threads)) continue;
+      if (!o.retime && machine.find(t)) continue;
       t.forward_s = timeInputStore(plan, c, self, o.repetitions);
       machine.record(t);
       ++timed;
@@ -203,7 +292,7 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
   t.layer = concat("optimizer ", optimizerKindName(o.optimizer));
   t.input = {index_t(model.parameters().trainableSize()), 0, 0, 0, 0};
   t.threads = o.threads;
-  if (o.retime || !machine.find(t.layer, t.input, t.output, t.threads)) {
+  if (o.retime || !machine.find(t)) {
     OptimizerConfig oc;
     oc.kind = o.optimizer;
     auto opt = makeOptimizer(model.parameters(), oc);

@@ -3,9 +3,13 @@
 // candidate grids would hold. Only block shapes matter, so one rank times them all, for every grid,
 // and stores them in a machine file's layer table (Machine::layers), which the step model reads.
 //
-// Each layer runs alone, forward then backward, on tensors of the block's shape (ghosts of the
-// width its padding needs, random values) on a one-rank grid over MPI_COMM_SELF: the kernels a rank
-// runs on that block, without the communication the step model prices separately. The optimizer
+// Each layer runs alone, forward then backward, on a one-rank grid over MPI_COMM_SELF, on tensors
+// laid out as the rank's own (its owned block inside the global volume, with the ghost widths the
+// plan gives each tensor: the rows a split leaves between ghosts, the next layer's ghosts in the
+// output), random values: the kernels a rank runs on that block, without the communication the
+// step model prices separately. A layer that exchanges halos runs in the overlap's pieces
+// (interior, then the shell, as on a rank with those neighbours; WindowLayer), keyed by the
+// neighbours (LayerTiming::neighbours). The optimizer
 // step is timed once on the model's parameters (layer "optimizer <kind>"), and the store of each
 // representative rank's batch block into the model's input (layer "input store", input and output
 // both the block), which the step runs outside every layer.
@@ -23,19 +27,40 @@
 
 namespace halo3d::nn {
 
+// How a layer's tensors are laid out and run when timed. Run: as the rank runs it (the default,
+// what the step model prices). The other two are for comparisons (halo3d-plan --calibrate-layout):
+// WholeBlock: the rank's layout in one piece, keyed as unsplit; Legacy: the calibration before the
+// neighbours key (the owned block as a one-rank volume, ghosts only where the layer itself pads,
+// none in the output, one piece).
+enum class CalibrationLayout { Run, WholeBlock, Legacy };
+
 struct CalibrationOptions {
   int threads = 1;      // threads per rank the timings are for (Kokkos' concurrency)
   int repetitions = 3;  // timed runs after one warm-up; the median is kept
+  // Keep the least of the runs instead: on a machine shared with other work (which only adds
+  // time), for comparisons of layouts rather than for a machine file the model prices steps with.
+  bool keep_least = false;
+  // Every split rank's layer timed in pieces is also timed whole, alternating with the pieces run
+  // by run (the whole block's time: the pieces' times the median ratio of the pairs), and recorded
+  // in the machine file without neighbours, so that one calibration prices both ways. Where set,
+  // it is also recorded here under the rank's key, for comparisons.
+  Machine* paired_whole = nullptr;
   OptimizerKind optimizer = OptimizerKind::Adam;
   bool retime = false;  // time again what the machine file already holds
+  CalibrationLayout layout = CalibrationLayout::Run;
   // Measure the scheduler's time slice (measureSchedulerSlice) on a host machine whose file lacks
   // it (or with retime).
   bool scheduler_slice = true;
   std::function<void(const std::string&)> progress;  // told about each layer timed
 };
 
-// The key of node `id`'s timing on the rank at `coords`: the layer's kind and its first input's
-// and its output's blocks (local samples, channels, owned D, H, W).
+// Which sides of the rank at `coords` node `id` exchanges halos with, per D, H, W (1: below, 2:
+// above, 3: both; LayerTiming::neighbours): none unless it is a sliding-window layer on a Spatial
+// input split along that dimension.
+std::array<int, 3> exchangeNeighbours(const ModelPlan& plan, int id, const GridCoords& coords);
+
+// The key of node `id`'s timing on the rank at `coords`: the layer's kind, its first input's and
+// its output's blocks (local samples, channels, owned D, H, W) and its exchange neighbours.
 LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, int threads);
 
 // The key of the input store's timing on the rank at `coords`.

@@ -67,11 +67,27 @@ struct Reader {
     }
     return s;
   }
+  std::array<int, 3> neighbours(const Json& obj, const std::string& path) const {
+    const Json& v = member(obj, path, "neighbours");
+    const std::string name = path + ".neighbours";
+    if (!v.is_array() || v.size() != 3) fail(name, "must be [d, h, w]");
+    std::array<int, 3> s{};
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (!v[i].is_number_integer() || v[i].get<int>() < 0 || v[i].get<int>() > 3)
+        fail(name, "must hold three integers in 0..3 (1: a neighbour below, 2: above, 3: both)");
+      s[i] = v[i].get<int>();
+    }
+    return s;
+  }
 };
 
 Json timingJson(const LayerTiming& t) {
-  return Json{{"layer", t.layer},     {"input", t.input},         {"output", t.output},
-              {"threads", t.threads}, {"forward_s", t.forward_s}, {"backward_s", t.backward_s}};
+  Json j{{"layer", t.layer},     {"input", t.input},         {"output", t.output},
+         {"threads", t.threads}, {"forward_s", t.forward_s}, {"backward_s", t.backward_s}};
+  // Written only where it is not all zero, so that the files of whole-block timings stay as they
+  // were.
+  if (t.neighbours != std::array<int, 3>{0, 0, 0}) j["neighbours"] = t.neighbours;
+  return j;
 }
 
 }  // namespace
@@ -128,6 +144,7 @@ Machine Machine::load(const std::string& path) {
       t.threads = int(r.number(layers[i], p, "threads", 1, 1 << 16));
       t.forward_s = r.number(layers[i], p, "forward_s", 0, 1e6);
       t.backward_s = r.number(layers[i], p, "backward_s", 0, 1e6);
+      if (layers[i].contains("neighbours")) t.neighbours = r.neighbours(layers[i], p);
       m.layers.push_back(t);
     }
   }
@@ -161,9 +178,11 @@ void Machine::save(const std::string& out_path) const {
 }
 
 const LayerTiming* Machine::find(const std::string& layer, const Shape5& input,
-                                 const Shape5& output, int threads) const {
+                                 const Shape5& output, int threads,
+                                 const std::array<int, 3>& neighbours) const {
   for (const LayerTiming& t : layers)
-    if (t.layer == layer && t.input == input && t.output == output && t.threads == threads)
+    if (t.layer == layer && t.input == input && t.output == output && t.threads == threads &&
+        t.neighbours == neighbours)
       return &t;
   return nullptr;
 }
@@ -171,7 +190,7 @@ const LayerTiming* Machine::find(const std::string& layer, const Shape5& input,
 void Machine::record(const LayerTiming& timing) {
   for (LayerTiming& t : layers)
     if (t.layer == timing.layer && t.input == timing.input && t.output == timing.output &&
-        t.threads == timing.threads) {
+        t.threads == timing.threads && t.neighbours == timing.neighbours) {
       t = timing;
       return;
     }

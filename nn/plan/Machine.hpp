@@ -23,7 +23,8 @@
 //     "scheduler": {"slice_s": 0.004, "source": "..."},  // optional: how long a rank runs before
 //                                     // another rank time-sharing its core gets it (calibrated)
 //     "layers": [ {"layer": "Conv3d(...)", "input": [n, c, d, h, w], "output": [...],
-//                  "threads": 1, "forward_s": 0.01, "backward_s": 0.02} ... ]   // calibration
+//                  "threads": 1, "forward_s": 0.01, "backward_s": 0.02,
+//                  "neighbours": [d, h, w]} ... ]   // calibration; "neighbours" optional
 //   }
 //
 // Machine::load refuses a malformed file with an InputError naming the file and the key.
@@ -48,10 +49,17 @@ struct Link {
 
 // One calibrated layer time: a layer (its kind() text, which names its operator and geometry) on
 // one rank's input and output blocks (local samples, channels, D, H, W; owned cells).
+//
+// `neighbours` tells apart the same blocks of a layer that exchanges halos: per spatial dimension
+// D, H, W, which sides of the rank have a neighbour (1: below, 2: above, 3: both). Such a rank runs
+// the layer in overlap pieces (interior, then shell slabs: nn/layers/WindowLayer), which cost more
+// than the whole block, most with a W neighbour (rows of 16 cells). All zero (the key's absence in
+// a file, as in every file written before it existed): the layer in one piece.
 struct LayerTiming {
   std::string layer;
   Shape5 input{0, 0, 0, 0, 0}, output{0, 0, 0, 0, 0};
   int threads = 1;
+  std::array<int, 3> neighbours{0, 0, 0};
   double forward_s = 0, backward_s = 0;
 };
 
@@ -85,10 +93,14 @@ struct Machine {
   // Writes the file back: the "layers" table (how --calibrate stores its measurements) and, when
   // calibrateLinks measured them, the shared-memory link and the reduction rate with their source.
   void save(const std::string& path) const;
-  // The calibrated timing of `layer` on these blocks with `threads` threads, if measured.
+  // The calibrated timing of `layer` on these blocks with `threads` threads and these neighbours,
+  // if measured.
   const LayerTiming* find(const std::string& layer, const Shape5& input, const Shape5& output,
-                          int threads) const;
-  // Adds or replaces a timing.
+                          int threads, const std::array<int, 3>& neighbours = {0, 0, 0}) const;
+  const LayerTiming* find(const LayerTiming& key) const {
+    return find(key.layer, key.input, key.output, key.threads, key.neighbours);
+  }
+  // Adds or replaces a timing (the same layer, blocks, threads and neighbours).
   void record(const LayerTiming& t);
 };
 

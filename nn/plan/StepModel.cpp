@@ -127,25 +127,35 @@ class Predictor {
               seconds(w.flops_backward, w.bytes_backward)};
     }
     const LayerTiming key = timingKey(_plan, id, c, _run.threads_per_rank);
-    if (const LayerTiming* t = _m.find(key.layer, key.input, key.output, key.threads))
+    if (const LayerTiming* t = _m.find(key))
       return {t->forward_s * _stretch, t->backward_s * _stretch};
-    // The same layer on another block: time scales with the work.
+    // Not timed in these pieces: the same block timed whole (a file calibrated before the
+    // neighbours key), as it is; else the same layer on the nearest block run in the same pieces,
+    // or on the nearest block at all, scaled by the work.
     const LayerTiming* best = nullptr;
-    double best_distance = std::numeric_limits<double>::max();
-    for (const LayerTiming& t : _m.layers)
-      if (t.layer == key.layer && t.threads == key.threads) {
-        const double d = std::abs(std::log(cellsOf(t.output) / cellsOf(output)));
-        if (d < best_distance) {
-          best_distance = d;
-          best = &t;
+    if (key.neighbours != std::array<int, 3>{0, 0, 0})
+      best = _m.find(key.layer, key.input, key.output, key.threads);
+    for (int pass = 0; pass < 2 && !best; ++pass) {
+      double best_distance = std::numeric_limits<double>::max();
+      for (const LayerTiming& t : _m.layers)
+        if (t.layer == key.layer && t.threads == key.threads &&
+            (pass == 1 || t.neighbours == key.neighbours)) {
+          const double d = std::abs(std::log(cellsOf(t.output) / cellsOf(output)));
+          if (d < best_distance) {
+            best_distance = d;
+            best = &t;
+          }
         }
-      }
+    }
     require<InputError>(
         best != nullptr, "machine file '", _m.path, "' has no timing of layer ", n.kind, " with ",
         key.threads, " threads: calibrate this model on this machine (halo3d-sweep --calibrate)");
     const LayerWork ref =
         n.layer->work({best->input}, best->output, _run.element_bytes, input_gradient);
-    _notes.push_back(concat(n.name, " on ", key.input, " scaled from the timing on ", best->input));
+    _notes.push_back(concat(n.name, " on ", key.input, " scaled from the timing on ", best->input,
+                            best->neighbours == key.neighbours
+                                ? ""
+                                : " (run in other overlap pieces: other neighbours)"));
     const auto scale = [](double a, double b) { return b > 0 ? a / b : 1.0; };
     const double f =
         scale(w.flops_forward + w.bytes_forward, ref.flops_forward + ref.bytes_forward);
@@ -348,8 +358,7 @@ class Predictor {
   double inputStore() const {
     if (!_m.calibrated) return 0;
     const LayerTiming key = inputStoreKey(_plan, ModelPlan::largestRank(), _run.threads_per_rank);
-    if (const LayerTiming* t = _m.find(key.layer, key.input, key.output, key.threads))
-      return t->forward_s * _stretch;
+    if (const LayerTiming* t = _m.find(key)) return t->forward_s * _stretch;
     const LayerTiming* best = nullptr;
     double best_distance = std::numeric_limits<double>::max();
     for (const LayerTiming& t : _m.layers)
