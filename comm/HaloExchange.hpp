@@ -68,6 +68,9 @@ struct HaloExchangeOptions {
   // comment) wherever the buffers MPI would read are host memory: host tensors, or the host
   // staging of the device path. Off, through MPI messages. Every rank must pass the same value.
   bool shared_memory = true;
+  // The host code packs messages with streaming stores (see start()); off, with plain stores, as
+  // before (kept to measure the difference in one run).
+  bool streaming_stores = true;
 };
 
 template <class T, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
@@ -471,7 +474,13 @@ void HaloExchange<T, M>::start(const execution_space& exec, const tensor_type& t
   for (std::size_t i = 0; i < s.sends.size(); ++i) {
     const Route& r = s.sends[i];
     if (r.direct) continue;
-    impl::packRegion(exec, v, r.region, s.send_buf, r.offset, _options.path);
+    // The packed bytes are read next by another core (the neighbour's unpack out of the shared
+    // arena, or its single-copy MPI transfer), which still holds their lines from the last round:
+    // streaming stores spare taking each one back (impl/StreamingStore.hpp).
+    if (_options.streaming_stores)
+      impl::packRegionStreaming(exec, v, r.region, s.send_buf, r.offset, _options.path);
+    else
+      impl::packRegion(exec, v, r.region, s.send_buf, r.offset, _options.path);
     fence(exec, "halo message packed");
     send(i);
   }
