@@ -88,46 +88,66 @@ void packRegionStreaming(const ExecSpace& exec, const View5& v, const Box& regio
       const index_t row_stride = index_t(v.stride(3));
       constexpr index_t kLine = index_t(kStreamLine / sizeof(T));
       // One (n, c, d) plane per work item, as in forEachRegionCell; its part of the buffer is
-      // contiguous. The lines it shares with the neighbouring planes (at most one at each end)
-      // take plain stores; every line inside is streamed, straight from the row when the line
-      // lies in one row, else gathered from the rows it spans.
+      // contiguous. Lines shared with a neighbouring row (rows of a line or more) or plane take
+      // plain stores; every other line is streamed, straight from the row when it lies in one row,
+      // else (rows shorter than a line) gathered from the rows it spans.
+      // A fence per plane cost a fifth of the pack (it waits for the line writes to drain): one
+      // work item per thread, a range of planes each, fenced once.
+      const index_t planes = NC * ed;
+      const index_t items = std::max<index_t>(1, std::min<index_t>(planes, exec.concurrency()));
+      const auto pack_plane = [=](const index_t plane) {
+        const index_t d = plane % ed, nc = plane / ed;
+        const T* const first_row = &v(nc / C, nc % C, d0 + d, h0, w0);
+        T* const dst = out + plane * eh * ew;
+        const auto to_line = [](const T* p) {
+          const std::uintptr_t misalign = reinterpret_cast<std::uintptr_t>(p) % kStreamLine;
+          return index_t((kStreamLine - misalign) % kStreamLine / sizeof(T));
+        };
+        if (ew >= kLine) {
+          for (index_t h = 0; h < eh; ++h) {
+            const T* const src = first_row + h * row_stride;
+            T* const row = dst + h * ew;
+            const index_t head = to_line(row);
+            index_t x = 0;
+            for (; x < head; ++x)
+              row[x] = src[x];
+            for (; x + kLine <= ew; x += kLine)
+              streamLine(row + x, src + x);
+            for (; x < ew; ++x)
+              row[x] = src[x];
+          }
+          return;
+        }
+        const index_t n = eh * ew;
+        const T* src = first_row;
+        index_t h = 0, w = 0;
+        const auto advance = [&](index_t k) {
+          w += k;
+          src += k;
+          if (w == ew) {
+            w = 0;
+            if (++h < eh) src = first_row + h * row_stride;
+          }
+        };
+        const index_t head = std::min(n, to_line(dst));
+        index_t i = 0;
+        for (; i < head; ++i, advance(1))
+          dst[i] = *src;
+        for (; i + kLine <= n; i += kLine) {
+          alignas(kStreamLine) T line[kLine];
+          for (index_t k = 0; k < kLine; ++k, advance(1))
+            line[k] = *src;
+          streamLine(dst + i, line);
+        }
+        for (; i < n; ++i, advance(1))
+          dst[i] = *src;
+      };
       Kokkos::parallel_for(
           "halo3d::haloPackStreaming",
-          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, NC * ed),
-          [=](const index_t plane) {
-            const index_t d = plane % ed, nc = plane / ed;
-            const T* const first_row = &v(nc / C, nc % C, d0 + d, h0, w0);
-            T* const dst = out + plane * eh * ew;
-            const index_t n = eh * ew;
-            const T* src = first_row;
-            index_t h = 0, w = 0;
-            const auto advance = [&](index_t k) {
-              w += k;
-              src += k;
-              if (w == ew) {
-                w = 0;
-                if (++h < eh) src = first_row + h * row_stride;
-              }
-            };
-            const std::uintptr_t misalign = reinterpret_cast<std::uintptr_t>(dst) % kStreamLine;
-            const index_t head =
-                std::min(n, index_t((kStreamLine - misalign) % kStreamLine / sizeof(T)));
-            index_t i = 0;
-            for (; i < head; ++i, advance(1))
-              dst[i] = *src;
-            for (; i + kLine <= n; i += kLine) {
-              if (ew - w >= kLine) {
-                streamLine(dst + i, src);
-                advance(kLine);
-              } else {
-                alignas(kStreamLine) T line[kLine];
-                for (index_t k = 0; k < kLine; ++k, advance(1))
-                  line[k] = *src;
-                streamLine(dst + i, line);
-              }
-            }
-            for (; i < n; ++i, advance(1))
-              dst[i] = *src;
+          Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, items),
+          [=](const index_t item) {
+            for (index_t p = planes * item / items; p < planes * (item + 1) / items; ++p)
+              pack_plane(p);
             streamFence();
           });
       return;
