@@ -20,7 +20,7 @@
 // copy, Open MPI's single-copy (CMA) transfer, slower than the two copies at memory speed together
 // (docs/PERFORMANCE.md, issue 12). The host code packs with streaming stores: the core that reads
 // the packed bytes (the neighbour's, by either route) still holds their lines from the last round,
-// and plain stores had to take each line back first, which tripled the pack's time.
+// and plain stores had to take each line back first (2.5 times the streaming pack's time).
 //
 // Invariant: ghosts at a physical boundary are zero, and they are the zero padding of the layer
 // reading the tensor. Tensors are allocated zeroed and no exchange writes those ghosts; kernels

@@ -4,7 +4,7 @@
 //
 // Why: the neighbour's unpack of the last round leaves the slice's lines in its cache. A plain
 // store of the next round's pack must first take each line back from that core (a coherence round
-// trip per line), which made packing into the slice run at a third of a local copy and the whole
+// trip per line), which made packing into the slice run at a sixth of a local copy and the whole
 // shared-memory route slower than one MPI single-copy transfer (docs/PERFORMANCE.md, issue 12,
 // "Streaming stores"). A streaming store writes the line without reading it or owning it first.
 //
