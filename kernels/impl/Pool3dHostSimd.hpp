@@ -107,6 +107,57 @@ inline void maxPoolForwardRowK2S2(const float* const* rows, const std::int32_t* 
   }
 }
 
+// maxPoolForwardRowK2S2 for two output rows of at most 8 cells each in one register (16^3 inputs
+// have rows of 8 outputs, half a register): a[r] and b[r] are the two rows' window rows, base_a
+// and base_b the global linear indices of a[0][0] and b[0][0]; lanes 0-7 hold row a's cells,
+// lanes 8-15 row b's, with the same comparisons in the same order, so every cell and its argmax
+// keep their bits.
+inline void maxPoolForwardRowPairK2S2(const float* const* a, const float* const* b,
+                                      const std::int32_t* off, std::int32_t base_a,
+                                      std::int32_t base_b, index_t cells, float* y_a, float* y_b,
+                                      index_t* argmax_a, index_t* argmax_b) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __mmask16 in = __mmask16((1u << (2 * cells)) - 1u);
+  const __mmask8 outs = __mmask8((1u << cells) - 1u);
+  __m512 acc = _mm512_setzero_ps();
+  __m512i won = _mm512_setzero_si512();
+  for (int r = 0; r < 4; ++r) {
+    const __m512 va = _mm512_maskz_loadu_ps(in, a[r]), vb = _mm512_maskz_loadu_ps(in, b[r]);
+    const __m512 v0 = _mm512_permutex2var_ps(va, even, vb),
+                 v1 = _mm512_permutex2var_ps(va, odd, vb);
+    if (r == 0) {
+      acc = v0;
+    } else {
+      const __mmask16 take =
+          _mm512_cmp_ps_mask(v0, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q);
+      acc = _mm512_mask_mov_ps(acc, take, v0);
+      won = _mm512_mask_mov_epi32(won, take, _mm512_set1_epi32(off[r]));
+    }
+    const __mmask16 take =
+        _mm512_cmp_ps_mask(v1, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q);
+    acc = _mm512_mask_mov_ps(acc, take, v1);
+    won = _mm512_mask_mov_epi32(won, take, _mm512_set1_epi32(off[r] + 1));
+  }
+  // Tap 0 of lane l: base_a + 2 l (l < 8), base_b + 2 (l - 8).
+  const __m512i first = _mm512_add_epi32(
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14),
+      _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(base_a), _mm512_set1_epi32(base_b)));
+  const __m512i index = _mm512_add_epi32(won, first);
+  _mm256_mask_storeu_ps(
+      y_a, outs,
+      _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xf, _mm512_castps_si512(acc), 0)));
+  _mm256_mask_storeu_ps(
+      y_b, outs,
+      _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xf, _mm512_castps_si512(acc), 1)));
+  _mm512_mask_storeu_epi64(
+      argmax_a, outs,
+      _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xf, index, 0)));
+  _mm512_mask_storeu_epi64(
+      argmax_b, outs,
+      _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xf, index, 1)));
+}
+
 // The lanes of a 16-cell step starting at o whose cell lies in [lo, hi).
 inline __mmask16 laneRange(index_t o, index_t lo, index_t hi) {
   const index_t a = std::clamp<index_t>(lo - o, 0, 16), b = std::clamp<index_t>(hi - o, 0, 16);

@@ -368,17 +368,45 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       const std::int32_t off[4] = {0, std::int32_t(W), std::int32_t(H * W),
                                    std::int32_t(H * W + W)};
       const index_t first = 2 * ia;
+      const auto inside = [&](index_t oh) {
+        return oh < h1 && taps.at(1, oh, 1) == 0 && taps.at(1, oh, 2) == 2;
+      };
+      const auto windowRows = [&](index_t oh, const float** rows) {
+        const index_t fh = taps.at(1, oh, 0);
+        rows[0] = &x(n, c, fd + xs[0], fh + xs[1], 0) + xs[2] + first;
+        rows[1] = &x(n, c, fd + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
+        rows[2] = &x(n, c, fd + 1 + xs[0], fh + xs[1], 0) + xs[2] + first;
+        rows[3] = &x(n, c, fd + 1 + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
+      };
+      const auto edges = [&](index_t oh) {
+        if (w0 < ia) cellRow(n, c, od, oh, w0, ia);
+        if (ib < w1) cellRow(n, c, od, oh, ib, w1);
+      };
       for (index_t oh = h0; oh < h1; ++oh) {
-        const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
-        if (kh0 != 0 || kh1 != 2) {
+        const index_t fh = taps.at(1, oh, 0);
+        if (!inside(oh)) {
           hostRow(n, c, od, oh, w0, w1);
           continue;
         }
-        const float* row0 = &x(n, c, fd + xs[0], fh + xs[1], 0) + xs[2] + first;
-        const float* row1 = &x(n, c, fd + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
-        const float* row2 = &x(n, c, fd + 1 + xs[0], fh + xs[1], 0) + xs[2] + first;
-        const float* row3 = &x(n, c, fd + 1 + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
-        const float* rows[4] = {row0, row1, row2, row3};
+        const float* rows[4];
+        windowRows(oh, rows);
+        // Rows of at most 8 outputs (16^3 inputs) two at a time, one per half register.
+        if (ib - ia <= 8 && inside(oh + 1)) {
+          const float* next[4];
+          windowRows(oh + 1, next);
+          const index_t fh1 = taps.at(1, oh + 1, 0);
+          maxPoolForwardRowPairK2S2(rows, next, off, std::int32_t((fd * H + fh) * W + first),
+                                    std::int32_t((fd * H + fh1) * W + first), ib - ia,
+                                    &y(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + ia,
+                                    &y(n, c, od + ys[0], oh + 1 + ys[1], 0) + ys[2] + ia,
+                                    &argmax(n, c, od + as[0], oh + as[1], 0) + as[2] + ia,
+                                    &argmax(n, c, od + as[0], oh + 1 + as[1], 0) + as[2] + ia);
+          edges(oh);
+          edges(++oh);
+          continue;
+        }
+        const float* row0 = rows[0];
+        const float* row1 = rows[1];
         // The next output row's window rows, requested ahead: without this the row kernel was
         // slower than maxPoolRowInterior on 64^3 volumes (x well beyond L2), with it faster.
         if (oh + 1 < h1)
@@ -390,8 +418,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
         index_t* arow = &argmax(n, c, od + as[0], oh + as[1], 0) + as[2];
         maxPoolForwardRowK2S2(rows, off, std::int32_t((fd * H + fh) * W + first), ib - ia,
                               yrow + ia, arow + ia);
-        cellRow(n, c, od, oh, w0, ia);
-        cellRow(n, c, od, oh, ib, w1);
+        edges(oh);
       }
       return true;
     }

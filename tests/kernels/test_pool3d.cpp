@@ -359,9 +359,9 @@ TEST(Pool3dBlocks, MaxOfNegativeWindowsIgnoresZeroGhostsPastTheVolume) {
   EXPECT_EQ(ha.view()(0, 0, 1, 1, 1), 26);
 }
 
-// Long rows (several chunks of the host rows, interior and end cells) with many ties and
-// infinities: max pooling's first maximum and both kinds' sums against the reference on both
-// paths, and the whole box against its interior and slabs bit for bit on the host path.
+// Long rows (several chunks of the host rows, interior and end cells), and short ones, with many
+// ties and infinities: max pooling's first maximum and both kinds' sums against the reference on
+// both paths, and the whole box against its interior and slabs bit for bit on the host path.
 TEST(Pool3dLongRows, TiesAndInfinitiesFollowTheReference) {
   const Host host;
   const float inf = std::numeric_limits<float>::infinity();
@@ -373,7 +373,11 @@ TEST(Pool3dLongRows, TiesAndInfinitiesFollowTheReference) {
       return levels[k % 5];
     };
   };
+  // k2s2 rows of 8 and 6 outputs: two output rows per register (maxPoolForwardRowPairK2S2), an odd
+  // number of output rows (a row left single).
   for (const Window& s : {Window{"k2s2", {1, 2, 3, 4, 300}, WindowGeometry::cubic(2, 2)},
+                          Window{"k2s2_rows_of_8", {1, 3, 4, 7, 16}, WindowGeometry::cubic(2, 2)},
+                          Window{"k2s2_rows_of_6", {2, 1, 5, 9, 13}, WindowGeometry::cubic(2, 2)},
                           Window{"k3s2p1", {1, 2, 5, 3, 301}, WindowGeometry::cubic(3, 2, 1)},
                           Window{"k3s1p1", {1, 1, 3, 4, 150}, WindowGeometry::cubic(3, 1, 1)},
                           Window{"k2s1", {1, 1, 2, 3, 140}, WindowGeometry::cubic(2, 1)},
