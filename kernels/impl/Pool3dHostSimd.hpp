@@ -199,6 +199,9 @@ inline void avgBackwardRowK3S2P1(const float* const* rows, int nrows, index_t m0
     if (left >= 32 && stream && (reinterpret_cast<std::uintptr_t>(dx + i) & 63) == 0) {
       _mm512_stream_ps(dx + i, lo);
       _mm512_stream_ps(dx + i + 16, hi);
+    } else if (left >= 32) {
+      _mm512_storeu_ps(dx + i, lo);
+      _mm512_storeu_ps(dx + i + 16, hi);
     } else {
       _mm512_mask_storeu_ps(dx + i, laneRange(0, 0, left), lo);
       _mm512_mask_storeu_ps(dx + i + 16, laneRange(16, 0, left), hi);
