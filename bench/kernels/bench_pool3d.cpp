@@ -86,7 +86,39 @@ void pool3d(benchmark::State& state, const Config& cfg) {
       100.0 * bytes * double(state.iterations()) / std::max(seconds, 1e-30) / stream;
 }
 
+// The floor of a host call, to read the small rows against: an empty Kokkos parallel_for over as
+// many work items as C32_D4's average forward has planes (64), fenced like the rows; and a whole
+// average forward call on the smallest volume (one channel of 2^3, one output cell).
+void emptyParallelFor(benchmark::State& state) {
+  const Exec exec;
+  const index_t items = state.range(0);
+  const double seconds = timeFenced(state, exec, [&] {
+    Kokkos::parallel_for("bench_empty",
+                         Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(exec, 0, items),
+                         KOKKOS_LAMBDA(const index_t){});
+  });
+  state.counters["ns_per_call"] = 1e9 * seconds / double(state.iterations());
+}
+
+void smallestCall(benchmark::State& state) {
+  const Exec exec;
+  const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
+  HaloTensor<float, Memory> x("x", sampleBlock(1, {2, 2, 2}));
+  HaloTensor<float, Memory> y("y", sampleBlock(1, g.outputExtents({2, 2, 2})));
+  Kokkos::deep_copy(x.view(), 1.0f);
+  const double seconds =
+      timeFenced(state, exec, [&] { kernels::avgPool3dForward(exec, x, g, y, y.block().owned()); });
+  state.counters["ns_per_call"] = 1e9 * seconds / double(state.iterations());
+}
+
 void registerAll() {
+  benchmark::RegisterBenchmark("pool3d_floor/empty_parallel_for", emptyParallelFor)
+      ->Arg(64)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("pool3d_floor/avgpool3d_fwd_C1_D2", smallestCall)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
   struct Shape {
     index_t c, d;
     const char* window;

@@ -22,9 +22,11 @@
 // execution spaces instantiate.
 
 #include <algorithm>
+#include <type_traits>
 
 #include "halo3d/core/Types.hpp"
 #include "halo3d/kernels/impl/Pool3dHostRows.hpp"
+#include "halo3d/kernels/impl/Pool3dHostSimd.hpp"
 
 namespace halo3d::kernels::impl {
 
@@ -134,6 +136,32 @@ void avgBackwardPlaneK3S2P1(const Body& b, index_t n, index_t c, index_t id, ind
         dxrow[iw] = T(0);
       continue;
     }
+#if HALO3D_POOL3D_AVX512
+    if constexpr (std::is_same_v<T, float>) {
+      constexpr index_t kMaxRows = 16;
+      if ((od1 - od0) * (oh1 - oh0) <= kMaxRows) {
+        const float* rows[kMaxRows];
+        int nrows = 0;
+        for (index_t od = od0; od < od1; ++od)
+          for (index_t oh = oh0; oh < oh1; ++oh)
+            rows[nrows++] = &b.dy(n, c, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
+        index_t iw = w0;
+        if (iw & 1) {  // an odd first cell: outputs iw / 2 and iw / 2 + 1
+          Acc r0 = Acc(0), r1 = Acc(0);
+          const index_t o = iw / 2;
+          for (int k = 0; k < nrows; ++k) {
+            if (o >= dyw0 && o < dyw1) r0 += rows[k][o];
+            if (o + 1 >= dyw0 && o + 1 < dyw1) r1 += rows[k][o + 1];
+          }
+          dxrow[iw] = (r0 + r1) * sc;
+          ++iw;
+        }
+        if (iw < w1)
+          avgBackwardRowK3S2P1(rows, nrows, iw / 2, dyw0, dyw1, w1 - iw, sc, dxrow + iw, b.stream);
+        continue;
+      }
+    }
+#endif
     for (index_t c0 = w0; c0 < w1; c0 += kCells) {
       const index_t c1 = std::min(w1, c0 + kCells);
       // Outputs [ra, ra + len) cover the cells [c0, c1); those outside dy_box are zero.
@@ -164,6 +192,9 @@ void avgBackwardPlaneK3S2P1(const Body& b, index_t n, index_t c, index_t id, ind
       if (iw < c1) dxrow[iw] = T(r[iw / 2 - ra] * sc);
     }
   }
+#if HALO3D_POOL3D_AVX512
+  if (b.stream) _mm_sfence();  // the streamed dx lines, visible before the kernel returns
+#endif
 }
 
 }  // namespace halo3d::kernels::impl

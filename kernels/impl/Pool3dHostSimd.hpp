@@ -12,6 +12,7 @@
 // HALO3D_POOL3D_AVX512 says whether the rows exist: only where the compiler targets AVX-512 (F and
 // VL), never in device compilation; elsewhere the dense rows run their scalar loop.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "halo3d/core/Types.hpp"
@@ -103,6 +104,109 @@ inline void maxPoolForwardRowK2S2(const float* const* rows, const std::int32_t* 
     _mm512_mask_storeu_epi64(
         argmax + i + 8, __mmask8(outs >> 8),
         _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xf, index, 1)));
+  }
+}
+
+// maxPoolForwardRowK2S2 for two output rows of at most 8 cells each in one register (16^3 inputs
+// have rows of 8 outputs, half a register): a[r] and b[r] are the two rows' window rows, base_a
+// and base_b the global linear indices of a[0][0] and b[0][0]; lanes 0-7 hold row a's cells,
+// lanes 8-15 row b's, with the same comparisons in the same order, so every cell and its argmax
+// keep their bits.
+inline void maxPoolForwardRowPairK2S2(const float* const* a, const float* const* b,
+                                      const std::int32_t* off, std::int32_t base_a,
+                                      std::int32_t base_b, index_t cells, float* y_a, float* y_b,
+                                      index_t* argmax_a, index_t* argmax_b) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  const __mmask16 in = __mmask16((1u << (2 * cells)) - 1u);
+  const __mmask8 outs = __mmask8((1u << cells) - 1u);
+  __m512 acc = _mm512_setzero_ps();
+  __m512i won = _mm512_setzero_si512();
+  for (int r = 0; r < 4; ++r) {
+    const __m512 va = _mm512_maskz_loadu_ps(in, a[r]), vb = _mm512_maskz_loadu_ps(in, b[r]);
+    const __m512 v0 = _mm512_permutex2var_ps(va, even, vb),
+                 v1 = _mm512_permutex2var_ps(va, odd, vb);
+    if (r == 0) {
+      acc = v0;
+    } else {
+      const __mmask16 take =
+          _mm512_cmp_ps_mask(v0, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v0, v0, _CMP_UNORD_Q);
+      acc = _mm512_mask_mov_ps(acc, take, v0);
+      won = _mm512_mask_mov_epi32(won, take, _mm512_set1_epi32(off[r]));
+    }
+    const __mmask16 take =
+        _mm512_cmp_ps_mask(v1, acc, _CMP_GT_OQ) | _mm512_cmp_ps_mask(v1, v1, _CMP_UNORD_Q);
+    acc = _mm512_mask_mov_ps(acc, take, v1);
+    won = _mm512_mask_mov_epi32(won, take, _mm512_set1_epi32(off[r] + 1));
+  }
+  // Tap 0 of lane l: base_a + 2 l (l < 8), base_b + 2 (l - 8).
+  const __m512i first = _mm512_add_epi32(
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 2, 4, 6, 8, 10, 12, 14),
+      _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32(base_a), _mm512_set1_epi32(base_b)));
+  const __m512i index = _mm512_add_epi32(won, first);
+  _mm256_mask_storeu_ps(
+      y_a, outs,
+      _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xf, _mm512_castps_si512(acc), 0)));
+  _mm256_mask_storeu_ps(
+      y_b, outs,
+      _mm256_castsi256_ps(_mm512_maskz_extracti64x4_epi64(0xf, _mm512_castps_si512(acc), 1)));
+  _mm512_mask_storeu_epi64(
+      argmax_a, outs,
+      _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xf, index, 0)));
+  _mm512_mask_storeu_epi64(
+      argmax_b, outs,
+      _mm512_maskz_cvtepi32_epi64(0xff, _mm512_maskz_extracti64x4_epi64(0xf, index, 1)));
+}
+
+// The lanes of a 16-cell step starting at o whose cell lies in [lo, hi).
+inline __mmask16 laneRange(index_t o, index_t lo, index_t hi) {
+  const index_t a = std::clamp<index_t>(lo - o, 0, 16), b = std::clamp<index_t>(hi - o, 0, 16);
+  return b > a ? __mmask16(((1u << b) - 1u) & ~((1u << a) - 1u)) : __mmask16(0);
+}
+
+// Average pooling backward with window 3, stride 2 and padding 1 along W over `cells` input cells
+// of a row starting at the even cell 2 m0: dx(2 m) = R(m) sc, dx(2 m + 1) = (R(m) + R(m + 1)) sc,
+// where R(o) = ((+0 + rows[0][o]) + rows[1][o]) + ... over the `nrows` covering dy rows (indexed by
+// global output o) for o in [va, vb), and 0 elsewhere: the terms and order of
+// avgBackwardPlaneK3S2P1's scalar loop, so every cell keeps its bits. 16 outputs (32 cells) per
+// step, R(m + 1) taken from the next step's sums (valignd) and the even and odd cells interleaved
+// with vpermt2ps. `stream`: full, 64-byte aligned steps store around the caches (for dx far larger
+// than the caches: it saves the read of every dx line before it is written); the caller fences.
+inline void avgBackwardRowK3S2P1(const float* const* rows, int nrows, index_t m0, index_t va,
+                                 index_t vb, index_t cells, float sc, float* dx, bool stream) {
+  const __m512i even = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(8));
+  const __m512 scale = _mm512_set1_ps(sc);
+  const auto sums = [&](index_t o) {
+    const __mmask16 in = laneRange(o, va, vb);
+    __m512 r = _mm512_setzero_ps();
+    if (in)
+      for (int k = 0; k < nrows; ++k)
+        r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(in, rows[k] + o));
+    return r;
+  };
+  __m512 cur = sums(m0);
+  for (index_t i = 0; i < cells; i += 32) {
+    const index_t m = m0 + i / 2;
+    const __m512 next = sums(m + 16);
+    // The zero-masked form (all lanes set), as above.
+    const __m512 shifted = _mm512_castsi512_ps(
+        _mm512_maskz_alignr_epi32(0xffff, _mm512_castps_si512(next), _mm512_castps_si512(cur), 1));
+    const __m512 e = _mm512_mul_ps(cur, scale);
+    const __m512 o = _mm512_mul_ps(_mm512_add_ps(cur, shifted), scale);
+    const __m512 lo = _mm512_permutex2var_ps(e, even, o), hi = _mm512_permutex2var_ps(e, odd, o);
+    const index_t left = cells - i;
+    if (left >= 32 && stream && (reinterpret_cast<std::uintptr_t>(dx + i) & 63) == 0) {
+      _mm512_stream_ps(dx + i, lo);
+      _mm512_stream_ps(dx + i + 16, hi);
+    } else if (left >= 32) {
+      _mm512_storeu_ps(dx + i, lo);
+      _mm512_storeu_ps(dx + i + 16, hi);
+    } else {
+      _mm512_mask_storeu_ps(dx + i, laneRange(0, 0, left), lo);
+      _mm512_mask_storeu_ps(dx + i + 16, laneRange(16, 0, left), hi);
+    }
+    cur = next;
   }
 }
 

@@ -65,16 +65,40 @@ inline Kokkos::Array<PoolAxis, 3> poolAxes(const WindowGeometry& g, const Extent
   return axes;
 }
 
+// The dx size (bytes of the call) from which the average backward's dense rows store around the
+// caches (avgBackwardRowK3S2P1), which saves the read of each dx line before its write. Off by
+// default: on the shared machine of 2026-12-02 streaming at 4 MiB and more measured 0.7-1.5x of
+// the cached stores, no consistent gain (docs/PERFORMANCE.md, issue 12 item 3, fifth round). A
+// variable so that tests take the streaming path and a quiet measurement can switch it on.
+inline double& poolStreamMinBytes() {
+  static double bytes = std::numeric_limits<double>::infinity();
+  return bytes;
+}
+
+// Host calls that touch at most this many input cells (x or dx) run their planes on the calling
+// thread: a Kokkos parallel_for costs about as much as the whole work of a 4^3 channel set
+// (bench_pool3d's pool3d_floor rows), and host kernels are complete on return either way.
+inline constexpr index_t kPoolSerialCells = 16384;
+
 // Calls body(n, c, d, h, w) for every local sample n < N, channel c < C and global cell of `box`;
-// in the host code, body.hostPlane(n, c, d, h0, h1, w0, w1) for every plane of cells instead.
+// in the host code, body.hostPlane(n, c, d, h0, h1, w0, w1) for every plane of cells instead,
+// without a parallel_for when the call touches at most kPoolSerialCells input cells
+// (`input_cells`).
 template <class ExecSpace, class Body>
 void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_t C, const Box& box,
-                     const Body& body, KernelPath path) {
+                     const Body& body, KernelPath path, index_t input_cells) {
   if (box.empty() || N == 0) return;
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   const index_t ed = box.extent(0), eh = box.extent(1), ew = box.extent(2);
   const index_t d0 = box.min(0), h0 = box.min(1), w0 = box.min(2), w1 = box.max(2);
   if constexpr (kRunsOnHost<ExecSpace>) {
+    if (path == KernelPath::Fastest && input_cells <= kPoolSerialCells) {
+      for (index_t n = 0; n < N; ++n)
+        for (index_t c = 0; c < C; ++c)
+          for (index_t d = d0; d < d0 + ed; ++d)
+            body.hostPlane(n, c, d, h0, h0 + eh, w0, w1);
+      return;
+    }
     if (path == KernelPath::Fastest) {
       // One work item per (sample, channel, d) plane: the index decoding (divisions) once per
       // plane, not per row, which matters for short rows.
@@ -344,17 +368,45 @@ struct PoolForwardBody : PoolBodyCommon<T> {
       const std::int32_t off[4] = {0, std::int32_t(W), std::int32_t(H * W),
                                    std::int32_t(H * W + W)};
       const index_t first = 2 * ia;
+      const auto inside = [&](index_t oh) {
+        return oh < h1 && taps.at(1, oh, 1) == 0 && taps.at(1, oh, 2) == 2;
+      };
+      const auto windowRows = [&](index_t oh, const float** rows) {
+        const index_t fh = taps.at(1, oh, 0);
+        rows[0] = &x(n, c, fd + xs[0], fh + xs[1], 0) + xs[2] + first;
+        rows[1] = &x(n, c, fd + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
+        rows[2] = &x(n, c, fd + 1 + xs[0], fh + xs[1], 0) + xs[2] + first;
+        rows[3] = &x(n, c, fd + 1 + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
+      };
+      const auto edges = [&](index_t oh) {
+        if (w0 < ia) cellRow(n, c, od, oh, w0, ia);
+        if (ib < w1) cellRow(n, c, od, oh, ib, w1);
+      };
       for (index_t oh = h0; oh < h1; ++oh) {
-        const index_t fh = taps.at(1, oh, 0), kh0 = taps.at(1, oh, 1), kh1 = taps.at(1, oh, 2);
-        if (kh0 != 0 || kh1 != 2) {
+        const index_t fh = taps.at(1, oh, 0);
+        if (!inside(oh)) {
           hostRow(n, c, od, oh, w0, w1);
           continue;
         }
-        const float* row0 = &x(n, c, fd + xs[0], fh + xs[1], 0) + xs[2] + first;
-        const float* row1 = &x(n, c, fd + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
-        const float* row2 = &x(n, c, fd + 1 + xs[0], fh + xs[1], 0) + xs[2] + first;
-        const float* row3 = &x(n, c, fd + 1 + xs[0], fh + 1 + xs[1], 0) + xs[2] + first;
-        const float* rows[4] = {row0, row1, row2, row3};
+        const float* rows[4];
+        windowRows(oh, rows);
+        // Rows of at most 8 outputs (16^3 inputs) two at a time, one per half register.
+        if (ib - ia <= 8 && inside(oh + 1)) {
+          const float* next[4];
+          windowRows(oh + 1, next);
+          const index_t fh1 = taps.at(1, oh + 1, 0);
+          maxPoolForwardRowPairK2S2(rows, next, off, std::int32_t((fd * H + fh) * W + first),
+                                    std::int32_t((fd * H + fh1) * W + first), ib - ia,
+                                    &y(n, c, od + ys[0], oh + ys[1], 0) + ys[2] + ia,
+                                    &y(n, c, od + ys[0], oh + 1 + ys[1], 0) + ys[2] + ia,
+                                    &argmax(n, c, od + as[0], oh + as[1], 0) + as[2] + ia,
+                                    &argmax(n, c, od + as[0], oh + 1 + as[1], 0) + as[2] + ia);
+          edges(oh);
+          edges(++oh);
+          continue;
+        }
+        const float* row0 = rows[0];
+        const float* row1 = rows[1];
         // The next output row's window rows, requested ahead: without this the row kernel was
         // slower than maxPoolRowInterior on 64^3 volumes (x well beyond L2), with it faster.
         if (oh + 1 < h1)
@@ -366,8 +418,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
         index_t* arow = &argmax(n, c, od + as[0], oh + as[1], 0) + as[2];
         maxPoolForwardRowK2S2(rows, off, std::int32_t((fd * H + fh) * W + first), ib - ia,
                               yrow + ia, arow + ia);
-        cellRow(n, c, od, oh, w0, ia);
-        cellRow(n, c, od, oh, ib, w1);
+        edges(oh);
       }
       return true;
     }
@@ -524,6 +575,7 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   bool dilated;                     // some dilation > 1: average pooling tests for window gaps
   bool planes = false;              // average: avgBackwardPlaneK3S2P1; max: denseMaxRow
   index_t dyw0 = 0, dyw1 = 0;       // dy_box along W
+  bool stream = false;              // dx stored around the caches (avgBackwardPlaneK3S2P1)
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
@@ -817,8 +869,12 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                  g.padding == std::array<int, 3>{0, 0, 0} &&
                  g.dilation == std::array<int, 3>{1, 1, 1} && body.index32
            : g.dilation == std::array<int, 3>{1, 1, 1} && g.kernel[0] <= 3 && g.kernel[1] <= 3;
+  // The input cells read: about the window's span over the stride per output cell and axis.
+  index_t input_cells = y.block().localSamples() * y.block().channels();
+  for (int a = 0; a < 3; ++a)
+    input_cells *= std::max<index_t>(out_box.extent(a) * g.stride[a], index_t(g.kernel[a]));
   forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
-                  y.block().localSamples(), y.block().channels(), out_box, body, path);
+                  y.block().localSamples(), y.block().channels(), out_box, body, path, input_cells);
 }
 
 template <bool kMax, class ExecSpace, class T, class MemorySpace>
@@ -849,8 +905,13 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                      : !body.dilated && g.kernel[2] == 3 && g.stride[2] == 2 && g.padding[2] == 1;
   body.dyw0 = dy_box.min(2);
   body.dyw1 = dy_box.max(2);
+  body.stream = kRunsOnHost<ExecSpace> && double(dx.block().localSamples()) *
+                                                  double(dx.block().channels()) *
+                                                  double(dx_box.size()) * sizeof(T) >=
+                                              poolStreamMinBytes();
   forEachPoolCell(kMax ? "halo3d::maxPool3dBackward" : "halo3d::avgPool3dBackward", exec,
-                  dx.block().localSamples(), dx.block().channels(), dx_box, body, path);
+                  dx.block().localSamples(), dx.block().channels(), dx_box, body, path,
+                  dx.block().localSamples() * dx.block().channels() * dx_box.size());
 }
 
 }  // namespace halo3d::kernels::impl

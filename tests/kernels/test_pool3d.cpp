@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cfenv>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -17,6 +18,7 @@
 #include "KernelTestSupport.hpp"
 #include "halo3d/core/GridShape.hpp"
 #include "halo3d/kernels/Pool3d.hpp"
+#include "halo3d/kernels/impl/Pool3dImpl.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
 #include "halo3d/kernels/reference/Pool3d.hpp"
 
@@ -357,9 +359,9 @@ TEST(Pool3dBlocks, MaxOfNegativeWindowsIgnoresZeroGhostsPastTheVolume) {
   EXPECT_EQ(ha.view()(0, 0, 1, 1, 1), 26);
 }
 
-// Long rows (several chunks of the host rows, interior and end cells) with many ties and
-// infinities: max pooling's first maximum and both kinds' sums against the reference on both
-// paths, and the whole box against its interior and slabs bit for bit on the host path.
+// Long rows (several chunks of the host rows, interior and end cells), and short ones, with many
+// ties and infinities: max pooling's first maximum and both kinds' sums against the reference on
+// both paths, and the whole box against its interior and slabs bit for bit on the host path.
 TEST(Pool3dLongRows, TiesAndInfinitiesFollowTheReference) {
   const Host host;
   const float inf = std::numeric_limits<float>::infinity();
@@ -371,7 +373,11 @@ TEST(Pool3dLongRows, TiesAndInfinitiesFollowTheReference) {
       return levels[k % 5];
     };
   };
+  // k2s2 rows of 8 and 6 outputs: two output rows per register (maxPoolForwardRowPairK2S2), an odd
+  // number of output rows (a row left single).
   for (const Window& s : {Window{"k2s2", {1, 2, 3, 4, 300}, WindowGeometry::cubic(2, 2)},
+                          Window{"k2s2_rows_of_8", {1, 3, 4, 7, 16}, WindowGeometry::cubic(2, 2)},
+                          Window{"k2s2_rows_of_6", {2, 1, 5, 9, 13}, WindowGeometry::cubic(2, 2)},
                           Window{"k3s2p1", {1, 2, 5, 3, 301}, WindowGeometry::cubic(3, 2, 1)},
                           Window{"k3s1p1", {1, 1, 3, 4, 150}, WindowGeometry::cubic(3, 1, 1)},
                           Window{"k2s1", {1, 1, 2, 3, 140}, WindowGeometry::cubic(2, 1)},
@@ -422,6 +428,69 @@ TEST(Pool3dLongRows, TiesAndInfinitiesFollowTheReference) {
         EXPECT_TRUE(testing::identical(hostCopy(dx_parts), hostCopy(dx)));
       }
   }
+}
+
+// Average backward k3s2p1 on the host path (the dense rows, AVX-512 where built): every dx cell
+// bit for bit the documented order, R(o) = ((+0 + dy(od0, oh0, o)) + dy(od0, oh0 + 1, o)) + ...
+// over the covering (od, oh) of dy_box, dx(2m) = R(m) / 27 and dx(2m + 1) = (R(m) + R(m + 1)) / 27
+// with R = 0 outside dy_box, on long rows with ghosts, a dy_box cut on every side, dx boxes with
+// odd and even starts along W, with dx stored through the caches and around them (streaming).
+TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
+  const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
+  const Window s{"k3s2p1", {2, 2, 5, 6, 77}, g};
+  HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+  fillGlobal(dy, randomValues(3));
+  const Box dy_owned = dy.block().owned();
+  const Box dy_box({dy_owned.min(0), 1, 2}, {dy_owned.max(0) - 1, dy_owned.max(1), 36});
+  const float sc = 1.0f / 27.0f;
+  const auto hdy = hostCopy(dy);
+  const auto dyAt = [&](index_t n, index_t c, index_t od, index_t oh, index_t ow) {
+    const Extents3 l = hdy.toLocal({od, oh, ow});
+    return hdy.view()(n, c, l[0], l[1], l[2]);
+  };
+  // The covering outputs of input cell i along one axis, clipped to [lo, hi).
+  const auto covering = [](index_t i, index_t lo, index_t hi) {
+    return std::pair<index_t, index_t>{std::max(i / 2, lo), std::min((i + 1) / 2 + 1, hi)};
+  };
+  const double saved = impl::poolStreamMinBytes();
+  for (double stream_min : {1e30, 0.0})
+    for (const Box& dx_box :
+         {Box({0, 0, 0}, {5, 6, 77}), Box({1, 1, 3}, {4, 5, 70}), Box({0, 2, 10}, {5, 3, 43})}) {
+      SCOPED_TRACE(std::string(stream_min > 0 ? "cached" : "streamed") + " box " +
+                   std::to_string(dx_box.min(2)));
+      impl::poolStreamMinBytes() = stream_min;
+      HaloTensor<float, Memory> dx("dx", TensorBlock::whole(s.x_shape, kHaloX));
+      avgPool3dBackward(Exec(), dy, g, dx, dx_box, dy_box, KernelPath::Fastest);
+      Exec().fence();
+      const auto hdx = hostCopy(dx);
+      int differ = 0;
+      for (index_t n = 0; n < 2; ++n)
+        for (index_t c = 0; c < 2; ++c)
+          for (index_t id = dx_box.min(0); id < dx_box.max(0); ++id)
+            for (index_t ih = dx_box.min(1); ih < dx_box.max(1); ++ih) {
+              const auto [od0, od1] = covering(id, dy_box.min(0), dy_box.max(0));
+              const auto [oh0, oh1] = covering(ih, dy_box.min(1), dy_box.max(1));
+              const auto R = [&](index_t o) {
+                float r = 0.0f;
+                if (o < dy_box.min(2) || o >= dy_box.max(2)) return r;
+                for (index_t od = od0; od < od1; ++od)
+                  for (index_t oh = oh0; oh < oh1; ++oh)
+                    r += dyAt(n, c, od, oh, o);
+                return r;
+              };
+              for (index_t iw = dx_box.min(2); iw < dx_box.max(2); ++iw) {
+                const index_t m = iw / 2;
+                const float expected = (iw & 1) ? (R(m) + R(m + 1)) * sc : R(m) * sc;
+                const Extents3 l = hdx.toLocal({id, ih, iw});
+                const float got = hdx.view()(n, c, l[0], l[1], l[2]);
+                if (std::memcmp(&got, &expected, sizeof(float)) != 0 && differ++ < 5)
+                  ADD_FAILURE() << "dx(" << n << ", " << c << ", " << id << ", " << ih << ", " << iw
+                                << ") = " << got << ", expected " << expected;
+              }
+            }
+      EXPECT_EQ(differ, 0);
+    }
+  impl::poolStreamMinBytes() = saved;
 }
 
 // NaN takes over a max (PyTorch's rule; the reference does not model NaN): both paths agree on
