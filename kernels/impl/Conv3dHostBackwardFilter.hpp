@@ -14,6 +14,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
+#include "halo3d/kernels/impl/Conv3dHostFilterLanes.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
@@ -201,13 +203,14 @@ struct FilterPositions {
   }
 };
 
-// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
+// The W-vector engine above, for double and for the float geometries that the output-channel
+// lanes engine (Conv3dHostFilterLanes.hpp) does not take.
 template <class ExecSpace, class T>
-void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                              const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
-                              const Conv3dWeightsGradOn<T, ExecSpace>& dw,
-                              const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
-                              bool accumulate) {
+void conv3dBackwardFilterWVectors(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                                  const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                                  const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                                  const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                                  bool accumulate) {
   using S = Simd<T>;
   using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   constexpr int V = S::lanes;
@@ -314,6 +317,21 @@ void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>&
                            sum += partial(r, e);
                          store(e < weights ? dw_p + e : db_p + (e - weights), sum);
                        });
+}
+
+// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
+template <class ExecSpace, class T>
+void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                              const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                              const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                              const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                              bool accumulate) {
+  if constexpr (std::is_same<T, float>::value) {
+    static const bool tmp_old = std::getenv("TMP_OLD") != nullptr;
+    if (!tmp_old && hostFilterLanesApplies(g))
+      return conv3dBackwardFilterLanes(exec, x, dy, g, dw, db, out_box, accumulate);
+  }
+  conv3dBackwardFilterWVectors(exec, x, dy, g, dw, db, out_box, accumulate);
 }
 
 #endif

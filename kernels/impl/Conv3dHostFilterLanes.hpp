@@ -1,0 +1,370 @@
+#pragma once
+// Host SIMD backward-filter conv3d, fp32, with OUTPUT CHANNELS in the lanes: dw(o, i, t) = sum over
+// output cells c of dy(o, c) x(i, c @ t), accumulated as vectors of 16 output channels, one cell at
+// a time. Per cell a register tile loads OBV vectors of dy (16 OBV output channels) and broadcasts
+// 3 R input values (R (input channel, kd, kh) rows, 3 W taps each), OBV * 3 R FMAs. Against the
+// W-vector engine (Conv3dHostBackwardFilter.hpp) it needs no horizontal lane sums, never loads a
+// vector across a cache line (the x reads are scalar broadcasts), and a tile's taps along W are
+// compile-time displacements of one offset.
+//
+// dy arrives as NCDHW; each chunk of cells is first gathered into a cell-major copy (16 output
+// channels per vector, zero lanes past the last channel), so the gathers are paid once per chunk
+// and (output-channel group), not per tile. Sums are double, per chunk and tile, in a fixed order:
+// the result does not depend on thread timing.
+//
+// Applies to W kernels of 3 with W dilation 1 (any stride) and dy channel strides the 32-bit
+// gather indices can reach; the W-vector engine takes the rest.
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/impl/Conv3dChecks.hpp"
+#include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
+#include "halo3d/kernels/impl/Conv3dIndexing.hpp"
+#include "halo3d/kernels/impl/Conv3dSimd.hpp"
+
+namespace halo3d::kernels::impl {
+
+#if HALO3D_CONV3D_AVX512
+
+// Cells per chunk: a 4-vector block's dy copy of the chunk is 64 KiB, streamed from L2 by every
+// tile; fewer cells would spend more of the tile in its double-precision flush.
+inline constexpr int kLanesChunk = 256;
+inline constexpr int kLanesTaps = 3;
+
+inline bool hostFilterLanesApplies(const WindowGeometry& g) {
+  return g.kernel[2] == kLanesTaps && g.dilation[2] == 1;
+}
+
+// dst[k * ld + o] = src[o * stride + k] for k < cells, o < 16: zero where o >= channels. A 16 x 16
+// transpose in registers: unpacks of pairs and quads, then two rounds of 128-bit block shuffles.
+inline void transposeCells(const float* src, index_t stride, int channels, int cells, float* dst,
+                           index_t ld) {
+  const __mmask16 m = laneRange<float>(0, cells);
+  __m512 r[16], t[16];
+  for (int o = 0; o < 16; ++o)
+    r[o] = o < channels ? _mm512_maskz_loadu_ps(m, src + o * stride) : _mm512_setzero_ps();
+  for (int o = 0; o < 16; o += 2) {
+    t[o] = _mm512_maskz_unpacklo_ps(0xffff, r[o], r[o + 1]);
+    t[o + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[o], r[o + 1]);
+  }
+  auto lo = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  auto hi = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  for (int o = 0; o < 16; o += 4) {
+    r[o] = lo(t[o], t[o + 2]);
+    r[o + 1] = hi(t[o], t[o + 2]);
+    r[o + 2] = lo(t[o + 1], t[o + 3]);
+    r[o + 3] = hi(t[o + 1], t[o + 3]);
+  }
+  // Block B of r[4 q + j] now holds rows 4 q .. 4 q + 3 at column 4 B + j, and column 4 B + j of
+  // the result is block B of r[j], r[4 + j], r[8 + j], r[12 + j]: gather those blocks in two
+  // rounds of block shuffles (0x88 picks blocks 0 and 2 of each operand, 0xdd blocks 1 and 3).
+  for (int j = 0; j < 4; ++j) {
+    t[j] = _mm512_maskz_shuffle_f32x4(0xffff, r[j], r[4 + j], 0x88);
+    t[8 + j] = _mm512_maskz_shuffle_f32x4(0xffff, r[j], r[4 + j], 0xdd);
+    t[4 + j] = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + j], r[12 + j], 0x88);
+    t[12 + j] = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + j], r[12 + j], 0xdd);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm512_maskz_shuffle_f32x4(0xffff, t[j], t[4 + j], 0x88);
+    r[8 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[j], t[4 + j], 0xdd);
+    r[4 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[8 + j], t[12 + j], 0x88);
+    r[12 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[8 + j], t[12 + j], 0xdd);
+  }
+  for (int k = 0; k < cells; ++k)
+    _mm512_storeu_ps(dst + k * ld, r[k]);
+}
+
+// One chunk of cells: their x window origins and their dy values, cell-major, `ld` floats a cell.
+struct LanesChunk {
+  const index_t* x_off;
+  const float* dy;
+  index_t ld;
+  int count;
+};
+
+// s[l] += a[l] for the 16 lanes. The zero-masked forms because GCC 12's plain extract and convert
+// start from _mm512_undefined_*, which trips -Wmaybe-uninitialized in its own header.
+inline void addToDoubles(double* s, __m512 a) {
+  const __m512d lo = _mm512_maskz_cvtps_pd(
+      0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(a), 0)));
+  const __m512d hi = _mm512_maskz_cvtps_pd(
+      0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(a), 1)));
+  _mm512_storeu_pd(s, _mm512_add_pd(_mm512_loadu_pd(s), lo));
+  _mm512_storeu_pd(s + 8, _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+}
+
+// Adds to sums[(3 row + kw) * ld + 16 v + lane] (double) the dot products over the chunk's cells
+// of dy vector v of the block and x row `row` (of rows [r0, r0 + nr)) at W tap kw.
+template <int OBV, int R>
+void lanesTile(const float* x, const index_t* row_offset, const LanesChunk& c, index_t r0, int nr,
+               double* sums) {
+  using S = Simd<float>;
+  __m512 acc[OBV][R][kLanesTaps];
+#pragma GCC unroll 8
+  for (int v = 0; v < OBV; ++v)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+      for (int k = 0; k < kLanesTaps; ++k)
+        acc[v][r][k] = S::zero();
+  index_t off[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+    off[r] = row_offset[r0 + std::min(r, nr - 1)];
+  for (int q = 0; q < c.count; ++q) {
+    const float* xp = x + c.x_off[q];
+    const float* dp = c.dy + q * c.ld;
+    __m512 dv[OBV];
+#pragma GCC unroll 8
+    for (int v = 0; v < OBV; ++v)
+      dv[v] = S::load(dp + 16 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+      for (int k = 0; k < kLanesTaps; ++k) {
+        const __m512 xb = S::broadcast(xp[off[r] + k]);
+#pragma GCC unroll 8
+        for (int v = 0; v < OBV; ++v)
+          acc[v][r][k] = S::fma(dv[v], xb, acc[v][r][k]);
+      }
+  }
+  // Compile-time indices (the loop unrolled, the rows past nr skipped), so that the accumulators
+  // stay in registers.
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+    for (int k = 0; k < kLanesTaps; ++k)
+#pragma GCC unroll 8
+      for (int v = 0; v < OBV; ++v)
+        if (r < nr) addToDoubles(sums + ((r0 + r) * kLanesTaps + k) * c.ld + 16 * v, acc[v][r][k]);
+}
+
+// Rows per tile for OBV dy vectors: 3 R OBV accumulators, at most 24 of the 32 registers.
+template <int OBV>
+inline constexpr int kLanesRows = 8 / OBV;
+
+template <int OBV>
+void lanesRows(const float* x, const index_t* row_offset, index_t rows, const LanesChunk& c,
+               double* sums) {
+  constexpr int R = kLanesRows<OBV>;
+  for (index_t r0 = 0; r0 < rows; r0 += R)
+    lanesTile<OBV, R>(x, row_offset, c, r0, int(std::min<index_t>(R, rows - r0)), sums);
+}
+
+// The cells of a box walked in order (sample, d, h, w), w fastest.
+struct LanesCursor {
+  const Conv3dIndexing* ix;
+  const Box* box;
+  index_t n, d, h, w;
+  index_t x_sample, x_plane, x_row, y_sample, y_plane, y_row;
+
+  void seek(index_t q) {
+    const index_t e2 = box->extent(2), e1 = box->extent(1), e0 = box->extent(0);
+    w = box->min(2) + q % e2;
+    const index_t row = q / e2;
+    h = box->min(1) + row % e1;
+    d = box->min(0) + (row / e1) % e0;
+    n = row / (e1 * e0);
+  }
+  index_t xOff() const {
+    return n * x_sample + (ix->inputOf(0, d, 0) + ix->in_shift[0]) * x_plane +
+           (ix->inputOf(1, h, 0) + ix->in_shift[1]) * x_row + ix->inputOf(2, w, 0) +
+           ix->in_shift[2];
+  }
+  index_t dyOff() const {
+    return n * y_sample + (d + ix->out_shift[0]) * y_plane + (h + ix->out_shift[1]) * y_row + w +
+           ix->out_shift[2];
+  }
+  // Moves k cells along the current row, at most to its end.
+  void advance(index_t k) {
+    w += k;
+    if (w < box->max(2)) return;
+    w = box->min(2);
+    if (++h < box->max(1)) return;
+    h = box->min(1);
+    if (++d < box->max(0)) return;
+    d = box->min(0);
+    ++n;
+  }
+};
+
+// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter and
+// hostFilterLanesApplies.
+template <class ExecSpace>
+void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSpace>& x,
+                               const Tensor<float, ExecSpace>& dy, const WindowGeometry& g,
+                               const Conv3dWeightsGradOn<float, ExecSpace>& dw,
+                               const Conv3dBiasGradOn<float, ExecSpace>& db, const Box& out_box,
+                               bool accumulate) {
+  using S = Simd<float>;
+  using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  constexpr int V = S::lanes;
+  const Conv3dIndexing ix = makeIndexing(g, x, dy);
+  const auto& xv = x.view();
+  const auto& dyv = dy.view();
+  const index_t samples = x.block().localSamples();
+  const index_t in_ch = x.block().channels(), out_ch = dy.block().channels();
+  const index_t taps = ix.taps(), pairs = in_ch * taps, weights = out_ch * pairs;
+  const index_t rows = pairs / kLanesTaps;
+  const bool has_bias = db.extent(0) > 0;
+  const index_t cells = out_box.empty() ? 0 : samples * out_box.size();
+
+  const LanesCursor start{&ix,
+                          &out_box,
+                          0,
+                          0,
+                          0,
+                          0,
+                          index_t(xv.stride_0()),
+                          index_t(xv.stride_2()),
+                          index_t(xv.stride_3()),
+                          index_t(dyv.stride_0()),
+                          index_t(dyv.stride_2()),
+                          index_t(dyv.stride_3())};
+  // x offset of each (input channel, kd, kh) row from a cell's window origin; pair (i, tap) is
+  // row * 3 + kw, as in dw's layout.
+  Kokkos::View<index_t*, Kokkos::HostSpace> row_offset(
+      Kokkos::view_alloc("halo3d::conv3d row offsets", Kokkos::WithoutInitializing), rows);
+  for (index_t i = 0; i < in_ch; ++i)
+    for (int kd = 0; kd < g.kernel[0]; ++kd)
+      for (int kh = 0; kh < g.kernel[1]; ++kh)
+        row_offset((i * g.kernel[0] + kd) * g.kernel[1] + kh) =
+            i * index_t(xv.stride_1()) + index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
+            index_t(kh) * g.dilation[1] * index_t(xv.stride_3());
+  const float* x_p = xv.data();
+  const float* dy_p = dyv.data();
+  const index_t dy_channel = index_t(dyv.stride_1());
+  // Blocks of 4, 2 or 1 vectors of 16 output channels; the last vector may be partial.
+  const index_t vectors = (out_ch + V - 1) / V;
+  static const int tmp_obv = std::getenv("TMP_OBV") ? std::atoi(std::getenv("TMP_OBV")) : 4;
+  static const int tmp_chunk =
+      std::getenv("TMP_CHUNK") ? std::atoi(std::getenv("TMP_CHUNK")) : kLanesChunk;
+  const std::vector<ChannelBlock> blocks = channelBlocks(vectors, tmp_obv);
+  float* dw_p = dw.data();
+  float* db_p = has_bias ? db.data() : nullptr;
+  auto store = [=](float* dst, double sum) {
+    *dst = accumulate ? float(double(*dst) + sum) : float(sum);
+  };
+
+  // The work split of the W-vector engine: (cell range, group of blocks) items, one group per
+  // thread when the blocks share out evenly, else one range per thread with partials summed.
+  const index_t nb = index_t(blocks.size());
+  const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
+  const index_t max_ranges = std::max<index_t>(1, (cells + kLanesChunk - 1) / kLanesChunk);
+  const bool by_blocks = nb % threads == 0 || nb >= 4 * threads;
+  const index_t groups = by_blocks ? threads : nb;
+  const index_t ranges = by_blocks ? 1 : std::min<index_t>(threads, max_ranges);
+  const index_t entries = weights + out_ch;
+  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
+      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing),
+      ranges > 1 ? ranges : 0, entries);
+  Kokkos::parallel_for(
+      "halo3d::conv3dBackwardFilter(host lanes)", Range(exec, 0, ranges * groups),
+      [=](index_t item) {
+        (void)row_offset;  // captured: the offsets live as long as the kernel
+        const index_t group = item % groups, range = item / groups;
+        const index_t b_begin = nb * group / groups, b_end = nb * (group + 1) / groups;
+        if (b_begin == b_end) return;
+        const index_t v_begin = blocks[std::size_t(b_begin)].first;
+        const index_t v_end =
+            blocks[std::size_t(b_end - 1)].first + blocks[std::size_t(b_end - 1)].size;
+        const index_t ld = (v_end - v_begin) * V;
+        const index_t o_begin = v_begin * V, o_end = std::min(out_ch, v_end * V);
+        const index_t begin = cells * range / ranges, end = cells * (range + 1) / ranges;
+        // The group's sums, pair-major with `ld` output channels a pair, then its bias sums.
+        std::vector<double> sums(std::size_t((pairs + 1) * ld), 0.0);
+        std::vector<float> dy_cells(std::size_t(tmp_chunk * ld));
+        index_t x_off[1024];
+        LanesCursor cur = start;
+        cur.seek(begin);
+        for (index_t c0 = begin; c0 < end; c0 += tmp_chunk) {
+          const int count = int(std::min<index_t>(tmp_chunk, end - c0));
+          // Runs of up to 16 cells along a W row: their x origins, and their dy transposed 16
+          // output channels at a time.
+          for (int q = 0; q < count;) {
+            const int run = int(std::min<index_t>({V, out_box.max(2) - cur.w, count - q}));
+            const index_t x0 = cur.xOff();
+            for (int k = 0; k < run; ++k)
+              x_off[q + k] = x0 + k * g.stride[2];
+            const float* src = dy_p + o_begin * dy_channel + cur.dyOff();
+            for (index_t v = 0; v < v_end - v_begin; ++v)
+              transposeCells(src + v * V * dy_channel, dy_channel,
+                             int(std::min<index_t>(V, o_end - o_begin - v * V)), run,
+                             dy_cells.data() + q * ld + v * V, ld);
+            cur.advance(run);
+            q += run;
+          }
+          const LanesChunk chunk{x_off, dy_cells.data(), ld, count};
+          for (index_t k = b_begin; k < b_end; ++k) {
+            const ChannelBlock& b = blocks[std::size_t(k)];
+            const LanesChunk block{x_off, dy_cells.data() + (b.first - v_begin) * V, ld, count};
+            double* s = sums.data() + (b.first - v_begin) * V;
+            switch (b.size) {
+              case 4:
+                lanesRows<4>(x_p, row_offset.data(), rows, block, s);
+                break;
+              case 2:
+                lanesRows<2>(x_p, row_offset.data(), rows, block, s);
+                break;
+              default:
+                lanesRows<1>(x_p, row_offset.data(), rows, block, s);
+                break;
+            }
+          }
+          if (has_bias) {
+            // Bias sums per chunk in float, then double, as the weights'.
+            double* s = sums.data() + pairs * ld;
+            for (index_t v = 0; v < v_end - v_begin; ++v) {
+              __m512 a = S::zero();
+              for (int q = 0; q < count; ++q)
+                a = S::add(a, S::load(chunk.dy + q * ld + v * V));
+              alignas(64) float lanes[V];
+              S::store(lanes, a);
+              for (int l = 0; l < V; ++l)
+                s[v * V + l] += double(lanes[l]);
+            }
+          }
+        }
+        for (index_t o = o_begin; o < o_end; ++o)
+          for (index_t j = 0; j < pairs; ++j) {
+            const double sum = sums[std::size_t(j * ld + (o - o_begin))];
+            if (ranges > 1)
+              partial(range, o * pairs + j) = sum;
+            else
+              store(dw_p + o * pairs + j, sum);
+          }
+        if (has_bias)
+          for (index_t o = o_begin; o < o_end; ++o) {
+            const double sum = sums[std::size_t(pairs * ld + (o - o_begin))];
+            if (ranges > 1)
+              partial(range, weights + o) = sum;
+            else
+              store(db_p + o, sum);
+          }
+      });
+  if (ranges == 1) return;
+  Kokkos::parallel_for("halo3d::conv3dBackwardFilter(host lanes sum)",
+                       Range(exec, 0, has_bias ? entries : weights), [=](index_t e) {
+                         double sum = 0;
+                         for (index_t r = 0; r < ranges; ++r)
+                           sum += partial(r, e);
+                         store(e < weights ? dw_p + e : db_p + (e - weights), sum);
+                       });
+}
+
+#endif
+
+}  // namespace halo3d::kernels::impl
