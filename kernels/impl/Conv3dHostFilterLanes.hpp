@@ -93,17 +93,19 @@ struct LanesChunk {
   const float* dy;
   index_t ld;
   int count;
+  bool first;  // the first chunk of the range: the tiles store their sums rather than add them
 };
 
-// s[l] += a[l] for the 16 lanes. The zero-masked forms because GCC 12's plain extract and convert
-// start from _mm512_undefined_*, which trips -Wmaybe-uninitialized in its own header.
-inline void addToDoubles(double* s, __m512 a) {
+// s[l] += a[l] for the 16 lanes (s[l] = a[l] for the first chunk, so that the sums need no
+// clearing). The zero-masked forms because GCC 12's plain extract and convert start from
+// _mm512_undefined_*, which trips -Wmaybe-uninitialized in its own header.
+inline void addToDoubles(double* s, __m512 a, bool first) {
   const __m512d lo = _mm512_maskz_cvtps_pd(
       0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(a), 0)));
   const __m512d hi = _mm512_maskz_cvtps_pd(
       0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(a), 1)));
-  _mm512_storeu_pd(s, _mm512_add_pd(_mm512_loadu_pd(s), lo));
-  _mm512_storeu_pd(s + 8, _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+  _mm512_storeu_pd(s, first ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
+  _mm512_storeu_pd(s + 8, first ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
 }
 
 // Adds to sums[(3 row + kw) * ld + 16 v + lane] (double) the dot products over the chunk's cells
@@ -149,7 +151,8 @@ void lanesTile(const float* x, const index_t* row_offset, const LanesChunk& c, i
     for (int k = 0; k < kLanesTaps; ++k)
 #pragma GCC unroll 8
       for (int v = 0; v < OBV; ++v)
-        if (r < nr) addToDoubles(sums + ((r0 + r) * kLanesTaps + k) * c.ld + 16 * v, acc[v][r][k]);
+        if (r < nr)
+          addToDoubles(sums + ((r0 + r) * kLanesTaps + k) * c.ld + 16 * v, acc[v][r][k], c.first);
 }
 
 // Rows per tile for OBV dy vectors: 3 R OBV accumulators, at most 24 of the 32 registers.
@@ -162,6 +165,15 @@ void lanesRows(const float* x, const index_t* row_offset, index_t rows, const La
   constexpr int R = kLanesRows<OBV>;
   for (index_t r0 = 0; r0 < rows; r0 += R)
     lanesTile<OBV, R>(x, row_offset, c, r0, int(std::min<index_t>(R, rows - r0)), sums);
+}
+
+// This thread's buffer of T, at least n long. Distinct per T: the sums and the dy copy are live
+// together.
+template <class T>
+std::vector<T>& lanesScratch(index_t n) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < std::size_t(n)) buffer.resize(std::size_t(n));
+  return buffer;
 }
 
 // The cells of a box walked in order (sample, d, h, w), w fastest.
@@ -285,8 +297,11 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
         const index_t o_begin = v_begin * V, o_end = std::min(out_ch, v_end * V);
         const index_t begin = cells * range / ranges, end = cells * (range + 1) / ranges;
         // The group's sums, pair-major with `ld` output channels a pair, then its bias sums.
-        std::vector<double> sums(std::size_t((pairs + 1) * ld), 0.0);
-        std::vector<float> dy_cells(std::size_t(tmp_chunk * ld));
+        // Per-thread buffers kept between calls (OpenMP's threads persist): fresh ones of this size
+        // were several percent of a (d)-sized call in page faults and clearing.
+        std::vector<double>& sums = lanesScratch<double>((pairs + 1) * ld);
+        std::vector<float>& dy_cells = lanesScratch<float>(tmp_chunk * ld);
+        if (begin == end) std::fill(sums.begin(), sums.end(), 0.0);
         index_t x_off[1024];
         LanesCursor cur = start;
         cur.seek(begin);
@@ -307,10 +322,12 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             cur.advance(run);
             q += run;
           }
-          const LanesChunk chunk{x_off, dy_cells.data(), ld, count};
+          const bool first = c0 == begin;
+          const LanesChunk chunk{x_off, dy_cells.data(), ld, count, first};
           for (index_t k = b_begin; k < b_end; ++k) {
             const ChannelBlock& b = blocks[std::size_t(k)];
-            const LanesChunk block{x_off, dy_cells.data() + (b.first - v_begin) * V, ld, count};
+            const LanesChunk block{x_off, dy_cells.data() + (b.first - v_begin) * V, ld, count,
+                                   first};
             double* s = sums.data() + (b.first - v_begin) * V;
             switch (b.size) {
               case 4:
@@ -334,7 +351,7 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
               alignas(64) float lanes[V];
               S::store(lanes, a);
               for (int l = 0; l < V; ++l)
-                s[v * V + l] += double(lanes[l]);
+                s[v * V + l] = (first ? 0.0 : s[v * V + l]) + double(lanes[l]);
             }
           }
         }
