@@ -122,12 +122,14 @@ void lanesTile(const float* x, const index_t* row_offset, const LanesChunk& c, i
 #pragma GCC unroll 3
       for (int k = 0; k < kLanesTaps; ++k)
         acc[v][r][k] = S::zero();
-  index_t off[R];
+  // One base pointer a row, the cell's offset as index and the W tap as displacement: one
+  // addressing form per broadcast, no per-tap offset registers.
+  const float* row[R];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
-    off[r] = row_offset[r0 + std::min(r, nr - 1)];
+    row[r] = x + row_offset[r0 + std::min(r, nr - 1)];
   for (int q = 0; q < c.count; ++q) {
-    const float* xp = x + c.x_off[q];
+    const index_t xo = c.x_off[q];
     const float* dp = c.dy + q * c.ld;
     __m512 dv[OBV];
 #pragma GCC unroll 8
@@ -137,7 +139,7 @@ void lanesTile(const float* x, const index_t* row_offset, const LanesChunk& c, i
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 3
       for (int k = 0; k < kLanesTaps; ++k) {
-        const __m512 xb = S::broadcast(xp[off[r] + k]);
+        const __m512 xb = S::broadcast(row[r][xo + k]);
 #pragma GCC unroll 8
         for (int v = 0; v < OBV; ++v)
           acc[v][r][k] = S::fma(dv[v], xb, acc[v][r][k]);
@@ -271,35 +273,37 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
     *dst = accumulate ? float(double(*dst) + sum) : float(sum);
   };
 
-  // The work split of the W-vector engine: (cell range, group of blocks) items, one group per
-  // thread when the blocks share out evenly, else one range per thread with partials summed.
-  const index_t nb = index_t(blocks.size());
+  // Work items are (cell range, part of the rows): every item passes all the output channels over
+  // its cells, so each thread keeps the widest register tile, and a thread's rows are its own rows
+  // of dw, stored with no partial sums. Parts start at multiples of 8 rows (whole tiles of every
+  // width). Only when there are too few rows for one part per thread are the cells split instead,
+  // one range per thread, and the ranges' partials summed at the end. Either way the result does
+  // not depend on thread timing, and with parts alone not on the thread count.
   const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
-  const index_t max_ranges = std::max<index_t>(1, (cells + kLanesChunk - 1) / kLanesChunk);
-  const bool by_blocks = nb % threads == 0 || nb >= 4 * threads;
-  const index_t groups = by_blocks ? threads : nb;
-  const index_t ranges = by_blocks ? 1 : std::min<index_t>(threads, max_ranges);
+  const index_t row_tiles = (rows + 7) / 8;
+  const index_t parts = std::min(threads, row_tiles);
+  const index_t max_ranges = std::max<index_t>(1, (cells + tmp_chunk - 1) / tmp_chunk);
+  const index_t ranges = parts < threads ? std::min(threads / parts, max_ranges) : 1;
   const index_t entries = weights + out_ch;
+  const index_t ld = vectors * V;
   Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
       Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing),
       ranges > 1 ? ranges : 0, entries);
   Kokkos::parallel_for(
-      "halo3d::conv3dBackwardFilter(host lanes)", Range(exec, 0, ranges * groups),
+      "halo3d::conv3dBackwardFilter(host lanes)", Range(exec, 0, ranges * parts),
       [=](index_t item) {
         (void)row_offset;  // captured: the offsets live as long as the kernel
-        const index_t group = item % groups, range = item / groups;
-        const index_t b_begin = nb * group / groups, b_end = nb * (group + 1) / groups;
-        if (b_begin == b_end) return;
-        const index_t v_begin = blocks[std::size_t(b_begin)].first;
-        const index_t v_end =
-            blocks[std::size_t(b_end - 1)].first + blocks[std::size_t(b_end - 1)].size;
-        const index_t ld = (v_end - v_begin) * V;
-        const index_t o_begin = v_begin * V, o_end = std::min(out_ch, v_end * V);
+        const index_t part = item % parts, range = item / parts;
+        const index_t r_begin = std::min(rows, row_tiles * part / parts * 8);
+        const index_t r_end = std::min(rows, row_tiles * (part + 1) / parts * 8);
+        const index_t part_rows = r_end - r_begin;
+        const bool bias_here = has_bias && part == 0;
         const index_t begin = cells * range / ranges, end = cells * (range + 1) / ranges;
-        // The group's sums, pair-major with `ld` output channels a pair, then its bias sums.
+        // The part's sums, pair-major with `ld` output channels a pair, then the bias sums.
         // Per-thread buffers kept between calls (OpenMP's threads persist): fresh ones of this size
         // were several percent of a (d)-sized call in page faults and clearing.
-        std::vector<double>& sums = lanesScratch<double>((pairs + 1) * ld);
+        const index_t bias_at = part_rows * kLanesTaps * ld;
+        std::vector<double>& sums = lanesScratch<double>(bias_at + ld);
         std::vector<float>& dy_cells = lanesScratch<float>(tmp_chunk * ld);
         if (begin == end) std::fill(sums.begin(), sums.end(), 0.0);
         index_t x_off[1024];
@@ -314,40 +318,38 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             const index_t x0 = cur.xOff();
             for (int k = 0; k < run; ++k)
               x_off[q + k] = x0 + k * g.stride[2];
-            const float* src = dy_p + o_begin * dy_channel + cur.dyOff();
-            for (index_t v = 0; v < v_end - v_begin; ++v)
+            const float* src = dy_p + cur.dyOff();
+            for (index_t v = 0; v < vectors; ++v)
               transposeCells(src + v * V * dy_channel, dy_channel,
-                             int(std::min<index_t>(V, o_end - o_begin - v * V)), run,
+                             int(std::min<index_t>(V, out_ch - v * V)), run,
                              dy_cells.data() + q * ld + v * V, ld);
             cur.advance(run);
             q += run;
           }
           const bool first = c0 == begin;
-          const LanesChunk chunk{x_off, dy_cells.data(), ld, count, first};
-          for (index_t k = b_begin; k < b_end; ++k) {
-            const ChannelBlock& b = blocks[std::size_t(k)];
-            const LanesChunk block{x_off, dy_cells.data() + (b.first - v_begin) * V, ld, count,
-                                   first};
-            double* s = sums.data() + (b.first - v_begin) * V;
+          for (const ChannelBlock& b : blocks) {
+            const LanesChunk block{x_off, dy_cells.data() + b.first * V, ld, count, first};
+            const index_t* ro = row_offset.data() + r_begin;
+            double* s = sums.data() + b.first * V;
             switch (b.size) {
               case 4:
-                lanesRows<4>(x_p, row_offset.data(), rows, block, s);
+                lanesRows<4>(x_p, ro, part_rows, block, s);
                 break;
               case 2:
-                lanesRows<2>(x_p, row_offset.data(), rows, block, s);
+                lanesRows<2>(x_p, ro, part_rows, block, s);
                 break;
               default:
-                lanesRows<1>(x_p, row_offset.data(), rows, block, s);
+                lanesRows<1>(x_p, ro, part_rows, block, s);
                 break;
             }
           }
-          if (has_bias) {
+          if (bias_here) {
             // Bias sums per chunk in float, then double, as the weights'.
-            double* s = sums.data() + pairs * ld;
-            for (index_t v = 0; v < v_end - v_begin; ++v) {
+            double* s = sums.data() + bias_at;
+            for (index_t v = 0; v < vectors; ++v) {
               __m512 a = S::zero();
               for (int q = 0; q < count; ++q)
-                a = S::add(a, S::load(chunk.dy + q * ld + v * V));
+                a = S::add(a, S::load(dy_cells.data() + q * ld + v * V));
               alignas(64) float lanes[V];
               S::store(lanes, a);
               for (int l = 0; l < V; ++l)
@@ -355,17 +357,17 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             }
           }
         }
-        for (index_t o = o_begin; o < o_end; ++o)
-          for (index_t j = 0; j < pairs; ++j) {
-            const double sum = sums[std::size_t(j * ld + (o - o_begin))];
+        for (index_t o = 0; o < out_ch; ++o)
+          for (index_t j = r_begin * kLanesTaps; j < r_end * kLanesTaps; ++j) {
+            const double sum = sums[std::size_t((j - r_begin * kLanesTaps) * ld + o)];
             if (ranges > 1)
               partial(range, o * pairs + j) = sum;
             else
               store(dw_p + o * pairs + j, sum);
           }
-        if (has_bias)
-          for (index_t o = o_begin; o < o_end; ++o) {
-            const double sum = sums[std::size_t(pairs * ld + (o - o_begin))];
+        if (bias_here)
+          for (index_t o = 0; o < out_ch; ++o) {
+            const double sum = sums[std::size_t(bias_at + o)];
             if (ranges > 1)
               partial(range, weights + o) = sum;
             else
