@@ -48,8 +48,14 @@ inline void transposeCells(const float* src, index_t stride, int channels, int c
                            index_t ld) {
   const __mmask16 m = laneRange<float>(0, cells);
   __m512 r[16], t[16];
-  for (int o = 0; o < 16; ++o)
-    r[o] = o < channels ? _mm512_maskz_loadu_ps(m, src + o * stride) : _mm512_setzero_ps();
+  if (channels == 16 && cells == 16) {
+#pragma GCC unroll 16
+    for (int o = 0; o < 16; ++o)
+      r[o] = _mm512_loadu_ps(src + o * stride);
+  } else {
+    for (int o = 0; o < 16; ++o)
+      r[o] = o < channels ? _mm512_maskz_loadu_ps(m, src + o * stride) : _mm512_setzero_ps();
+  }
   for (int o = 0; o < 16; o += 2) {
     t[o] = _mm512_maskz_unpacklo_ps(0xffff, r[o], r[o + 1]);
     t[o + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[o], r[o + 1]);
@@ -83,8 +89,14 @@ inline void transposeCells(const float* src, index_t stride, int channels, int c
     r[4 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[8 + j], t[12 + j], 0x88);
     r[12 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[8 + j], t[12 + j], 0xdd);
   }
-  for (int k = 0; k < cells; ++k)
-    _mm512_storeu_ps(dst + k * ld, r[k]);
+  if (cells == 16) {
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; ++k)
+      _mm512_storeu_ps(dst + k * ld, r[k]);
+  } else {
+    for (int k = 0; k < cells; ++k)
+      _mm512_storeu_ps(dst + k * ld, r[k]);
+  }
 }
 
 // One chunk of cells: their x window origins and their dy values, cell-major, `ld` floats a cell.
@@ -357,14 +369,17 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             }
           }
         }
-        for (index_t o = 0; o < out_ch; ++o)
-          for (index_t j = r_begin * kLanesTaps; j < r_end * kLanesTaps; ++j) {
-            const double sum = sums[std::size_t((j - r_begin * kLanesTaps) * ld + o)];
-            if (ranges > 1)
-              partial(range, o * pairs + j) = sum;
-            else
-              store(dw_p + o * pairs + j, sum);
-          }
+        // 16 pairs at a time, so that the sums read stay in L1 while dw's rows are written.
+        const index_t j_begin = r_begin * kLanesTaps, j_end = r_end * kLanesTaps;
+        for (index_t j0 = j_begin; j0 < j_end; j0 += 16)
+          for (index_t o = 0; o < out_ch; ++o)
+            for (index_t j = j0; j < std::min(j_end, j0 + 16); ++j) {
+              const double sum = sums[std::size_t((j - j_begin) * ld + o)];
+              if (ranges > 1)
+                partial(range, o * pairs + j) = sum;
+              else
+                store(dw_p + o * pairs + j, sum);
+            }
         if (bias_here)
           for (index_t o = 0; o < out_ch; ++o) {
             const double sum = sums[std::size_t(bias_at + o)];
