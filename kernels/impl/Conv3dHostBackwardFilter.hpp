@@ -10,11 +10,13 @@
 // chunks small enough for a block's dy vectors of the chunk to stay in L1 while every pair group's
 // tile passes over them, and reduces each tile's lanes into the group's sums (double). There are no
 // atomics and the result does not depend on thread timing.
+//
+// fp32 with W kernels of 3 (W dilation 1) goes to the output-channel lanes engine instead
+// (Conv3dHostFilterLanes.hpp); this one takes double and the other float geometries.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -327,8 +329,7 @@ void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>&
                               const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
                               bool accumulate) {
   if constexpr (std::is_same<T, float>::value) {
-    static const bool tmp_old = std::getenv("TMP_OLD") != nullptr;
-    if (!tmp_old && hostFilterLanesApplies(g))
+    if (hostFilterLanesApplies(g))
       return conv3dBackwardFilterLanes(exec, x, dy, g, dw, db, out_box, accumulate);
   }
   conv3dBackwardFilterWVectors(exec, x, dy, g, dw, db, out_box, accumulate);

@@ -7,19 +7,24 @@
 // vector across a cache line (the x reads are scalar broadcasts), and a tile's taps along W are
 // compile-time displacements of one offset.
 //
-// dy arrives as NCDHW; each chunk of cells is first gathered into a cell-major copy (16 output
-// channels per vector, zero lanes past the last channel), so the gathers are paid once per chunk
-// and (output-channel group), not per tile. Sums are double, per chunk and tile, in a fixed order:
-// the result does not depend on thread timing.
+// dy arrives as NCDHW; each chunk of cells is first copied cell-major (16 x 16 register
+// transposes, zero lanes past the last output channel), once per chunk and thread, not per tile.
+// Sums are double, added per chunk and tile in a fixed order. Threads split the (input channel,
+// kd, kh) rows, each over all cells and output channels, so the result does not depend on thread
+// timing nor, unless there are too few rows to go round (then the cells are split), on the thread
+// count. Against the W-vector engine it changes the order of the float additions: lanes no longer
+// sum 16 cells of a W vector, each lane sums the chunk's cells (more accurate, not bitwise equal).
 //
-// Applies to W kernels of 3 with W dilation 1 (any stride) and dy channel strides the 32-bit
-// gather indices can reach; the W-vector engine takes the rest.
+// On the AMD EPYC machine a 512-bit load that crosses a cache line costs about twice an aligned
+// one (a microbenchmark of the W-vector tile's pattern ran at half the FMA peak from L1, the
+// broadcast pattern at the peak): the W-vector engine's x loads at W offsets 1 and 2 mostly cross.
+//
+// Applies to W kernels of 3 with W dilation 1 (any stride); the W-vector engine takes the rest.
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <vector>
 
 #include "halo3d/core/HaloTensor.hpp"
@@ -33,9 +38,10 @@ namespace halo3d::kernels::impl {
 
 #if HALO3D_CONV3D_AVX512
 
-// Cells per chunk: a 4-vector block's dy copy of the chunk is 64 KiB, streamed from L2 by every
-// tile; fewer cells would spend more of the tile in its double-precision flush.
-inline constexpr int kLanesChunk = 256;
+// Cells per chunk: a 4-vector block's dy copy of the chunk is 128 KiB, streamed from L2 by every
+// tile. 512 cells were a few percent faster than 256 on (b)-(e) (docs/PERFORMANCE.md), as the
+// tiles' double-precision flushes come half as often; 128 and 64 were slower.
+inline constexpr int kLanesChunk = 512;
 inline constexpr int kLanesTaps = 3;
 
 inline bool hostFilterLanesApplies(const WindowGeometry& g) {
@@ -275,10 +281,7 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
   const index_t dy_channel = index_t(dyv.stride_1());
   // Blocks of 4, 2 or 1 vectors of 16 output channels; the last vector may be partial.
   const index_t vectors = (out_ch + V - 1) / V;
-  static const int tmp_obv = std::getenv("TMP_OBV") ? std::atoi(std::getenv("TMP_OBV")) : 4;
-  static const int tmp_chunk =
-      std::getenv("TMP_CHUNK") ? std::atoi(std::getenv("TMP_CHUNK")) : kLanesChunk;
-  const std::vector<ChannelBlock> blocks = channelBlocks(vectors, tmp_obv);
+  const std::vector<ChannelBlock> blocks = channelBlocks(vectors, 4);
   float* dw_p = dw.data();
   float* db_p = has_bias ? db.data() : nullptr;
   auto store = [=](float* dst, double sum) {
@@ -294,7 +297,7 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
   const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
   const index_t row_tiles = (rows + 7) / 8;
   const index_t parts = std::min(threads, row_tiles);
-  const index_t max_ranges = std::max<index_t>(1, (cells + tmp_chunk - 1) / tmp_chunk);
+  const index_t max_ranges = std::max<index_t>(1, (cells + kLanesChunk - 1) / kLanesChunk);
   const index_t ranges = parts < threads ? std::min(threads / parts, max_ranges) : 1;
   const index_t entries = weights + out_ch;
   const index_t ld = vectors * V;
@@ -316,13 +319,13 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
         // were several percent of a (d)-sized call in page faults and clearing.
         const index_t bias_at = part_rows * kLanesTaps * ld;
         std::vector<double>& sums = lanesScratch<double>(bias_at + ld);
-        std::vector<float>& dy_cells = lanesScratch<float>(tmp_chunk * ld);
+        std::vector<float>& dy_cells = lanesScratch<float>(kLanesChunk * ld);
         if (begin == end) std::fill(sums.begin(), sums.end(), 0.0);
-        index_t x_off[1024];
+        index_t x_off[kLanesChunk];
         LanesCursor cur = start;
         cur.seek(begin);
-        for (index_t c0 = begin; c0 < end; c0 += tmp_chunk) {
-          const int count = int(std::min<index_t>(tmp_chunk, end - c0));
+        for (index_t c0 = begin; c0 < end; c0 += kLanesChunk) {
+          const int count = int(std::min<index_t>(kLanesChunk, end - c0));
           // Runs of up to 16 cells along a W row: their x origins, and their dy transposed 16
           // output channels at a time.
           for (int q = 0; q < count;) {
