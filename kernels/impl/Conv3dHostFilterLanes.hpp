@@ -39,8 +39,8 @@ namespace halo3d::kernels::impl {
 #if HALO3D_CONV3D_AVX512
 
 // Cells per chunk: a 4-vector block's dy copy of the chunk is 128 KiB, streamed from L2 by every
-// tile. 512 cells were a few percent faster than 256 on (b)-(e) (docs/PERFORMANCE.md), as the
-// tiles' double-precision flushes come half as often; 128 and 64 were slower.
+// tile, while the tiles' double-precision flushes come half as often as at 256. In A/B runs under
+// load 512 was no slower than 256 on (b)-(e) and 128 and 64 were slower (docs/PERFORMANCE.md).
 inline constexpr int kLanesChunk = 512;
 inline constexpr int kLanesTaps = 3;
 
