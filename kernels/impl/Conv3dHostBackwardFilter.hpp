@@ -10,6 +10,9 @@
 // chunks small enough for a block's dy vectors of the chunk to stay in L1 while every pair group's
 // tile passes over them, and reduces each tile's lanes into the group's sums (double). There are no
 // atomics and the result does not depend on thread timing.
+//
+// fp32 with W kernels of 3 (W dilation 1) goes to the output-channel lanes engine instead
+// (Conv3dHostFilterLanes.hpp); this one takes double and the other float geometries.
 
 #include <Kokkos_Core.hpp>
 
@@ -22,6 +25,7 @@
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
+#include "halo3d/kernels/impl/Conv3dHostFilterLanes.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
@@ -201,13 +205,14 @@ struct FilterPositions {
   }
 };
 
-// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
+// The W-vector engine above, for double and for the float geometries that the output-channel
+// lanes engine (Conv3dHostFilterLanes.hpp) does not take.
 template <class ExecSpace, class T>
-void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
-                              const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
-                              const Conv3dWeightsGradOn<T, ExecSpace>& dw,
-                              const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
-                              bool accumulate) {
+void conv3dBackwardFilterWVectors(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                                  const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                                  const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                                  const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                                  bool accumulate) {
   using S = Simd<T>;
   using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   constexpr int V = S::lanes;
@@ -314,6 +319,20 @@ void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>&
                            sum += partial(r, e);
                          store(e < weights ? dw_p + e : db_p + (e - weights), sum);
                        });
+}
+
+// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter.
+template <class ExecSpace, class T>
+void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
+                              const Tensor<T, ExecSpace>& dy, const WindowGeometry& g,
+                              const Conv3dWeightsGradOn<T, ExecSpace>& dw,
+                              const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
+                              bool accumulate) {
+  if constexpr (std::is_same<T, float>::value) {
+    if (hostFilterLanesApplies(g))
+      return conv3dBackwardFilterLanes(exec, x, dy, g, dw, db, out_box, accumulate);
+  }
+  conv3dBackwardFilterWVectors(exec, x, dy, g, dw, db, out_box, accumulate);
 }
 
 #endif

@@ -1,0 +1,407 @@
+#pragma once
+// Host SIMD backward-filter conv3d, fp32, with OUTPUT CHANNELS in the lanes: dw(o, i, t) = sum over
+// output cells c of dy(o, c) x(i, c @ t), accumulated as vectors of 16 output channels, one cell at
+// a time. Per cell a register tile loads OBV vectors of dy (16 OBV output channels) and broadcasts
+// 3 R input values (R (input channel, kd, kh) rows, 3 W taps each), OBV * 3 R FMAs. Against the
+// W-vector engine (Conv3dHostBackwardFilter.hpp) it needs no horizontal lane sums, never loads a
+// vector across a cache line (the x reads are scalar broadcasts), and a tile's taps along W are
+// compile-time displacements of one offset.
+//
+// dy arrives as NCDHW; each chunk of cells is first copied cell-major (16 x 16 register
+// transposes, zero lanes past the last output channel), once per chunk and thread, not per tile.
+// Sums are double, added per chunk and tile in a fixed order. Threads split the (input channel,
+// kd, kh) rows, each over all cells and output channels, so the result does not depend on thread
+// timing nor, unless there are too few rows to go round (then the cells are split), on the thread
+// count. Against the W-vector engine it changes the order of the float additions: lanes no longer
+// sum 16 cells of a W vector, each lane sums the chunk's cells (more accurate, not bitwise equal).
+//
+// On the AMD EPYC machine a 512-bit load that crosses a cache line costs about twice an aligned
+// one (a microbenchmark of the W-vector tile's pattern ran at half the FMA peak from L1, the
+// broadcast pattern at the peak): the W-vector engine's x loads at W offsets 1 and 2 mostly cross.
+//
+// Applies to W kernels of 3 with W dilation 1 (any stride); the W-vector engine takes the rest.
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "halo3d/core/HaloTensor.hpp"
+#include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/impl/Conv3dChecks.hpp"
+#include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
+#include "halo3d/kernels/impl/Conv3dIndexing.hpp"
+#include "halo3d/kernels/impl/Conv3dSimd.hpp"
+
+namespace halo3d::kernels::impl {
+
+#if HALO3D_CONV3D_AVX512
+
+// Cells per chunk: a 4-vector block's dy copy of the chunk is 128 KiB, streamed from L2 by every
+// tile, while the tiles' double-precision flushes come half as often as at 256. In A/B runs under
+// load 512 was no slower than 256 on (b)-(e) and 128 and 64 were slower (docs/PERFORMANCE.md).
+inline constexpr int kLanesChunk = 512;
+inline constexpr int kLanesTaps = 3;
+
+inline bool hostFilterLanesApplies(const WindowGeometry& g) {
+  return g.kernel[2] == kLanesTaps && g.dilation[2] == 1;
+}
+
+// dst[k * ld + o] = src[o * stride + k] for k < cells, o < 16: zero where o >= channels. A 16 x 16
+// transpose in registers: unpacks of pairs and quads, then two rounds of 128-bit block shuffles.
+inline void transposeCells(const float* src, index_t stride, int channels, int cells, float* dst,
+                           index_t ld) {
+  const __mmask16 m = laneRange<float>(0, cells);
+  __m512 r[16], t[16];
+  if (channels == 16 && cells == 16) {
+#pragma GCC unroll 16
+    for (int o = 0; o < 16; ++o)
+      r[o] = _mm512_loadu_ps(src + o * stride);
+  } else {
+    for (int o = 0; o < 16; ++o)
+      r[o] = o < channels ? _mm512_maskz_loadu_ps(m, src + o * stride) : _mm512_setzero_ps();
+  }
+  for (int o = 0; o < 16; o += 2) {
+    t[o] = _mm512_maskz_unpacklo_ps(0xffff, r[o], r[o + 1]);
+    t[o + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[o], r[o + 1]);
+  }
+  auto lo = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpacklo_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  auto hi = [](__m512 a, __m512 b) {
+    return _mm512_castpd_ps(
+        _mm512_maskz_unpackhi_pd(0xff, _mm512_castps_pd(a), _mm512_castps_pd(b)));
+  };
+  for (int o = 0; o < 16; o += 4) {
+    r[o] = lo(t[o], t[o + 2]);
+    r[o + 1] = hi(t[o], t[o + 2]);
+    r[o + 2] = lo(t[o + 1], t[o + 3]);
+    r[o + 3] = hi(t[o + 1], t[o + 3]);
+  }
+  // Block B of r[4 q + j] now holds rows 4 q .. 4 q + 3 at column 4 B + j, and column 4 B + j of
+  // the result is block B of r[j], r[4 + j], r[8 + j], r[12 + j]: gather those blocks in two
+  // rounds of block shuffles (0x88 picks blocks 0 and 2 of each operand, 0xdd blocks 1 and 3).
+  for (int j = 0; j < 4; ++j) {
+    t[j] = _mm512_maskz_shuffle_f32x4(0xffff, r[j], r[4 + j], 0x88);
+    t[8 + j] = _mm512_maskz_shuffle_f32x4(0xffff, r[j], r[4 + j], 0xdd);
+    t[4 + j] = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + j], r[12 + j], 0x88);
+    t[12 + j] = _mm512_maskz_shuffle_f32x4(0xffff, r[8 + j], r[12 + j], 0xdd);
+  }
+  for (int j = 0; j < 4; ++j) {
+    r[j] = _mm512_maskz_shuffle_f32x4(0xffff, t[j], t[4 + j], 0x88);
+    r[8 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[j], t[4 + j], 0xdd);
+    r[4 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[8 + j], t[12 + j], 0x88);
+    r[12 + j] = _mm512_maskz_shuffle_f32x4(0xffff, t[8 + j], t[12 + j], 0xdd);
+  }
+  if (cells == 16) {
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; ++k)
+      _mm512_storeu_ps(dst + k * ld, r[k]);
+  } else {
+    for (int k = 0; k < cells; ++k)
+      _mm512_storeu_ps(dst + k * ld, r[k]);
+  }
+}
+
+// One chunk of cells: their x window origins and their dy values, cell-major, `ld` floats a cell.
+struct LanesChunk {
+  const index_t* x_off;
+  const float* dy;
+  index_t ld;
+  int count;
+  bool first;  // the first chunk of the range: the tiles store their sums rather than add them
+};
+
+// s[l] += a[l] for the 16 lanes (s[l] = a[l] for the first chunk, so that the sums need no
+// clearing). The zero-masked forms because GCC 12's plain extract and convert start from
+// _mm512_undefined_*, which trips -Wmaybe-uninitialized in its own header.
+inline void addToDoubles(double* s, __m512 a, bool first) {
+  const __m512d lo = _mm512_maskz_cvtps_pd(
+      0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(a), 0)));
+  const __m512d hi = _mm512_maskz_cvtps_pd(
+      0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xf, _mm512_castps_pd(a), 1)));
+  _mm512_storeu_pd(s, first ? lo : _mm512_add_pd(_mm512_loadu_pd(s), lo));
+  _mm512_storeu_pd(s + 8, first ? hi : _mm512_add_pd(_mm512_loadu_pd(s + 8), hi));
+}
+
+// Adds to sums[(3 row + kw) * ld + 16 v + lane] (double) the dot products over the chunk's cells
+// of dy vector v of the block and x row `row` (of rows [r0, r0 + nr)) at W tap kw.
+template <int OBV, int R>
+void lanesTile(const float* x, const index_t* row_offset, const LanesChunk& c, index_t r0, int nr,
+               double* sums) {
+  using S = Simd<float>;
+  __m512 acc[OBV][R][kLanesTaps];
+#pragma GCC unroll 8
+  for (int v = 0; v < OBV; ++v)
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+      for (int k = 0; k < kLanesTaps; ++k)
+        acc[v][r][k] = S::zero();
+  // One base pointer a row, the cell's offset as index and the W tap as displacement: one
+  // addressing form per broadcast, no per-tap offset registers.
+  const float* row[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+    row[r] = x + row_offset[r0 + std::min(r, nr - 1)];
+  for (int q = 0; q < c.count; ++q) {
+    const index_t xo = c.x_off[q];
+    const float* dp = c.dy + q * c.ld;
+    __m512 dv[OBV];
+#pragma GCC unroll 8
+    for (int v = 0; v < OBV; ++v)
+      dv[v] = S::load(dp + 16 * v);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+      for (int k = 0; k < kLanesTaps; ++k) {
+        const __m512 xb = S::broadcast(row[r][xo + k]);
+#pragma GCC unroll 8
+        for (int v = 0; v < OBV; ++v)
+          acc[v][r][k] = S::fma(dv[v], xb, acc[v][r][k]);
+      }
+  }
+  // Compile-time indices (the loop unrolled, the rows past nr skipped), so that the accumulators
+  // stay in registers.
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+    for (int k = 0; k < kLanesTaps; ++k)
+#pragma GCC unroll 8
+      for (int v = 0; v < OBV; ++v)
+        if (r < nr)
+          addToDoubles(sums + ((r0 + r) * kLanesTaps + k) * c.ld + 16 * v, acc[v][r][k], c.first);
+}
+
+// Rows per tile for OBV dy vectors: 3 R OBV accumulators, at most 24 of the 32 registers.
+template <int OBV>
+inline constexpr int kLanesRows = 8 / OBV;
+
+template <int OBV>
+void lanesRows(const float* x, const index_t* row_offset, index_t rows, const LanesChunk& c,
+               double* sums) {
+  constexpr int R = kLanesRows<OBV>;
+  for (index_t r0 = 0; r0 < rows; r0 += R)
+    lanesTile<OBV, R>(x, row_offset, c, r0, int(std::min<index_t>(R, rows - r0)), sums);
+}
+
+// This thread's buffer of T, at least n long. Distinct per T: the sums and the dy copy are live
+// together.
+template <class T>
+std::vector<T>& lanesScratch(index_t n) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < std::size_t(n)) buffer.resize(std::size_t(n));
+  return buffer;
+}
+
+// The cells of a box walked in order (sample, d, h, w), w fastest.
+struct LanesCursor {
+  const Conv3dIndexing* ix;
+  const Box* box;
+  index_t n, d, h, w;
+  index_t x_sample, x_plane, x_row, y_sample, y_plane, y_row;
+
+  void seek(index_t q) {
+    const index_t e2 = box->extent(2), e1 = box->extent(1), e0 = box->extent(0);
+    w = box->min(2) + q % e2;
+    const index_t row = q / e2;
+    h = box->min(1) + row % e1;
+    d = box->min(0) + (row / e1) % e0;
+    n = row / (e1 * e0);
+  }
+  index_t xOff() const {
+    return n * x_sample + (ix->inputOf(0, d, 0) + ix->in_shift[0]) * x_plane +
+           (ix->inputOf(1, h, 0) + ix->in_shift[1]) * x_row + ix->inputOf(2, w, 0) +
+           ix->in_shift[2];
+  }
+  index_t dyOff() const {
+    return n * y_sample + (d + ix->out_shift[0]) * y_plane + (h + ix->out_shift[1]) * y_row + w +
+           ix->out_shift[2];
+  }
+  // Moves k cells along the current row, at most to its end.
+  void advance(index_t k) {
+    w += k;
+    if (w < box->max(2)) return;
+    w = box->min(2);
+    if (++h < box->max(1)) return;
+    h = box->min(1);
+    if (++d < box->max(0)) return;
+    d = box->min(0);
+    ++n;
+  }
+};
+
+// See conv3dBackwardFilter in kernels/Conv3d.hpp; the caller has run checkBackwardFilter and
+// hostFilterLanesApplies.
+template <class ExecSpace>
+void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSpace>& x,
+                               const Tensor<float, ExecSpace>& dy, const WindowGeometry& g,
+                               const Conv3dWeightsGradOn<float, ExecSpace>& dw,
+                               const Conv3dBiasGradOn<float, ExecSpace>& db, const Box& out_box,
+                               bool accumulate) {
+  using S = Simd<float>;
+  using Range = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
+  constexpr int V = S::lanes;
+  const Conv3dIndexing ix = makeIndexing(g, x, dy);
+  const auto& xv = x.view();
+  const auto& dyv = dy.view();
+  const index_t samples = x.block().localSamples();
+  const index_t in_ch = x.block().channels(), out_ch = dy.block().channels();
+  const index_t taps = ix.taps(), pairs = in_ch * taps, weights = out_ch * pairs;
+  const index_t rows = pairs / kLanesTaps;
+  const bool has_bias = db.extent(0) > 0;
+  const index_t cells = out_box.empty() ? 0 : samples * out_box.size();
+
+  const LanesCursor start{&ix,
+                          &out_box,
+                          0,
+                          0,
+                          0,
+                          0,
+                          index_t(xv.stride_0()),
+                          index_t(xv.stride_2()),
+                          index_t(xv.stride_3()),
+                          index_t(dyv.stride_0()),
+                          index_t(dyv.stride_2()),
+                          index_t(dyv.stride_3())};
+  // x offset of each (input channel, kd, kh) row from a cell's window origin; pair (i, tap) is
+  // row * 3 + kw, as in dw's layout.
+  Kokkos::View<index_t*, Kokkos::HostSpace> row_offset(
+      Kokkos::view_alloc("halo3d::conv3d row offsets", Kokkos::WithoutInitializing), rows);
+  for (index_t i = 0; i < in_ch; ++i)
+    for (int kd = 0; kd < g.kernel[0]; ++kd)
+      for (int kh = 0; kh < g.kernel[1]; ++kh)
+        row_offset((i * g.kernel[0] + kd) * g.kernel[1] + kh) =
+            i * index_t(xv.stride_1()) + index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
+            index_t(kh) * g.dilation[1] * index_t(xv.stride_3());
+  const float* x_p = xv.data();
+  const float* dy_p = dyv.data();
+  const index_t dy_channel = index_t(dyv.stride_1());
+  // Blocks of 4, 2 or 1 vectors of 16 output channels; the last vector may be partial.
+  const index_t vectors = (out_ch + V - 1) / V;
+  const std::vector<ChannelBlock> blocks = channelBlocks(vectors, 4);
+  float* dw_p = dw.data();
+  float* db_p = has_bias ? db.data() : nullptr;
+  auto store = [=](float* dst, double sum) {
+    *dst = accumulate ? float(double(*dst) + sum) : float(sum);
+  };
+
+  // Work items are (cell range, part of the rows): every item passes all the output channels over
+  // its cells, so each thread keeps the widest register tile, and a thread's rows are its own rows
+  // of dw, stored with no partial sums. Parts start at multiples of 8 rows (whole tiles of every
+  // width). Only when there are too few rows for one part per thread are the cells split instead,
+  // one range per thread, and the ranges' partials summed at the end. Either way the result does
+  // not depend on thread timing, and with parts alone not on the thread count.
+  const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
+  const index_t row_tiles = (rows + 7) / 8;
+  const index_t parts = std::min(threads, row_tiles);
+  const index_t max_ranges = std::max<index_t>(1, (cells + kLanesChunk - 1) / kLanesChunk);
+  const index_t ranges = parts < threads ? std::min(threads / parts, max_ranges) : 1;
+  const index_t entries = weights + out_ch;
+  const index_t ld = vectors * V;
+  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
+      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing),
+      ranges > 1 ? ranges : 0, entries);
+  Kokkos::parallel_for(
+      "halo3d::conv3dBackwardFilter(host lanes)", Range(exec, 0, ranges * parts),
+      [=](index_t item) {
+        (void)row_offset;  // captured: the offsets live as long as the kernel
+        const index_t part = item % parts, range = item / parts;
+        const index_t r_begin = std::min(rows, row_tiles * part / parts * 8);
+        const index_t r_end = std::min(rows, row_tiles * (part + 1) / parts * 8);
+        const index_t part_rows = r_end - r_begin;
+        const bool bias_here = has_bias && part == 0;
+        const index_t begin = cells * range / ranges, end = cells * (range + 1) / ranges;
+        // The part's sums, pair-major with `ld` output channels a pair, then the bias sums.
+        // Per-thread buffers kept between calls (OpenMP's threads persist): fresh ones of this size
+        // were several percent of a (d)-sized call in page faults and clearing.
+        const index_t bias_at = part_rows * kLanesTaps * ld;
+        std::vector<double>& sums = lanesScratch<double>(bias_at + ld);
+        std::vector<float>& dy_cells = lanesScratch<float>(kLanesChunk * ld);
+        if (begin == end) std::fill(sums.begin(), sums.end(), 0.0);
+        index_t x_off[kLanesChunk];
+        LanesCursor cur = start;
+        cur.seek(begin);
+        for (index_t c0 = begin; c0 < end; c0 += kLanesChunk) {
+          const int count = int(std::min<index_t>(kLanesChunk, end - c0));
+          // Runs of up to 16 cells along a W row: their x origins, and their dy transposed 16
+          // output channels at a time.
+          for (int q = 0; q < count;) {
+            const int run = int(std::min<index_t>({V, out_box.max(2) - cur.w, count - q}));
+            const index_t x0 = cur.xOff();
+            for (int k = 0; k < run; ++k)
+              x_off[q + k] = x0 + k * g.stride[2];
+            const float* src = dy_p + cur.dyOff();
+            for (index_t v = 0; v < vectors; ++v)
+              transposeCells(src + v * V * dy_channel, dy_channel,
+                             int(std::min<index_t>(V, out_ch - v * V)), run,
+                             dy_cells.data() + q * ld + v * V, ld);
+            cur.advance(run);
+            q += run;
+          }
+          const bool first = c0 == begin;
+          for (const ChannelBlock& b : blocks) {
+            const LanesChunk block{x_off, dy_cells.data() + b.first * V, ld, count, first};
+            const index_t* ro = row_offset.data() + r_begin;
+            double* s = sums.data() + b.first * V;
+            switch (b.size) {
+              case 4:
+                lanesRows<4>(x_p, ro, part_rows, block, s);
+                break;
+              case 2:
+                lanesRows<2>(x_p, ro, part_rows, block, s);
+                break;
+              default:
+                lanesRows<1>(x_p, ro, part_rows, block, s);
+                break;
+            }
+          }
+          if (bias_here) {
+            // Bias sums per chunk in float, then double, as the weights'.
+            double* s = sums.data() + bias_at;
+            for (index_t v = 0; v < vectors; ++v) {
+              __m512 a = S::zero();
+              for (int q = 0; q < count; ++q)
+                a = S::add(a, S::load(dy_cells.data() + q * ld + v * V));
+              alignas(64) float lanes[V];
+              S::store(lanes, a);
+              for (int l = 0; l < V; ++l)
+                s[v * V + l] = (first ? 0.0 : s[v * V + l]) + double(lanes[l]);
+            }
+          }
+        }
+        // 16 pairs at a time, so that the sums read stay in L1 while dw's rows are written.
+        const index_t j_begin = r_begin * kLanesTaps, j_end = r_end * kLanesTaps;
+        for (index_t j0 = j_begin; j0 < j_end; j0 += 16)
+          for (index_t o = 0; o < out_ch; ++o)
+            for (index_t j = j0; j < std::min(j_end, j0 + 16); ++j) {
+              const double sum = sums[std::size_t((j - j_begin) * ld + o)];
+              if (ranges > 1)
+                partial(range, o * pairs + j) = sum;
+              else
+                store(dw_p + o * pairs + j, sum);
+            }
+        if (bias_here)
+          for (index_t o = 0; o < out_ch; ++o) {
+            const double sum = sums[std::size_t(bias_at + o)];
+            if (ranges > 1)
+              partial(range, weights + o) = sum;
+            else
+              store(db_p + o, sum);
+          }
+      });
+  if (ranges == 1) return;
+  Kokkos::parallel_for("halo3d::conv3dBackwardFilter(host lanes sum)",
+                       Range(exec, 0, has_bias ? entries : weights), [=](index_t e) {
+                         double sum = 0;
+                         for (index_t r = 0; r < ranges; ++r)
+                           sum += partial(r, e);
+                         store(e < weights ? dw_p + e : db_p + (e - weights), sum);
+                       });
+}
+
+#endif
+
+}  // namespace halo3d::kernels::impl

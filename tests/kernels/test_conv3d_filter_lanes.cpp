@@ -1,0 +1,94 @@
+// The fp32 backward-filter engine with output channels in the lanes (Conv3dHostFilterLanes.hpp),
+// called directly, against the naive reference: output-channel counts that fill 4-, 2- and
+// 1-vector blocks and end in a partial vector, boxes of several 512-cell chunks whose chunks start
+// mid-row, W stride 2, sub-boxes of dy, accumulation, no bias, and row counts below and above
+// eight per thread (the two work splits). Its 16 x 16 dy transpose is checked on its own.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "halo3d/kernels/impl/Conv3dHostFilterLanes.hpp"
+#include "halo3d/kernels/reference/Conv3d.hpp"
+#include "test_conv3d_support.hpp"
+
+namespace halo3d::testing {
+namespace {
+
+#if HALO3D_CONV3D_AVX512
+
+TEST(Conv3dFilterLanes, TransposeCellsIsATransposeWithZeroChannelsPastTheEnd) {
+  const index_t stride = 37, ld = 48;
+  std::vector<float> src(16 * stride);
+  for (std::size_t k = 0; k < src.size(); ++k)
+    src[k] = float(k) + 0.5f;
+  for (int channels : {16, 5, 1})
+    for (int cells : {16, 7, 1}) {
+      std::vector<float> dst(16 * ld, -1.0f);
+      kernels::impl::transposeCells(src.data(), stride, channels, cells, dst.data(), ld);
+      for (int k = 0; k < 16; ++k)
+        for (int o = 0; o < 16; ++o) {
+          const float want = k >= cells ? -1.0f : o < channels ? src[o * stride + k] : 0.0f;
+          EXPECT_EQ(dst[k * ld + o], want) << "cell " << k << " channel " << o << " (" << channels
+                                           << " channels, " << cells << " cells)";
+        }
+    }
+}
+
+struct LanesCase {
+  ConvCase c;
+  bool accumulate;
+};
+
+void run(const LanesCase& lc) {
+  const ConvCase& c = lc.c;
+  SCOPED_TRACE(::testing::Message() << c << (lc.accumulate ? " accumulate" : ""));
+  ASSERT_TRUE(kernels::impl::hostFilterLanesApplies(c.g));
+  const HostExec exec;
+  ConvProblem<float> ours(c), ref(c);
+  HostTensor<float> dy_ours("dy", TensorBlock::whole(c.outShape(), HaloWidths::uniform(1)));
+  HostTensor<float> dy_ref("dy", TensorBlock::whole(c.outShape(), HaloWidths::uniform(1)));
+  for (ConvProblem<float>* t : {&ours, &ref}) {
+    fillOwned(t->x, 1);
+    fillUniform(t->dw, 5);
+    fillUniform(t->db, 6);
+  }
+  fillUniform(dy_ours.view(), 2);  // ghosts too: cells outside the box must not contribute
+  fillUniform(dy_ref.view(), 2);
+  // A box that leaves out the first output plane, row and column (when there is more than one).
+  const Box out = c.outBox();
+  const Box box = out.grown(
+      {out.extent(0) > 1 ? -1 : 0, out.extent(1) > 1 ? -1 : 0, out.extent(2) > 1 ? -1 : 0},
+      {0, 0, 0});
+  kernels::impl::conv3dBackwardFilterLanes(exec, ours.x, dy_ours, c.g, ours.dw, ours.db, box,
+                                           lc.accumulate);
+  kernels::reference::conv3dBackwardFilter(exec, ref.x, dy_ref, c.g, ref.dw, ref.db, box,
+                                           lc.accumulate);
+  exec.fence();
+  EXPECT_LE(maxRelError(ours.dw, ref.dw), 2e-5) << "dw";
+  EXPECT_LE(maxRelError(ours.db, ref.db), 2e-5) << "db";
+}
+
+TEST(Conv3dFilterLanes, MatchesReference) {
+  const WindowGeometry cube = WindowGeometry::cubic(3, 1, 1);
+  const std::vector<LanesCase> cases{
+      // 7 vectors of output channels (blocks of 4, 2, 1), the last one partial; 3 chunks.
+      {{2, 2, 100, {6, 9, 37}, cube, true}, true},
+      // 64 channels, one 4-vector block; 16-wide rows as in (d); no bias, dw overwritten.
+      {{1, 3, 64, {5, 6, 16}, cube, false}, false},
+      // 32 channels (a 2-vector block), 48 rows: several parts at any thread count.
+      {{1, 16, 32, {4, 5, 21}, cube, true}, true},
+      // One input channel: 9 rows, fewer than 8 per thread at 2 threads, so the cells are split.
+      {{2, 1, 17, {7, 8, 40}, cube, true}, true},
+      // 4 rows (kernel 1 x 2 x 3): one part, cells split.
+      {{1, 2, 16, {6, 7, 45}, geometry({1, 2, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}), true}, false},
+      // W stride 2 and strides elsewhere, padding and dilation along D and H.
+      {{1, 3, 20, {9, 11, 50}, geometry({3, 3, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}), true}, true},
+  };
+  for (const LanesCase& lc : cases)
+    run(lc);
+}
+
+#endif
+
+}  // namespace
+}  // namespace halo3d::testing
