@@ -19,6 +19,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -118,6 +119,9 @@ struct TileOut {
   const index_t* tap_offset = nullptr;
   int mask_rows = 1;
   typename Simd<T>::index stride_index;
+  // Store with non-temporal (streaming) stores: set by directRange when the call streams and every
+  // position is a full, 64-byte aligned vector.
+  bool stream = false;
 };
 
 // One (tap, input channel) step of a tile: R input vectors, OB broadcasts, OB x R FMAs.
@@ -187,9 +191,15 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
       for (int r = 0; r < R; ++r)
         acc[o][r] = S::add(acc[o][r], b);
     }
+    if (out.stream) {
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-      S::store(dst + out.offset[r], acc[o][r], out.mask[r]);
+      for (int r = 0; r < R; ++r)
+        S::stream(dst + out.offset[r], acc[o][r]);
+    } else {
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        S::store(dst + out.offset[r], acc[o][r], out.mask[r]);
+    }
   }
 }
 
@@ -206,28 +216,45 @@ struct PositionGrid {
 
 // Positions [begin, end) of one sample for one channel block, R at a time; the last tile repeats
 // its last position, which stores the same values twice. Tiles run across rows and planes, so
-// narrow volumes waste nothing but the very last tile. The Tiler maps a tile's positions (global
-// cells d, h, w of lane 0 and lane counts) to its input and output:
+// narrow volumes waste nothing but the very last tile. With `stream`, tiles of full aligned
+// vectors store with non-temporal stores (the caller checked the channel and sample strides). The
+// Tiler maps a tile's positions (global cells d, h, w of lane 0 and lane counts) to its input and
+// output:
 //   void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int R,
 //             TileTaps<T>&, TileOut<T>&) const
 template <class T, int OB, class Tiler>
 void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
                  const PositionGrid& grid, index_t begin, index_t end, const Tiler& tiler,
-                 TileTaps<T>& taps, TileOut<T>& out) {
+                 TileTaps<T>& taps, TileOut<T>& out, bool stream) {
   constexpr int R = kTilePositions<OB>;
   constexpr int V = Simd<T>::lanes;
   const Box& box = grid.box;
   index_t d[R], h[R], w[R];
   int lanes[R];
+  // Position begin's row (as d, h) and vector, advanced one position at a time: no divisions per
+  // tile.
+  const index_t row0 = begin / grid.vectors;
+  index_t cd = box.min(0) + row0 / box.extent(1), ch = box.min(1) + row0 % box.extent(1);
+  index_t cv = begin % grid.vectors;
   for (index_t p0 = begin; p0 < end; p0 += R) {
     for (int r = 0; r < R; ++r) {
-      const index_t q = std::min(p0 + r, end - 1), row = q / grid.vectors;
-      d[r] = box.min(0) + row / box.extent(1);
-      h[r] = box.min(1) + row % box.extent(1);
-      w[r] = box.min(2) + (q % grid.vectors) * V;
+      d[r] = cd;
+      h[r] = ch;
+      w[r] = box.min(2) + cv * V;
       lanes[r] = int(std::min<index_t>(V, box.max(2) - w[r]));
+      // The last tile repeats position end - 1.
+      if (p0 + r + 1 < end && ++cv == grid.vectors) {
+        cv = 0;
+        if (++ch == box.max(1)) {
+          ch = box.min(1);
+          ++cd;
+        }
+      }
     }
     tiler.tile(d, h, w, lanes, R, taps, out);
+    out.stream = stream;
+    for (int r = 0; r < R && out.stream; ++r)
+      out.stream = lanes[r] == V && out.offset[r] % V == 0;
     if (out.mode == TapMode::Table) {
       directTile<T, OB, R, TapMode::Table, SimdLoad::Masked>(p, blk, n, taps, out);
       continue;
@@ -246,15 +273,23 @@ void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
   }
 }
 
-// L2 bytes a work item's input rows may take (of 2 MiB per core), next to the weights and outputs.
+// L2 bytes a work item's input rows may take (of 1 MiB per core), next to the weights and outputs.
 inline constexpr index_t kInputChunkBytes = 768 * 1024;
+
+// Calls that write at least this much output store it with non-temporal stores where its vectors
+// are aligned: an output that large does not stay in the caches for its reader anyway (it is at
+// least half of the 32 MiB L3 that a core shares), and ordinary stores first read every line they
+// write (doubling the memory traffic) and evict the input rows that the next channel block reads.
+// On (a) (128 MiB out) that traffic held two threads to 1.4x one thread.
+inline constexpr index_t kStreamBytes = index_t(16) << 20;
 
 // Runs the pass over every sample and output cell of `box`, in parallel over (sample, chunk of
 // positions, channel block), blocks fastest so that consecutive items of a thread reuse the input
 // rows of one chunk from L2. `row_bytes` is what one output row reads of the input (all channels
-// and kernel planes); a chunk holds as many rows as fit kInputChunkBytes, rounded to a multiple of
-// every R in use so that only a sample's last chunk has a partial tile. `packed` (from packWeights)
-// is captured, so it lives as long as the kernel.
+// and kernel planes); a sample's positions are cut into as many chunks as needed for each to fit
+// kInputChunkBytes, the cuts at multiples of every R in use (so that only a sample's last tile is
+// partial) and as even as that allows, since a static schedule gives each thread an equal count
+// of items. `packed` (from packWeights) is captured, so it lives as long as the kernel.
 template <class ExecSpace, class T, class Tiler>
 void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
@@ -263,43 +298,52 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
   p.packed = packed.data();
   const std::vector<ChannelBlock> blocks = channelBlocks(out_channels);
   const PositionGrid grid(box, Simd<T>::lanes);
-  // Chunks are multiples of the tile sizes in use and as equal as that allows: with 256
-  // positions (64 channels at 16^3) multiples of 24 gave 72, 72, 72, 40, which left one of two
-  // threads idle a fifth of the time.
+  const index_t positions = grid.positions();
+  // Cut i of `chunks` lies at i * positions / chunks rounded to a multiple of all_r: with (d)'s
+  // 256 positions (64 channels at 16^3) that gives chunks of 51, 51, 51, 51, 52, so each of two
+  // threads gets 1020 or 1028 position-blocks; rounding every chunk up to a multiple of 3 gave
+  // 54, 54, 54, 54, 40 (1080 and 968), and of 24, 72, 72, 72, 40.
   index_t all_r = 1;
   for (const ChannelBlock& b : blocks)
     all_r = std::lcm(all_r, index_t(tilePositions(b.size)));
   const index_t rows = std::max<index_t>(1, kInputChunkBytes / std::max<index_t>(row_bytes, 1));
   const index_t target = std::max<index_t>(rows * grid.vectors, 2 * all_r);
-  const index_t parts = (grid.positions() + target - 1) / target;
-  const index_t chunk = ((grid.positions() + parts - 1) / parts + all_r - 1) / all_r * all_r;
-  const index_t chunks = (grid.positions() + chunk - 1) / chunk;
+  const index_t chunks =
+      std::max<index_t>(1, std::min((positions + target - 1) / target, positions / all_r));
+  const auto cut = [=](index_t i) {
+    return i >= chunks ? positions : (i * positions / chunks + all_r / 2) / all_r * all_r;
+  };
   const index_t nb = index_t(blocks.size());
+  const bool stream = samples * out_channels * box.size() * index_t(sizeof(T)) >= kStreamBytes &&
+                      p.out_channel % Simd<T>::lanes == 0 && p.out_sample % Simd<T>::lanes == 0 &&
+                      reinterpret_cast<std::uintptr_t>(p.out) % 64 == 0;
   Kokkos::parallel_for(
       label,
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, samples * chunks * nb),
       [=](index_t item) {
         (void)packed;  // captured: the packed weights live as long as the kernel
         const ChannelBlock& blk = blocks[std::size_t(item % nb)];
-        const index_t begin = (item / nb) % chunks * chunk;
-        const index_t end = std::min(begin + chunk, grid.positions());
+        const index_t c = (item / nb) % chunks;
+        const index_t begin = cut(c), end = cut(c + 1);
         const index_t n = item / (nb * chunks);
         TileTaps<T> taps(p.taps);
         TileOut<T> out;
         switch (blk.size) {
           case 8:
-            directRange<T, 8>(p, blk, n, grid, begin, end, tiler, taps, out);
+            directRange<T, 8>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
             break;
           case 4:
-            directRange<T, 4>(p, blk, n, grid, begin, end, tiler, taps, out);
+            directRange<T, 4>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
             break;
           case 2:
-            directRange<T, 2>(p, blk, n, grid, begin, end, tiler, taps, out);
+            directRange<T, 2>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
             break;
           default:
-            directRange<T, 1>(p, blk, n, grid, begin, end, tiler, taps, out);
+            directRange<T, 1>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
             break;
         }
+        // Non-temporal stores are weakly ordered: drain them before the item counts as done.
+        if (stream) _mm_sfence();
       });
 }
 

@@ -49,6 +49,7 @@ struct Simd<float> {
   static vec add(vec a, vec b) { return _mm512_add_ps(a, b); }
   static void store(float* p, vec v) { _mm512_storeu_ps(p, v); }
   static void store(float* p, vec v, mask m) { _mm512_mask_storeu_ps(p, m, v); }
+  static void stream(float* p, vec v) { _mm512_stream_ps(p, v); }
   // Lane sum by swapping halves, quarters, pairs and neighbours. The zero-masked forms (all lanes
   // set, here and in sum8) because GCC 12's plain forms and _mm512_reduce_add_* start from
   // _mm512_undefined_*, which trips -Wmaybe-uninitialized in its own header.
@@ -103,6 +104,7 @@ struct Simd<double> {
   static vec add(vec a, vec b) { return _mm512_add_pd(a, b); }
   static void store(double* p, vec v) { _mm512_storeu_pd(p, v); }
   static void store(double* p, vec v, mask m) { _mm512_mask_storeu_pd(p, m, v); }
+  static void stream(double* p, vec v) { _mm512_stream_pd(p, v); }
   static double sum(vec v) {
     v = _mm512_add_pd(v, _mm512_maskz_shuffle_f64x2(0xff, v, v, 0x4e));
     v = _mm512_add_pd(v, _mm512_maskz_shuffle_f64x2(0xff, v, v, 0xb1));

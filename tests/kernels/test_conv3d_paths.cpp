@@ -210,6 +210,49 @@ TEST(Conv3dSimd, Sum8MatchesSum) {
       EXPECT_EQ(sums[k], S::sum(v[k])) << "vector " << k << ", trial " << trial;
   }
 }
+
+// A forward output of at least kStreamBytes goes out through non-temporal stores wherever a tile's
+// vectors are full and aligned: W = 56 is 3.5 vectors, so tiles (3 positions, running across rows)
+// alternate between aligned and unaligned rows and some end in the half vector. The whole box
+// (streamed) must match the reference and, bitwise, the same output computed in slabs small enough
+// to be stored the ordinary way; a stray or missing streamed store shows in both.
+template <class T>
+void checkStreamedForward(const Extents3& volume) {
+  const ConvCase c{1, 2, 16, volume, WindowGeometry::cubic(3, 1, 1), true};
+  SCOPED_TRACE(::testing::Message() << (sizeof(T) == 4 ? "float " : "double ") << c);
+  const Box out = c.outBox();
+  ASSERT_GE(c.out_ch * out.size() * index_t(sizeof(T)), kernels::impl::kStreamBytes);
+  const HostExec exec;
+  ConvProblem<T> whole(c), slabs(c), ref(c);
+  for (ConvProblem<T>* t : {&whole, &slabs, &ref}) {
+    fillOwned(t->x, 1);
+    fillUniform(t->w, 3);
+    fillUniform(t->b, 4);
+    fillAll(t->y, T(7));  // a sentinel: every cell must be written
+  }
+  kernels::impl::conv3dForwardHost(exec, whole.x, whole.w, whole.b, c.g, whole.y, out);
+  const index_t slab = out.extent(0) / 4;
+  for (index_t d = 0; d < out.extent(0); d += slab) {
+    const Box part({d, out.min(1), out.min(2)},
+                   {std::min(d + slab, out.max(0)), out.max(1), out.max(2)});
+    ASSERT_LT(c.out_ch * part.size() * index_t(sizeof(T)), kernels::impl::kStreamBytes);
+    kernels::impl::conv3dForwardHost(exec, slabs.x, slabs.w, slabs.b, c.g, slabs.y, part);
+  }
+  kernels::reference::conv3dForward(exec, ref.x, ref.w, ref.b, c.g, ref.y, out);
+  exec.fence();
+  EXPECT_LE(maxRelError(whole.y.view(), ref.y.view()), tolerance<T>());
+  const auto wv = whole.y.view();
+  const auto sv = slabs.y.view();
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < wv.span(); ++k)
+    differ += wv.data()[k] != sv.data()[k];
+  EXPECT_EQ(differ, 0u) << "values that differ between the streamed box and the slabs";
+}
+
+TEST(Conv3dHostSimd, StreamedForwardMatchesReferenceAndSlabs) {
+  checkStreamedForward<float>({64, 80, 56});
+  checkStreamedForward<double>({64, 40, 56});
+}
 #endif
 
 }  // namespace
