@@ -329,7 +329,7 @@ void conv3dBackwardFilterHost(const ExecSpace& exec, const Tensor<T, ExecSpace>&
                               const Conv3dBiasGradOn<T, ExecSpace>& db, const Box& out_box,
                               bool accumulate) {
   if constexpr (std::is_same<T, float>::value) {
-    if (hostFilterLanesApplies(g))
+    if (hostFilterLanesApplies(g, index_t(dw.extent(0))))
       return conv3dBackwardFilterLanes(exec, x, dy, g, dw, db, out_box, accumulate);
   }
   conv3dBackwardFilterWVectors(exec, x, dy, g, dw, db, out_box, accumulate);

@@ -44,8 +44,14 @@ namespace halo3d::kernels::impl {
 inline constexpr int kLanesChunk = 512;
 inline constexpr int kLanesTaps = 3;
 
-inline bool hostFilterLanesApplies(const WindowGeometry& g) {
-  return g.kernel[2] == kLanesTaps && g.dilation[2] == 1;
+// Below a whole vector of output channels most lanes would be empty: CosmoFlow's first convolution
+// at width 0.25 (4 -> 4 channels, 128^3) took 1.6x as long in a step as on the W-vector engine
+// (validation run of 2026-12-02 09:22, docs/scaling.md), so those go to the W-vector engine.
+inline constexpr index_t kLanesMinOutputChannels = 16;
+
+inline bool hostFilterLanesApplies(const WindowGeometry& g, index_t output_channels) {
+  return g.kernel[2] == kLanesTaps && g.dilation[2] == 1 &&
+         output_channels >= kLanesMinOutputChannels;
 }
 
 // dst[k * ld + o] = src[o * stride + k] for k < cells, o < 16: zero where o >= channels. A 16 x 16

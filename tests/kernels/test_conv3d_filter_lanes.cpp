@@ -42,7 +42,7 @@ struct LanesCase {
 void run(const LanesCase& lc) {
   const ConvCase& c = lc.c;
   SCOPED_TRACE(::testing::Message() << c << (lc.accumulate ? " accumulate" : ""));
-  ASSERT_TRUE(kernels::impl::hostFilterLanesApplies(c.g));
+  ASSERT_TRUE(kernels::impl::hostFilterLanesApplies(c.g, c.out_ch));
   const HostExec exec;
   ConvProblem<float> ours(c), ref(c);
   HostTensor<float> dy_ours("dy", TensorBlock::whole(c.outShape(), HaloWidths::uniform(1)));
@@ -86,6 +86,18 @@ TEST(Conv3dFilterLanes, MatchesReference) {
   };
   for (const LanesCase& lc : cases)
     run(lc);
+}
+
+// Fewer output channels than a vector's lanes stay on the W-vector engine (the lanes would be
+// mostly empty); from a whole vector on, the lanes engine takes W kernels of 3.
+TEST(Conv3dFilterLanes, TakesWholeVectorsOfOutputChannelsOnly) {
+  const WindowGeometry cube = geometry({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1});
+  EXPECT_FALSE(kernels::impl::hostFilterLanesApplies(cube, 4));
+  EXPECT_FALSE(kernels::impl::hostFilterLanesApplies(cube, 8));
+  EXPECT_TRUE(kernels::impl::hostFilterLanesApplies(cube, 16));
+  EXPECT_TRUE(kernels::impl::hostFilterLanesApplies(cube, 100));
+  EXPECT_FALSE(kernels::impl::hostFilterLanesApplies(
+      geometry({3, 3, 5}, {1, 1, 1}, {1, 1, 1}, {1, 1, 2}), 16));
 }
 
 #endif
