@@ -11,6 +11,8 @@
 //     multiply-adds; a remainder of rows runs as 2-row tiles (1-row only where the box has 1 row).
 // A tail of O is padded with zero weights (computed, not stored); W tails are masked lanes. Each
 // output is summed in float, channel pairs outer, taps inner, and rounded once on the store.
+// Taps that read only padding (cells outside the global volume in forward, outside dy's box in
+// backward-data) are skipped per tile and row (Bf16TileTaps).
 // Backward-data at stride 1 runs the same tiles on dy with the weights transposed and flipped.
 
 #include <Kokkos_Core.hpp>
@@ -54,14 +56,65 @@ inline constexpr int kBf16Block = 8;  // output channels per register tile
 inline constexpr int kBf16Rows = 3;   // output rows per register tile
 inline constexpr int kBf16Lanes = 16;
 
-// One register tile: R rows of up to 16 cells, 8 output channels. planes[a] is the packed input
+// The taps (a, bh) of one tile that read cells of the input that exist: a in [a_lo, a_hi), and
+// tap bh of tile row r when v_lo <= r + bh < v_hi. The others read zero padding (outside the
+// global volume in forward, outside dy's box in backward-data) and are skipped, as oneDNN skips
+// them: on a 16^3 block with 3^3 "same" windows the first and last planes and rows are an eighth
+// of the products. Skipping adds the same non-zero products in the same order.
+struct Bf16TileTaps {
+  int a_lo, a_hi;
+  index_t v_lo, v_hi;
+};
+
+// The kw taps of one (pair, a, bh) for the rows [Lo, Hi) of an R-row tile: Hi - Lo vector loads
+// and 8 broadcasts per kw tap. Compile-time rows, so that the accumulators stay in registers.
+template <int R, int Lo, int Hi, bool Full>
+__attribute__((always_inline)) inline void bf16TileTaps(__m512 (&acc)[R][kBf16Block],
+                                                        const std::uint32_t* xr, index_t row,
+                                                        const std::uint32_t* wt, int kw,
+                                                        __mmask16 m) {
+  for (int c = 0; c < kw; ++c, wt += kBf16Block) {
+    __m512i v[R];
+#pragma GCC unroll 3
+    for (int r = Lo; r < Hi; ++r)
+      v[r] = Full ? _mm512_loadu_si512(xr + c + r * row)
+                  : _mm512_maskz_loadu_epi32(m, xr + c + r * row);
+#pragma GCC unroll 8
+    for (int j = 0; j < kBf16Block; ++j) {
+      const __m512i wj = _mm512_set1_epi32(int(wt[j]));
+#pragma GCC unroll 3
+      for (int r = Lo; r < Hi; ++r)
+        acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
+    }
+  }
+}
+
+// The bias added to a tile's sums, rounded to bf16 and stored (masked W lanes).
+template <int R>
+__attribute__((always_inline)) inline void bf16TileStore(const __m512 (&acc)[R][kBf16Block],
+                                                         __mmask16 m, const float* bias,
+                                                         std::uint16_t* y, index_t y_channel,
+                                                         index_t y_row) {
+  for (int j = 0; j < kBf16Block; ++j) {
+    const __m512 bj = _mm512_set1_ps(bias[j]);
+    for (int r = 0; r < R; ++r) {
+      const __m256bh out = _mm512_cvtneps_pbh(_mm512_add_ps(acc[r][j], bj));
+      _mm256_mask_storeu_epi16(y + j * y_channel + r * y_row, m, (__m256i)out);
+    }
+  }
+}
+
+// One register tile: R rows of up to 16 cells, 8 output channels, every row reading every bh
+// tap (all tiles but those on the volume's first and last rows). planes[a] is the packed input
 // plane that tap a along D reads, `x` the offset in it of the tile's first input cell (channel
-// pair 0, tap 0), `wt` points at the o block's weight pairs.
+// pair 0, tap 0), `wt` points at the o block's weight pairs; the D taps [a_lo, a_hi) are read.
+// Kept as the plain loop nest: GCC spilled the accumulators or the loop state of this loop when
+// the row-skipping of bf16EdgeTile shared its function (10 % slower on (b) C16_K32_D64).
 template <int R, bool Full = false>
 inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
                      index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
-                     __mmask16 m, const float* bias, std::uint16_t* y, index_t y_channel,
-                     index_t y_row) {
+                     int a_lo, int a_hi, __mmask16 m, const float* bias, std::uint16_t* y,
+                     index_t y_channel, index_t y_row) {
   // Fully unrolled, so that the accumulators live in registers (GCC keeps a looped-over array of
   // 24 zmm on the stack otherwise, a load and a store around every vdpbf16ps).
   __m512 acc[R][kBf16Block];
@@ -70,11 +123,13 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
 #pragma GCC unroll 8
     for (int j = 0; j < kBf16Block; ++j)
       acc[r][j] = _mm512_setzero_ps();
+  const index_t plane_taps = index_t(kh) * kw * kBf16Block;  // the weights of one (pair, a)
   for (int p = 0; p < pairs; ++p) {
     const index_t xc = x + p * pair_stride;
-    for (int a = 0; a < kd; ++a)
+    const std::uint32_t* w = wt + (index_t(p) * kd + a_lo) * plane_taps;
+    for (int a = a_lo; a < a_hi; ++a)
       for (int bh = 0; bh < kh; ++bh)
-        for (int c = 0; c < kw; ++c, wt += kBf16Block) {
+        for (int c = 0; c < kw; ++c, w += kBf16Block) {
           __m512i v[R];
           const std::uint32_t* xr = planes[a] + xc + bh * row + c;
 #pragma GCC unroll 3
@@ -83,20 +138,84 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
                 Full ? _mm512_loadu_si512(xr + r * row) : _mm512_maskz_loadu_epi32(m, xr + r * row);
 #pragma GCC unroll 8
           for (int j = 0; j < kBf16Block; ++j) {
-            const __m512i wj = _mm512_set1_epi32(int(wt[j]));
+            const __m512i wj = _mm512_set1_epi32(int(w[j]));
 #pragma GCC unroll 3
             for (int r = 0; r < R; ++r)
               acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
           }
         }
   }
-  for (int j = 0; j < kBf16Block; ++j) {
-    const __m512 bj = _mm512_set1_ps(bias[j]);
-    for (int r = 0; r < R; ++r) {
-      const __m256bh out = _mm512_cvtneps_pbh(_mm512_add_ps(acc[r][j], bj));
-      _mm256_mask_storeu_epi16(y + j * y_channel + r * y_row, m, (__m256i)out);
-    }
+  bf16TileStore<R>(acc, m, bias, y, y_channel, y_row);
+}
+
+// A tile on the volume's first row (Top: tap bh = 0 reads rows [1, R)) or last row (tap bh =
+// kh - 1 reads rows [0, R - 1)); every other tap reads every row. Two fixed row sets rather than
+// any subset: with a choice of six in the loop GCC kept the accumulators on the stack.
+template <int R, bool Full, bool Top>
+__attribute__((noinline)) void bf16EdgeTile(const std::uint32_t* const* planes, index_t x,
+                                            index_t pair_stride, index_t row,
+                                            const std::uint32_t* wt, int pairs, int kd, int kh,
+                                            int kw, int a_lo, int a_hi, __mmask16 m,
+                                            const float* bias, std::uint16_t* y, index_t y_channel,
+                                            index_t y_row) {
+  static_assert(R >= 2, "a 1-row tile on an edge reads no padding row that another row needs");
+  __m512 acc[R][kBf16Block];
+#pragma GCC unroll 3
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < kBf16Block; ++j)
+      acc[r][j] = _mm512_setzero_ps();
+  // The one loop nest of bf16Tile; the edge row's products under the skipped bh are branched
+  // around (the branch is the same for the kw taps of one bh).
+  constexpr int edge = Top ? 0 : R - 1;
+  const int skip_bh = Top ? 0 : kh - 1;
+  const index_t plane_taps = index_t(kh) * kw * kBf16Block;
+  for (int p = 0; p < pairs; ++p) {
+    const index_t xc = x + p * pair_stride;
+    const std::uint32_t* w = wt + (index_t(p) * kd + a_lo) * plane_taps;
+    for (int a = a_lo; a < a_hi; ++a)
+      for (int bh = 0; bh < kh; ++bh) {
+        const bool skip = bh == skip_bh;
+        for (int c = 0; c < kw; ++c, w += kBf16Block) {
+          __m512i v[R];
+          const std::uint32_t* xr = planes[a] + xc + bh * row + c;
+#pragma GCC unroll 3
+          for (int r = 0; r < R; ++r)
+            v[r] =
+                Full ? _mm512_loadu_si512(xr + r * row) : _mm512_maskz_loadu_epi32(m, xr + r * row);
+#pragma GCC unroll 8
+          for (int j = 0; j < kBf16Block; ++j) {
+            const __m512i wj = _mm512_set1_epi32(int(w[j]));
+#pragma GCC unroll 3
+            for (int r = 0; r < R; ++r)
+              if (r != edge || !skip)
+                acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
+          }
+        }
+      }
   }
+  bf16TileStore<R>(acc, m, bias, y, y_channel, y_row);
+}
+
+// The tile for tt: bf16Tile where every row reads every bh tap; an edge tile where only the
+// first or the last row skips one; otherwise bf16Tile over every bh, the rows' padding included
+// (windows taller than the tile, or a tile on both edges: not the models' layers).
+template <int R, bool Full = false>
+inline void bf16AnyTile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
+                        index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
+                        const Bf16TileTaps& tt, __mmask16 m, const float* bias, std::uint16_t* y,
+                        index_t y_channel, index_t y_row) {
+  const bool lo_all = tt.v_lo <= 0, hi_all = tt.v_hi >= R + kh - 1;
+  if constexpr (R >= 2) {
+    if (tt.v_lo == 1 && hi_all)
+      return bf16EdgeTile<R, Full, true>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw,
+                                         tt.a_lo, tt.a_hi, m, bias, y, y_channel, y_row);
+    if (lo_all && tt.v_hi == R + kh - 2)
+      return bf16EdgeTile<R, Full, false>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw,
+                                          tt.a_lo, tt.a_hi, m, bias, y, y_channel, y_row);
+  }
+  bf16Tile<R, Full>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, tt.a_lo, tt.a_hi, m, bias,
+                    y, y_channel, y_row);
 }
 
 // 16 floats' bits rounded to bf16 (nearest even), in the low half of each lane: bf16BitsOf
@@ -277,6 +396,10 @@ struct Bf16EnginePlane {
   index_t out, eh, ew;
   std::uint16_t* y0;
   index_t yc, yh;
+  // The taps that read cells that exist (Bf16TileTaps): the plane's D taps [a_lo, a_hi), and tap
+  // bh of box row h when v_lo <= h + bh < v_hi.
+  int a_lo, a_hi;
+  index_t v_lo, v_hi;
 };
 
 // The rows of an output plane in tiles of 3, a remainder of 1 taken as 2 + 2 (4 = 3 + 1 would leave
@@ -321,6 +444,7 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
         const float* bb = r.bias + o0;
         const index_t ps = r.layout.pair_stride, row = r.layout.row;
         const std::uint32_t* const* pl = r.planes;
+        const Bf16TileTaps tt{r.a_lo, r.a_hi, r.v_lo - h, r.v_hi - h};
         for (index_t wtile = 0; wtile < w_tiles; ++wtile) {
           const index_t wc = wtile * kBf16Lanes;
           const int lanes = int(std::min<index_t>(kBf16Lanes, r.ew - wc));
@@ -329,25 +453,34 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
           std::uint16_t* ys = r.y0 + o0 * r.yc + h * r.yh + wc;
           if (valid == kBf16Block) {
             if (rows == 3 && lanes == kBf16Lanes)
-              bf16Tile<3, true>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc,
-                                r.yh);
+              bf16AnyTile<3, true>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, ys,
+                                   r.yc, r.yh);
             else if (rows == 3)
-              bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
+              bf16AnyTile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, ys, r.yc,
+                             r.yh);
+            else if (rows == 2 && lanes == kBf16Lanes)
+              bf16AnyTile<2, true>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, ys,
+                                   r.yc, r.yh);
             else if (rows == 2)
-              bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
+              bf16AnyTile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, ys, r.yc,
+                             r.yh);
             else
-              bf16Tile<1>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, ys, r.yc, r.yh);
+              bf16AnyTile<1>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, ys, r.yc,
+                             r.yh);
           } else {
             // A tail block of the output channels: computed into a scratch tile (the weights past
             // `out` are zero), the valid channels stored.
             alignas(64) std::uint16_t scratch[kBf16Block * kBf16Rows * kBf16Lanes];
             const index_t sc = kBf16Rows * kBf16Lanes, sr = kBf16Lanes;
             if (rows == 3)
-              bf16Tile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
+              bf16AnyTile<3>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, scratch, sc,
+                             sr);
             else if (rows == 2)
-              bf16Tile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
+              bf16AnyTile<2>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, scratch, sc,
+                             sr);
             else
-              bf16Tile<1>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, m, bb, scratch, sc, sr);
+              bf16AnyTile<1>(pl, xs, ps, row, wt, r.pairs, r.kd, r.kh, r.kw, tt, m, bb, scratch, sc,
+                             sr);
             for (index_t j = 0; j < valid; ++j)
               for (int rr = 0; rr < rows; ++rr)
                 for (int l = 0; l < lanes; ++l)
@@ -400,7 +533,12 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
       out_box.extent(2),
       nullptr,
       index_t(yv.stride(1)),
-      index_t(yv.stride(3))};
+      index_t(yv.stride(3)),
+      0,
+      kd,
+      -ix.inputOf(1, h0, 0),
+      index_t(x.block().globalExtents()[1]) - ix.inputOf(1, h0, 0)};
+  const index_t depth = index_t(x.block().globalExtents()[0]);
   for (index_t n = 0; n < N; ++n) {
     // x's allocation plane xd of sample n as channel pairs. x is read once per call, from
     // memory, and the packing alone would wait for every line: the next pair's channels are
@@ -426,6 +564,8 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
     ring.clear();
     for (index_t d = d0; d < out_box.max(0); ++d) {
       ring.require(ix.inputOf(0, d, 0) + ix.in_shift[0], planes.data(), pack);
+      run.a_lo = int(std::clamp<index_t>(-ix.inputOf(0, d, 0), 0, kd));
+      run.a_hi = int(std::clamp<index_t>(depth - ix.inputOf(0, d, 0), 0, kd));
       run.y0 = &yv(n, 0, d + ix.out_shift[0], h0 + ix.out_shift[1], w0 + ix.out_shift[2]).bits;
       bf16EngineTiles(exec, run);
       fence(exec, "bf16 conv tiles done");  // the ring's oldest plane is refilled next
@@ -487,7 +627,11 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
                       dx_box.extent(2),
                       nullptr,
                       index_t(dxv.stride(1)),
-                      index_t(dxv.stride(3))};
+                      index_t(dxv.stride(3)),
+                      0,
+                      kd,
+                      lo[1] - b0[1],
+                      hi[1] - b0[1]};
   for (index_t n = 0; n < N; ++n) {
     // Buffer plane q (global dy plane b0[0] + q) of sample n.
     const auto pack = [&](index_t q, std::uint32_t* buf) {
@@ -521,6 +665,9 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
     ring.clear();
     for (index_t dd = 0; dd < dx_box.extent(0); ++dd) {
       ring.require(dd, planes.data(), pack);
+      // Buffer plane dd + a is global dy plane b0[0] + dd + a, zero outside [lo[0], hi[0]).
+      run.a_lo = int(std::clamp<index_t>(lo[0] - b0[0] - dd, 0, kd));
+      run.a_hi = int(std::clamp<index_t>(hi[0] - b0[0] - dd, 0, kd));
       run.y0 = &dxv(n, 0, dx_box.min(0) + dd + ix.in_shift[0], dx_box.min(1) + ix.in_shift[1],
                     dx_box.min(2) + ix.in_shift[2])
                     .bits;
