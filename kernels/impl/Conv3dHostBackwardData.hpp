@@ -49,6 +49,7 @@ class BackwardDataTiler {
     // With unit strides, tap k of dx cell q reads dy cell c = q + p - k dil, inside dy_box for one
     // run of k.
     _unit_stride = ix.stride[0] == 1 && ix.stride[1] == 1 && ix.stride[2] == 1;
+    _bits = TapBits(ix.kernel);
     if (_unit_stride)
       for (int d = 0; d < 2; ++d)
         _spans[d] = TapSpans(0, dx_volume[d], ix.kernel[d], [&](index_t q, int k) {
@@ -94,6 +95,10 @@ class BackwardDataTiler {
                sh.end == span[1].end;
       }
     }
+    // Kernels of more than 64 taps read every tap in Affine mode: only with full spans.
+    if (same && !_bits.exact())
+      same = span[0].begin == 0 && span[0].end == _ix.kernel[0] && span[1].begin == 0 &&
+             span[1].end == _ix.kernel[1];
     if (same) {
       bool full = true;
       for (int r = 0; r < positions; ++r)
@@ -107,10 +112,7 @@ class BackwardDataTiler {
           full = full && m == fullMask<T>();
         }
       out.mode = TapMode::Affine;
-      for (int k = 0; k < 2; ++k) {
-        out.tap_begin[k] = span[k].begin;
-        out.tap_end[k] = span[k].end;
-      }
+      out.tap_bits = _bits(span[0], span[1]);
       out.load = full ? SimdLoad::Full : SimdLoad::Masked;
       out.tap_offset = _tap_offset.data();
       out.mask_rows = _ix.kernel[2];
@@ -168,6 +170,7 @@ class BackwardDataTiler {
   Box _dy_box;
   bool _unit_stride;
   TapSpans _spans[2];  // per dx plane and row, with unit strides
+  TapBits _bits;
   std::vector<index_t> _tap_offset;
 };
 
@@ -182,7 +185,7 @@ void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& d
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);
   const auto& dyv = dy.view();
   const auto& dxv = dx.view();
-  const DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.kernel);
+  const DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.taps());
   // dy read per dx row: every channel and kernel plane.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));

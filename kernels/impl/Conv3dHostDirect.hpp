@@ -75,13 +75,12 @@ struct DirectConv {
   // Repacked weights: block b starts at b.first * in_channels * taps and is [tap][ic][oc in block].
   const T* packed;
   const T* bias;  // nullptr: no bias
-  int kernel[3];
   int taps;
 };
 
 // The DirectConv that reads tensor `in` and writes tensor `out` (`packed` is left to the caller).
 template <class T, class In, class Out>
-DirectConv<T> directConv(const In& in, const Out& out, const T* bias, const int (&kernel)[3]) {
+DirectConv<T> directConv(const In& in, const Out& out, const T* bias, int taps) {
   const auto& iv = in.view();
   const auto& ov = out.view();
   DirectConv<T> p{};
@@ -93,9 +92,7 @@ DirectConv<T> directConv(const In& in, const Out& out, const T* bias, const int 
   p.out_sample = index_t(ov.stride_0());
   p.out_channel = index_t(ov.stride_1());
   p.bias = bias;
-  for (int d = 0; d < 3; ++d)
-    p.kernel[d] = kernel[d];
-  p.taps = kernel[0] * kernel[1] * kernel[2];
+  p.taps = taps;
   return p;
 }
 
@@ -114,11 +111,11 @@ struct TileTaps {
         mask(offset.size()) {}
 };
 
-// How a tile finds its input. Affine: the taps (kd, kh, kw) with kd in [tap_begin[0], tap_end[0])
-// and kh in [tap_begin[1], tap_end[1]) are read (every kw), tap t of position r starts at
-// base[r] + tap_offset[t], and its lanes are TileTaps::mask[(t % mask_rows) * kMaxTilePositions +
-// r] (one row of masks for all taps, or one per kw tap), so there is no table to build per tap.
-// Table: TileTaps lists the taps and their offsets and masks.
+// How a tile finds its input. Affine: the taps t whose bit is set in tap_bits are read (taps from
+// the 65th on always), tap t of position r starts at base[r] + tap_offset[t], and its lanes are
+// TileTaps::mask[(t % mask_rows) * kMaxTilePositions + r] (one row of masks for all taps, or one
+// per kw tap), so there is no table to build per tap. Table: TileTaps lists the taps and their
+// offsets and masks.
 enum class TapMode { Affine, Table };
 
 // A tile's output positions (offset of lane 0 and lanes to store) and how it reads its input.
@@ -130,7 +127,7 @@ struct TileOut {
   SimdLoad load = SimdLoad::Full;
   index_t base[kMaxTilePositions];
   const index_t* tap_offset = nullptr;
-  int tap_begin[2] = {0, 0}, tap_end[2] = {0, 0};
+  std::uint64_t tap_bits = ~std::uint64_t(0);
   int mask_rows = 1;
   typename Simd<T>::index stride_index;
   // Store with non-temporal (streaming) stores: set by directRange when the call streams and every
@@ -157,19 +154,6 @@ inline void directStep(typename Simd<T>::vec (&acc)[OB][R], const T* const (&src
   }
 }
 
-// (tap, input channel) steps of tap t over every input channel.
-template <class T, int OB, int R, SimdLoad L>
-inline void directTap(const DirectConv<T>& p, typename Simd<T>::vec (&acc)[OB][R],
-                      const T* (&src)[R], const typename Simd<T>::mask (&m)[R], const T* w_tap,
-                      typename Simd<T>::index stride_index) {
-  for (index_t ic = 0; ic < p.in_channels; ++ic) {
-    directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, stride_index);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r)
-      src[r] += p.in_channel;
-  }
-}
-
 template <class T, int OB, int R, TapMode M, SimdLoad L>
 void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, const TileTaps<T>& taps,
                 const TileOut<T>& out) {
@@ -182,33 +166,34 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
       acc[o][r] = S::zero();
   const T* in_n = p.in + n * p.in_sample;
   const T* w_block = p.packed + blk.first * p.in_channels * p.taps;
+  const int count = M == TapMode::Affine ? p.taps : taps.count;
   typename S::mask m[R] = {};
-  const T* src[R];
-  if constexpr (M == TapMode::Affine) {
-    for (int kd = out.tap_begin[0]; kd < out.tap_end[0]; ++kd)
-      for (int kh = out.tap_begin[1]; kh < out.tap_end[1]; ++kh)
-        for (int kw = 0; kw < p.kernel[2]; ++kw) {
-          const int t = (kd * p.kernel[1] + kh) * p.kernel[2] + kw;
-          const std::size_t mask_row = out.mask_rows == 1 ? 0 : std::size_t(kw);
+  int mask_row = 0;
+  // One flat loop over the taps, the left-out ones tested by their bit: with few input channels
+  // (4 on (a)) a tap is a few dozen cycles, and nested kd/kh/kw loops cost (a)'s forward 20%.
+  for (int j = 0; j < count; ++j) {
+    const int row = mask_row;
+    mask_row = mask_row + 1 == out.mask_rows ? 0 : mask_row + 1;
+    if (M == TapMode::Affine && j < 64 && !((out.tap_bits >> j) & 1)) continue;
+    const int t = M == TapMode::Affine ? j : taps.tap[std::size_t(j)];
+    const T* w_tap = w_block + index_t(t) * p.in_channels * OB;
+    const T* src[R];
 #pragma GCC unroll 8
-          for (int r = 0; r < R; ++r) {
-            src[r] = in_n + out.base[r] + out.tap_offset[t];
-            if constexpr (L != SimdLoad::Full)
-              m[r] = taps.mask[mask_row * kMaxTilePositions + std::size_t(r)];
-          }
-          directTap<T, OB, R, L>(p, acc, src, m, w_block + index_t(t) * p.in_channels * OB,
-                                 out.stride_index);
-        }
-  } else {
-    for (int j = 0; j < taps.count; ++j) {
-      const int t = taps.tap[std::size_t(j)];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
+    for (int r = 0; r < R; ++r) {
+      if constexpr (M == TapMode::Affine) {
+        src[r] = in_n + out.base[r] + out.tap_offset[t];
+        if constexpr (L != SimdLoad::Full)
+          m[r] = taps.mask[std::size_t(row) * kMaxTilePositions + r];
+      } else {
         src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
         m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
       }
-      directTap<T, OB, R, L>(p, acc, src, m, w_block + index_t(t) * p.in_channels * OB,
-                             out.stride_index);
+    }
+    for (index_t ic = 0; ic < p.in_channels; ++ic) {
+      directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        src[r] += p.in_channel;
     }
   }
   T* out_n = p.out + n * p.out_sample;
@@ -280,6 +265,45 @@ class TapSpans {
   index_t _first = 0;
   int _kernel = 0;
   std::vector<TapSpan> _spans;
+};
+
+// TileOut::tap_bits of the taps (kd, kh, kw), t = (kd kH + kh) kW + kw, with kd in span d and kh
+// in span h (every kw): two table look-ups a tile. Every bit for kernels of more than 64 taps.
+class TapBits {
+ public:
+  TapBits() = default;
+  explicit TapBits(const int (&kernel)[3])
+      : _kd(kernel[0]), _kh(kernel[1]), _all(kernel[0] * kernel[1] * kernel[2] > 64) {
+    if (_all) return;
+    const int kw = kernel[2];
+    const std::uint64_t row = kw == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << kw) - 1;
+    _d.assign(std::size_t((_kd + 1) * (_kd + 1)), 0);
+    _h.assign(std::size_t((_kh + 1) * (_kh + 1)), 0);
+    for (int b = 0; b <= _kd; ++b)
+      for (int e = b; e <= _kd; ++e)
+        for (int kd = b; kd < e; ++kd)
+          for (int kh = 0; kh < _kh; ++kh)
+            _d[std::size_t(b * (_kd + 1) + e)] |= row << ((kd * _kh + kh) * kw);
+    for (int b = 0; b <= _kh; ++b)
+      for (int e = b; e <= _kh; ++e)
+        for (int kd = 0; kd < _kd; ++kd)
+          for (int kh = b; kh < e; ++kh)
+            _h[std::size_t(b * (_kh + 1) + e)] |= row << ((kd * _kh + kh) * kw);
+  }
+
+  // Whether operator() leaves taps out (false: it sets every bit).
+  bool exact() const { return !_all; }
+
+  std::uint64_t operator()(TapSpan d, TapSpan h) const {
+    if (_all) return ~std::uint64_t(0);
+    return _d[std::size_t(d.begin * (_kd + 1) + d.end)] &
+           _h[std::size_t(h.begin * (_kh + 1) + h.end)];
+  }
+
+ private:
+  int _kd = 0, _kh = 0;
+  bool _all = true;
+  std::vector<std::uint64_t> _d, _h;
 };
 
 // Where the W vectors ("positions") of an output box lie. The box is cut along D and H at lo[d]

@@ -46,6 +46,7 @@ class ForwardTiler {
           _tap_offset.push_back(index_t(kd) * ix.dilation[0] * _x_plane +
                                 index_t(kh) * ix.dilation[1] * _x_row +
                                 index_t(kw) * ix.dilation[2]);
+    _bits = TapBits(ix.kernel);
     for (int d = 0; d < 2; ++d)
       _spans[d] = TapSpans(0, y_volume[d], ix.kernel[d], [&](index_t o, int k) {
         const index_t i = ix.inputOf(d, o, k);
@@ -78,10 +79,9 @@ class ForwardTiler {
       full = full && lanes[r] == Simd<T>::lanes;
     }
     out.mode = TapMode::Affine;
-    for (int k = 0; k < 2; ++k) {
-      out.tap_begin[k] = span[k].begin;
-      out.tap_end[k] = std::max(span[k].begin, span[k].end);
-    }
+    for (int k = 0; k < 2; ++k)
+      span[k].end = std::max(span[k].begin, span[k].end);
+    out.tap_bits = _bits(span[0], span[1]);
     out.tap_offset = _tap_offset.data();
     out.mask_rows = 1;
     out.load = _gather ? SimdLoad::Gather : (full ? SimdLoad::Full : SimdLoad::Masked);
@@ -95,6 +95,7 @@ class ForwardTiler {
   typename Simd<T>::index _stride_index;
   std::vector<index_t> _tap_offset;
   TapSpans _spans[2];  // per output plane and row
+  TapBits _bits;
 };
 
 // See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
@@ -107,7 +108,7 @@ void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const Conv3dIndexing ix = makeIndexing(g, x, y);
   const auto& xv = x.view();
   const auto& yv = y.view();
-  const DirectConv<T> p = directConv(x, y, b.extent(0) ? b.data() : nullptr, ix.kernel);
+  const DirectConv<T> p = directConv(x, y, b.extent(0) ? b.data() : nullptr, ix.taps());
   // Input read per output row: every channel, kernel plane and the rows the H stride advances by.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));

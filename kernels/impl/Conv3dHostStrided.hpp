@@ -317,7 +317,7 @@ void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>
   const Conv3dIndexing ix = makeIndexing(g, dx, dy);
   const auto& dyv = dy.view();
   const auto& dxv = dx.view();
-  DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.kernel);
+  DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.taps());
   const StridedBackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box);
   const auto classes = StridedBackwardDataTiler<T>::classes(ix, dx_box);
   if (g.stride[2] > 1)
