@@ -22,8 +22,8 @@
 // passing every cell. Ghosts inside the volume (a neighbour's halo) are data and read. Ordering
 // (kd, kh, input channel) would let tiles skip the padding rows of kh as well (8% on 16^3), but a
 // tile's rows would then no longer share x rows (kh and kh + 1 of one channel read overlapping
-// rows over a chunk): on (a) (4 input channels, 8-row tiles) that cost 36%, on (d) it netted
-// 3.6% against the 8% skipped.
+// rows over a chunk): in 1-thread A/B runs under load, (a) (4 input channels, 8-row tiles) took
+// 8% and 36% longer, and (d) gained 3.6% against the 8% skipped.
 //
 // On the AMD EPYC machine a 512-bit load that crosses a cache line costs about twice an aligned
 // one (a microbenchmark of the W-vector tile's pattern ran at half the FMA peak from L1, the
