@@ -5,8 +5,11 @@
 // stride must be 1, so that a vector of dx cells reads a contiguous vector of dy cells: the lanes
 // whose dy cell leaves dy_box are masked off (never read), and a tile skips the taps that no lane
 // of it reads (most taps at D/H strides > 1). The zero padding of dy is thus never materialised.
-// Tiles inside the D/H interior with unit strides read dy affinely with one lane mask per kw tap
-// (no per-tile table). W strides above 1 go to the generic path.
+// With unit strides, tiles whose positions all read the same kd and kh taps inside dy_box (every
+// tile of the D/H interior, and at its boundary the tiles of one PositionGrid part: boundary rows
+// of one kind) read those taps of dy affinely, with one lane mask per kw tap (no per-tile table);
+// the other tiles, which mix rows that read different taps, build the table. W strides above 1 go
+// to the generic path.
 
 #include <Kokkos_Core.hpp>
 
@@ -33,21 +36,26 @@ template <class T>
 class BackwardDataTiler {
  public:
   // ix maps dx (input side) and dy (output side) of the forward.
+  // dx_volume: the global extents of dx.
   template <class DyView, class DxView>
-  BackwardDataTiler(const Conv3dIndexing& ix, const DyView& dy, const DxView& dx, const Box& dy_box)
+  BackwardDataTiler(const Conv3dIndexing& ix, const DyView& dy, const DxView& dx, const Box& dy_box,
+                    const Extents3& dx_volume)
       : _ix(ix),
         _dy_plane(index_t(dy.stride_2())),
         _dy_row(index_t(dy.stride_3())),
         _dx_plane(index_t(dx.stride_2())),
         _dx_row(index_t(dx.stride_3())),
         _dy_box(dy_box) {
-    // With unit strides, dx cells q whose every tap reads inside dy_box: q + p - (k - 1) dil >= lo
-    // and q + p < hi. Their tiles read dy affinely at c = q + p - k dil.
+    // With unit strides, tap k of dx cell q reads dy cell c = q + p - k dil, inside dy_box for one
+    // run of k.
     _unit_stride = ix.stride[0] == 1 && ix.stride[1] == 1 && ix.stride[2] == 1;
-    for (int d = 0; d < 3; ++d) {
-      _inner_lo[d] = dy_box.min(d) - ix.padding[d] + index_t(ix.kernel[d] - 1) * ix.dilation[d];
-      _inner_hi[d] = dy_box.max(d) - ix.padding[d];
-    }
+    _bits = TapBits(ix.kernel);
+    if (_unit_stride)
+      for (int d = 0; d < 2; ++d)
+        _spans[d] = TapSpans(0, dx_volume[d], ix.kernel[d], [&](index_t q, int k) {
+          const index_t c = q + ix.padding[d] - index_t(k) * ix.dilation[d];
+          return c >= dy_box.min(d) && c < dy_box.max(d);
+        });
     for (int kd = 0; kd < ix.kernel[0]; ++kd)
       for (int kh = 0; kh < ix.kernel[1]; ++kh)
         for (int kw = 0; kw < ix.kernel[2]; ++kw)
@@ -56,19 +64,42 @@ class BackwardDataTiler {
                                   index_t(kw) * ix.dilation[2]));
   }
 
+  // PositionGrid's cuts: around the dx rows whose every tap reads inside dy_box (none with strides
+  // above 1, whose tiles all build tables).
+  void cuts(const Box& box, index_t (&lo)[2], index_t (&hi)[2]) const {
+    for (int d = 0; d < 2; ++d) {
+      lo[d] = box.min(d);
+      hi[d] = box.max(d);
+      if (_unit_stride) _spans[d].fullRange(box.min(d), box.max(d), lo[d], hi[d]);
+    }
+  }
+
   void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int positions,
             TileTaps<T>& taps, TileOut<T>& out) const {
-    // Unit strides and every position inside the D/H interior: all taps read dy rows inside dy_box,
-    // only W lanes can leave it, which one mask per (kw, position) covers (Affine mode).
-    bool inner = _unit_stride;
+    // Unit strides and every position reading the same kd and kh taps inside dy_box: those taps
+    // read dy rows inside dy_box, only W lanes can leave it, which one mask per (kw, position)
+    // covers (Affine mode).
+    bool same = _unit_stride;
+    TapSpan span[2] = {};
+    if (same) {
+      span[0] = _spans[0](d[0]);
+      span[1] = _spans[1](h[0]);
+    }
     for (int r = 0; r < positions; ++r) {
       out.offset[r] = (d[r] + _ix.in_shift[0]) * _dx_plane + (h[r] + _ix.in_shift[1]) * _dx_row +
                       w[r] + _ix.in_shift[2];
       out.mask[r] = laneRange<T>(0, lanes[r]);
-      inner = inner && d[r] >= _inner_lo[0] && d[r] < _inner_hi[0] && h[r] >= _inner_lo[1] &&
-              h[r] < _inner_hi[1];
+      if (same) {
+        const TapSpan sd = _spans[0](d[r]), sh = _spans[1](h[r]);
+        same = sd.begin == span[0].begin && sd.end == span[0].end && sh.begin == span[1].begin &&
+               sh.end == span[1].end;
+      }
     }
-    if (inner) {
+    // Kernels of more than 64 taps read every tap in Affine mode: only with full spans.
+    if (same && !_bits.exact())
+      same = span[0].begin == 0 && span[0].end == _ix.kernel[0] && span[1].begin == 0 &&
+             span[1].end == _ix.kernel[1];
+    if (same) {
       bool full = true;
       for (int r = 0; r < positions; ++r)
         out.base[r] = (d[r] + _ix.padding[0] + _ix.out_shift[0]) * _dy_plane +
@@ -81,6 +112,7 @@ class BackwardDataTiler {
           full = full && m == fullMask<T>();
         }
       out.mode = TapMode::Affine;
+      out.tap_bits = _bits(span[0], span[1]);
       out.load = full ? SimdLoad::Full : SimdLoad::Masked;
       out.tap_offset = _tap_offset.data();
       out.mask_rows = _ix.kernel[2];
@@ -137,7 +169,8 @@ class BackwardDataTiler {
   index_t _dy_plane, _dy_row, _dx_plane, _dx_row;
   Box _dy_box;
   bool _unit_stride;
-  index_t _inner_lo[3], _inner_hi[3];
+  TapSpans _spans[2];  // per dx plane and row, with unit strides
+  TapBits _bits;
   std::vector<index_t> _tap_offset;
 };
 
@@ -158,7 +191,7 @@ void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& d
       p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));
   runDirect(exec, "halo3d::conv3dBackwardData(host simd)", p, packWeights<T>(w, 1),
             dx.block().channels(), samples, dx_box, row_bytes,
-            BackwardDataTiler<T>(ix, dyv, dxv, dy_box));
+            BackwardDataTiler<T>(ix, dyv, dxv, dy_box, dx.block().globalExtents()));
 }
 
 #endif

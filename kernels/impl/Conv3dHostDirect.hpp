@@ -15,6 +15,15 @@
 // Every output value is summed in one order (taps ascending, then input channels, bias last)
 // whichever tile, tail mask or tap subset computes it, which is what makes sub-box results bitwise
 // equal to whole-box ones.
+//
+// Taps that read only padding (input cells past the volume, or dy cells outside dy_box) add exact
+// zeros, and a tile leaves out the kd and kh taps that read padding for every one of its positions
+// (a 3^3 "same" convolution on 16^3 reads padding with 1 - (14 * 3 + 2 * 2)^2 / 48^2 = 8% of its
+// kd/kh taps; kw taps are lanes of one vector, so they stay). Leaving out a term that is an exact
+// zero (w * 0 with finite w) changes no bit of the result: the sums start at +0 and never become
+// -0 (round to nearest gives -0 only for -0 + -0), and s + (+-0) = s for every other s. To make
+// such tiles common, positions are numbered part by part (PositionGrid): the box is cut along D
+// and H where the padding taps start and stop, so that the rows of a part share their taps.
 
 #include <Kokkos_Core.hpp>
 
@@ -102,10 +111,11 @@ struct TileTaps {
         mask(offset.size()) {}
 };
 
-// How a tile finds its input. Affine: every tap is read, tap t of position r starts at
-// base[r] + tap_offset[t], and its lanes are TileTaps::mask[(t % mask_rows) * kMaxTilePositions +
-// r] (one row of masks for all taps, or one per kw tap), so there is no table to build per tap.
-// Table: TileTaps lists the taps and their offsets and masks.
+// How a tile finds its input. Affine: the taps t whose bit is set in tap_bits are read (taps from
+// the 65th on always), tap t of position r starts at base[r] + tap_offset[t], and its lanes are
+// TileTaps::mask[(t % mask_rows) * kMaxTilePositions + r] (one row of masks for all taps, or one
+// per kw tap), so there is no table to build per tap. Table: TileTaps lists the taps and their
+// offsets and masks.
 enum class TapMode { Affine, Table };
 
 // A tile's output positions (offset of lane 0 and lanes to store) and how it reads its input.
@@ -117,6 +127,7 @@ struct TileOut {
   SimdLoad load = SimdLoad::Full;
   index_t base[kMaxTilePositions];
   const index_t* tap_offset = nullptr;
+  std::uint64_t tap_bits = ~std::uint64_t(0);
   int mask_rows = 1;
   typename Simd<T>::index stride_index;
   // Store with non-temporal (streaming) stores: set by directRange when the call streams and every
@@ -158,7 +169,12 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
   const int count = M == TapMode::Affine ? p.taps : taps.count;
   typename S::mask m[R] = {};
   int mask_row = 0;
+  // One flat loop over the taps, the left-out ones tested by their bit: with few input channels
+  // (4 on (a)) a tap is a few dozen cycles, and nested kd/kh/kw loops cost (a)'s forward 20%.
   for (int j = 0; j < count; ++j) {
+    const int row = mask_row;
+    mask_row = mask_row + 1 == out.mask_rows ? 0 : mask_row + 1;
+    if (M == TapMode::Affine && j < 64 && !((out.tap_bits >> j) & 1)) continue;
     const int t = M == TapMode::Affine ? j : taps.tap[std::size_t(j)];
     const T* w_tap = w_block + index_t(t) * p.in_channels * OB;
     const T* src[R];
@@ -167,13 +183,12 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
       if constexpr (M == TapMode::Affine) {
         src[r] = in_n + out.base[r] + out.tap_offset[t];
         if constexpr (L != SimdLoad::Full)
-          m[r] = taps.mask[std::size_t(mask_row) * kMaxTilePositions + r];
+          m[r] = taps.mask[std::size_t(row) * kMaxTilePositions + r];
       } else {
         src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
         m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
       }
     }
-    mask_row = mask_row + 1 == out.mask_rows ? 0 : mask_row + 1;
     for (index_t ic = 0; ic < p.in_channels; ++ic) {
       directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
 #pragma GCC unroll 8
@@ -203,51 +218,173 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
   }
 }
 
-// Where the W vectors ("positions") of an output box lie: position q of a sample is W vector
-// q % vectors of row (q / vectors) in (D, H) order.
+// The taps [begin, end) of one dimension that read data rather than padding, for every coordinate
+// of [first, first + n): those k with reads(o, k), which must be one run of k per o. Coordinates
+// whose every tap reads padding get the empty span [0, 0).
+struct TapSpan {
+  int begin, end;
+};
+
+class TapSpans {
+ public:
+  TapSpans() = default;
+  template <class Reads>
+  TapSpans(index_t first, index_t n, int kernel, Reads reads)
+      : _first(first), _kernel(kernel), _spans(std::size_t(std::max<index_t>(n, 0))) {
+    for (index_t i = 0; i < n; ++i) {
+      TapSpan s{kernel, 0};
+      for (int k = 0; k < kernel; ++k)
+        if (reads(first + i, k)) {
+          s.begin = std::min(s.begin, k);
+          s.end = k + 1;
+        }
+      _spans[std::size_t(i)] = s.begin < s.end ? s : TapSpan{0, 0};
+    }
+  }
+
+  TapSpan operator()(index_t o) const { return _spans[std::size_t(o - _first)]; }
+
+  // The coordinates [lo, hi) of [min, max) whose every tap reads data: where PositionGrid cuts.
+  // hi = lo = max when there are none.
+  void fullRange(index_t min, index_t max, index_t& lo, index_t& hi) const {
+    lo = max;
+    hi = max;
+    for (index_t o = min; o < max; ++o)
+      if (full(o)) {
+        if (lo == max) lo = o;
+        hi = o + 1;
+      }
+  }
+
+ private:
+  bool full(index_t o) const {
+    const TapSpan s = (*this)(o);
+    return s.begin == 0 && s.end == _kernel;
+  }
+
+  index_t _first = 0;
+  int _kernel = 0;
+  std::vector<TapSpan> _spans;
+};
+
+// TileOut::tap_bits of the taps (kd, kh, kw), t = (kd kH + kh) kW + kw, with kd in span d and kh
+// in span h (every kw): two table look-ups a tile. Every bit for kernels of more than 64 taps.
+class TapBits {
+ public:
+  TapBits() = default;
+  explicit TapBits(const int (&kernel)[3])
+      : _kd(kernel[0]), _kh(kernel[1]), _all(kernel[0] * kernel[1] * kernel[2] > 64) {
+    if (_all) return;
+    const int kw = kernel[2];
+    const std::uint64_t row = kw == 64 ? ~std::uint64_t(0) : (std::uint64_t(1) << kw) - 1;
+    _d.assign(std::size_t((_kd + 1) * (_kd + 1)), 0);
+    _h.assign(std::size_t((_kh + 1) * (_kh + 1)), 0);
+    for (int b = 0; b <= _kd; ++b)
+      for (int e = b; e <= _kd; ++e)
+        for (int kd = b; kd < e; ++kd)
+          for (int kh = 0; kh < _kh; ++kh)
+            _d[std::size_t(b * (_kd + 1) + e)] |= row << ((kd * _kh + kh) * kw);
+    for (int b = 0; b <= _kh; ++b)
+      for (int e = b; e <= _kh; ++e)
+        for (int kd = 0; kd < _kd; ++kd)
+          for (int kh = b; kh < e; ++kh)
+            _h[std::size_t(b * (_kh + 1) + e)] |= row << ((kd * _kh + kh) * kw);
+  }
+
+  // Whether operator() leaves taps out (false: it sets every bit).
+  bool exact() const { return !_all; }
+
+  std::uint64_t operator()(TapSpan d, TapSpan h) const {
+    if (_all) return ~std::uint64_t(0);
+    return _d[std::size_t(d.begin * (_kd + 1) + d.end)] &
+           _h[std::size_t(h.begin * (_kh + 1) + h.end)];
+  }
+
+ private:
+  int _kd = 0, _kh = 0;
+  bool _all = true;
+  std::vector<std::uint64_t> _d, _h;
+};
+
+// Where the W vectors ("positions") of an output box lie. The box is cut along D and H at lo[d]
+// and hi[d] into up to 3 x 3 parts (the Tiler's cuts: the rows before lo and from hi on read
+// padding with some taps), numbered part after part, D part by D part and H part by H part; in a
+// part, position q is W vector q % vectors of row q / vectors in (D, H) order. Consecutive
+// positions thus share their padding taps except where a part ends, and stay as local as in plain
+// (D, H) order: a part of boundary rows runs across planes, whose input planes overlap.
 struct PositionGrid {
   Box box;
-  index_t vectors, rows;
+  index_t vectors;
+  int parts = 0;
+  Box part[9];
+  index_t first[10] = {};  // the first position of each part; first[parts] counts them all
 
-  PositionGrid(const Box& b, int lanes)
-      : box(b), vectors((b.extent(2) + lanes - 1) / lanes), rows(b.extent(0) * b.extent(1)) {}
-  index_t positions() const { return rows * vectors; }
+  PositionGrid(const Box& b, int lanes, const index_t (&lo)[2], const index_t (&hi)[2])
+      : box(b), vectors((b.extent(2) + lanes - 1) / lanes) {
+    index_t cut[2][4];
+    for (int d = 0; d < 2; ++d) {
+      const index_t l = std::clamp(lo[d], b.min(d), b.max(d));
+      cut[d][0] = b.min(d);
+      cut[d][1] = l;
+      cut[d][2] = std::clamp(hi[d], l, b.max(d));
+      cut[d][3] = b.max(d);
+    }
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const Box p({cut[0][i], cut[1][j], b.min(2)}, {cut[0][i + 1], cut[1][j + 1], b.max(2)});
+        if (p.empty()) continue;
+        part[parts] = p;
+        first[parts + 1] = first[parts] + p.extent(0) * p.extent(1) * vectors;
+        ++parts;
+      }
+  }
+  index_t positions() const { return first[parts]; }
 };
 
 // Positions [begin, end) of one sample for one channel block, R at a time; the last tile repeats
-// its last position, which stores the same values twice. Tiles run across rows and planes, so
-// narrow volumes waste nothing but the very last tile. With `stream`, tiles of full aligned
+// its last position, which stores the same values twice. Tiles run across rows, planes and parts,
+// so narrow volumes waste nothing but the very last tile. With `stream`, tiles of full aligned
 // vectors store with non-temporal stores (the caller checked the channel and sample strides). The
 // Tiler maps a tile's positions (global cells d, h, w of lane 0 and lane counts) to its input and
-// output:
+// output, and says where PositionGrid cuts a box:
 //   void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int R,
 //             TileTaps<T>&, TileOut<T>&) const
+//   void cuts(const Box&, index_t (&lo)[2], index_t (&hi)[2]) const
 template <class T, int OB, class Tiler>
 void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
                  const PositionGrid& grid, index_t begin, index_t end, const Tiler& tiler,
                  TileTaps<T>& taps, TileOut<T>& out, bool stream) {
   constexpr int R = kTilePositions<OB>;
   constexpr int V = Simd<T>::lanes;
+  if (begin >= end) return;
   const Box& box = grid.box;
   index_t d[R], h[R], w[R];
   int lanes[R];
-  // Position begin's row (as d, h) and vector, advanced one position at a time: no divisions per
-  // tile.
-  const index_t row0 = begin / grid.vectors;
-  index_t cd = box.min(0) + row0 / box.extent(1), ch = box.min(1) + row0 % box.extent(1);
-  index_t cv = begin % grid.vectors;
+  // Position begin's part, row (as d, h) and vector, advanced one position at a time: no
+  // divisions per tile.
+  int k = 0;
+  while (begin >= grid.first[k + 1])
+    ++k;
+  const Box* part = &grid.part[k];
+  const index_t q = begin - grid.first[k], row0 = q / grid.vectors;
+  index_t cd = part->min(0) + row0 / part->extent(1), ch = part->min(1) + row0 % part->extent(1);
+  index_t cv = q % grid.vectors;
   for (index_t p0 = begin; p0 < end; p0 += R) {
     for (int r = 0; r < R; ++r) {
       d[r] = cd;
       h[r] = ch;
       w[r] = box.min(2) + cv * V;
       lanes[r] = int(std::min<index_t>(V, box.max(2) - w[r]));
-      // The last tile repeats position end - 1.
+      // The last tile repeats position end - 1; a next position exists, so a next part too.
       if (p0 + r + 1 < end && ++cv == grid.vectors) {
         cv = 0;
-        if (++ch == box.max(1)) {
-          ch = box.min(1);
-          ++cd;
+        if (++ch == part->max(1)) {
+          ch = part->min(1);
+          if (++cd == part->max(0)) {
+            part = &grid.part[++k];
+            cd = part->min(0);
+            ch = part->min(1);
+          }
         }
       }
     }
@@ -297,7 +434,9 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
   if (box.empty() || samples == 0) return;
   p.packed = packed.data();
   const std::vector<ChannelBlock> blocks = channelBlocks(out_channels);
-  const PositionGrid grid(box, Simd<T>::lanes);
+  index_t lo[2], hi[2];
+  tiler.cuts(box, lo, hi);
+  const PositionGrid grid(box, Simd<T>::lanes, lo, hi);
   const index_t positions = grid.positions();
   // Cut i of `chunks` lies at i * positions / chunks rounded to a multiple of all_r: with (d)'s
   // 256 positions (64 channels at 16^3) that gives chunks of 51, 51, 51, 51, 52, so each of two

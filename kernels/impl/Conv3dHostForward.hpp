@@ -4,9 +4,15 @@
 // an affine function of the position and the tap; W strides above 1 gather every s-th cell. Reads
 // stay in x's allocation (the caller checked the window), and tail vectors of a row are masked.
 // Applies to every geometry.
+//
+// Padding: the ghosts of x past the global volume are zeros, so a tile reads only the kd and kh
+// taps that reach inside the volume for at least one of its positions (the union of their spans:
+// the taps it leaves out add zeros to every position). Ghosts inside the volume (a neighbour's
+// halo) are data and always read; W taps are vector lanes and always read.
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "halo3d/core/HaloTensor.hpp"
@@ -23,8 +29,10 @@ namespace halo3d::kernels::impl {
 template <class T>
 class ForwardTiler {
  public:
+  // x_volume and y_volume: the global extents of x and y.
   template <class XView, class YView>
-  ForwardTiler(const Conv3dIndexing& ix, const XView& x, const YView& y)
+  ForwardTiler(const Conv3dIndexing& ix, const XView& x, const YView& y, const Extents3& x_volume,
+               const Extents3& y_volume)
       : _ix(ix),
         _x_plane(index_t(x.stride_2())),
         _x_row(index_t(x.stride_3())),
@@ -38,12 +46,29 @@ class ForwardTiler {
           _tap_offset.push_back(index_t(kd) * ix.dilation[0] * _x_plane +
                                 index_t(kh) * ix.dilation[1] * _x_row +
                                 index_t(kw) * ix.dilation[2]);
+    _bits = TapBits(ix.kernel);
+    for (int d = 0; d < 2; ++d)
+      _spans[d] = TapSpans(0, y_volume[d], ix.kernel[d], [&](index_t o, int k) {
+        const index_t i = ix.inputOf(d, o, k);
+        return i >= 0 && i < x_volume[d];
+      });
+  }
+
+  void cuts(const Box& box, index_t (&lo)[2], index_t (&hi)[2]) const {
+    for (int d = 0; d < 2; ++d)
+      _spans[d].fullRange(box.min(d), box.max(d), lo[d], hi[d]);
   }
 
   void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int positions,
             TileTaps<T>& taps, TileOut<T>& out) const {
     bool full = true;
+    TapSpan span[2] = {{_ix.kernel[0], 0}, {_ix.kernel[1], 0}};
     for (int r = 0; r < positions; ++r) {
+      const index_t c[2] = {d[r], h[r]};
+      for (int k = 0; k < 2; ++k) {
+        const TapSpan s = _spans[k](c[k]);
+        span[k] = {std::min(span[k].begin, s.begin), std::max(span[k].end, s.end)};
+      }
       out.offset[r] = (d[r] + _ix.out_shift[0]) * _y_plane + (h[r] + _ix.out_shift[1]) * _y_row +
                       w[r] + _ix.out_shift[2];
       out.mask[r] = laneRange<T>(0, lanes[r]);
@@ -54,6 +79,9 @@ class ForwardTiler {
       full = full && lanes[r] == Simd<T>::lanes;
     }
     out.mode = TapMode::Affine;
+    for (int k = 0; k < 2; ++k)
+      span[k].end = std::max(span[k].begin, span[k].end);
+    out.tap_bits = _bits(span[0], span[1]);
     out.tap_offset = _tap_offset.data();
     out.mask_rows = 1;
     out.load = _gather ? SimdLoad::Gather : (full ? SimdLoad::Full : SimdLoad::Masked);
@@ -66,6 +94,8 @@ class ForwardTiler {
   bool _gather;
   typename Simd<T>::index _stride_index;
   std::vector<index_t> _tap_offset;
+  TapSpans _spans[2];  // per output plane and row
+  TapBits _bits;
 };
 
 // See conv3dForward in kernels/Conv3d.hpp; the caller has run checkForward.
@@ -83,7 +113,8 @@ void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));
   runDirect(exec, "halo3d::conv3dForward(host simd)", p, packWeights<T>(w, 0), y.block().channels(),
-            samples, out_box, row_bytes, ForwardTiler<T>(ix, xv, yv));
+            samples, out_box, row_bytes,
+            ForwardTiler<T>(ix, xv, yv, x.block().globalExtents(), y.block().globalExtents()));
 }
 
 #endif

@@ -211,6 +211,94 @@ TEST(Conv3dSimd, Sum8MatchesSum) {
   }
 }
 
+// The blocks of a 3 x 3 x 1 split of the volume, as a grid's blocks hold them: the ghosts of x and
+// dy inside the volume carry the neighbours' data, x's ghosts past the volume are zero (the
+// padding) and dy's hold junk (dy_box stops at the volume). The host engines leave out the kd and
+// kh taps that read only padding: each block's y and dx must be bitwise the whole volume's on its
+// cells, and the blocks' dw partials must add up to the whole volume's dw, which fails if a tap
+// that reads a neighbour's ghosts is left out; the whole volume's must match the reference, which
+// fails if a tap that reads data at the global boundary is. Only geometries whose output volume is
+// the input volume ("same" convolutions), so that one split serves x and y.
+template <class T>
+void checkSplitBlocks(const ConvCase& c) {
+  SCOPED_TRACE(::testing::Message() << (sizeof(T) == 4 ? "float " : "double ") << c);
+  const HostExec exec;
+  const Box volume = c.inBox();
+  ASSERT_EQ(c.outBox(), volume);
+  ConvParams<T> prm(c);
+  fillUniform(prm.w, 3);
+  fillUniform(prm.b, 4);
+  const HaloWidths halo = HaloWidths::uniform(3);  // every window of the cases below
+  auto tensors = [&](const TensorBlock& in, const TensorBlock& out, const TensorBlock& dy_block) {
+    struct {
+      HostTensor<T> x, y, dy, dx;
+    } t{HostTensor<T>("x", in), HostTensor<T>("y", out), HostTensor<T>("dy", dy_block),
+        HostTensor<T>("dx", in)};
+    fillVolumeCells(t.x, 1);
+    fillVolumeCells(t.dy, 2, T(5));
+    fillAll(t.y, T(-7));
+    fillAll(t.dx, T(-7));
+    return t;
+  };
+  auto whole = tensors(TensorBlock::whole(c.inShape(), halo), TensorBlock::whole(c.outShape()),
+                       TensorBlock::whole(c.outShape(), halo));
+  auto ref = tensors(TensorBlock::whole(c.inShape(), halo), TensorBlock::whole(c.outShape()),
+                     TensorBlock::whole(c.outShape(), halo));
+  kernels::impl::conv3dForwardHost(exec, whole.x, prm.w, prm.b, c.g, whole.y, volume);
+  kernels::impl::conv3dBackwardDataHost(exec, whole.dy, prm.w, c.g, whole.dx, volume, volume);
+  kernels::reference::conv3dForward(exec, ref.x, prm.w, prm.b, c.g, ref.y, volume);
+  kernels::reference::conv3dBackwardData(exec, ref.dy, prm.w, c.g, ref.dx, volume, volume);
+  ConvParams<T> whole_grads(c), ref_grads(c), block_grads(c);
+  kernels::impl::conv3dBackwardFilterHost(exec, whole.x, whole.dy, c.g, whole_grads.dw,
+                                          whole_grads.db, volume, false);
+  kernels::reference::conv3dBackwardFilter(exec, ref.x, ref.dy, c.g, ref_grads.dw, ref_grads.db,
+                                           volume, false);
+  exec.fence();
+  EXPECT_LE(maxRelError(whole.y.view(), ref.y.view()), tolerance<T>()) << "forward";
+  EXPECT_LE(maxRelError(whole.dx.view(), ref.dx.view()), tolerance<T>()) << "backward-data";
+  EXPECT_LE(maxRelError(whole_grads.dw, ref_grads.dw), tolerance<T>()) << "backward-filter";
+
+  const index_t parts[3] = {3, 3, 1};  // along W every tap is read anyway
+  for (index_t i = 0; i < parts[0]; ++i)
+    for (index_t j = 0; j < parts[1]; ++j)
+      for (index_t k = 0; k < parts[2]; ++k) {
+        const index_t at[3] = {i, j, k};
+        Extents3 lo{}, hi{};
+        for (int d = 0; d < 3; ++d) {
+          lo[std::size_t(d)] = at[d] * volume.extent(d) / parts[d];
+          hi[std::size_t(d)] = (at[d] + 1) * volume.extent(d) / parts[d];
+        }
+        const Box owned(lo, hi);
+        SCOPED_TRACE(::testing::Message() << "block " << owned);
+        auto block = tensors(TensorBlock(c.inShape(), 0, c.samples, owned, halo),
+                             TensorBlock(c.outShape(), 0, c.samples, owned, HaloWidths{}),
+                             TensorBlock(c.outShape(), 0, c.samples, owned, halo));
+        const Box dy_box = intersect(owned.grown({3, 3, 3}, {3, 3, 3}), volume);
+        kernels::impl::conv3dForwardHost(exec, block.x, prm.w, prm.b, c.g, block.y, owned);
+        kernels::impl::conv3dBackwardDataHost(exec, block.dy, prm.w, c.g, block.dx, owned, dy_box);
+        kernels::impl::conv3dBackwardFilterHost(exec, block.x, block.dy, c.g, block_grads.dw,
+                                                block_grads.db, owned, i + j + k > 0);
+        exec.fence();
+        EXPECT_TRUE(identicalOn(block.y, whole.y, owned)) << "forward";
+        EXPECT_TRUE(identicalOn(block.dx, whole.dx, owned)) << "backward-data";
+      }
+  EXPECT_LE(maxRelError(block_grads.dw, whole_grads.dw), tolerance<T>()) << "backward-filter";
+}
+
+TEST(Conv3dHostSimd, SplitBlocksReadNeighbourGhostsAndSkipOnlyPadding) {
+  const std::vector<ConvCase> cases{
+      {2, 5, 9, {9, 10, 37}, WindowGeometry::cubic(3, 1, 1), true},
+      {1, 5, 20, {9, 10, 37}, WindowGeometry::cubic(3, 1, 1), true},  // backward-filter lanes
+      {1, 3, 4, {8, 9, 20}, WindowGeometry::cubic(3, 1, 2, 2), false},
+      {1, 4, 16, {10, 8, 17}, WindowGeometry::cubic(5, 1, 2), true},
+      {1, 2, 3, {7, 9, 16}, geometry({3, 1, 5}, {1, 1, 1}, {1, 1, 1}, {1, 0, 2}), true},
+  };
+  for (const ConvCase& c : cases) {
+    checkSplitBlocks<float>(c);
+    checkSplitBlocks<double>(c);
+  }
+}
+
 // A forward output of at least kStreamBytes goes out through non-temporal stores wherever a tile's
 // vectors are full and aligned: W = 56 is 3.5 vectors, so tiles (3 positions, running across rows)
 // alternate between aligned and unaligned rows and some end in the half vector. The whole box

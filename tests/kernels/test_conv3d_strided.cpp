@@ -162,9 +162,10 @@ TEST(Conv3dStrided, BoxByBoxIsBitwiseWholeBox) {
 }
 
 // One block of a spatial split (owned cells a sub-box of the volume, ghosts around it, as a grid's
-// blocks hold them): the three passes through the dispatch against the reference on the same
-// tensors, with dx_box reaching one cell into the ghosts (inside the volume) and dy_box the owned
-// output cells.
+// blocks hold them: x's ghosts inside the volume hold a neighbour's data, those past it are zero,
+// the padding): the three passes through the dispatch against the reference on the same tensors,
+// with dx_box reaching one cell into the ghosts (inside the volume) and dy_box the owned output
+// cells.
 template <class T>
 void splitBlock(const ConvCase& c, int dim, bool upper) {
   SCOPED_TRACE(::testing::Message() << (sizeof(T) == 4 ? "float " : "double ") << c << " split "
@@ -194,7 +195,7 @@ void splitBlock(const ConvCase& c, int dim, bool upper) {
            prm.dw,
            prm.b,
            prm.db};
-    fillUniform(st.x.view(), 11);
+    fillVolumeCells(st.x, 11);
     fillUniform(st.dy.view(), 12);
     fillUniform(st.w, 13);
     fillUniform(st.b, 14);

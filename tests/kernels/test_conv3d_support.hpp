@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <ostream>
 #include <random>
 #include <string>
@@ -103,6 +104,35 @@ void fillOwned(const HostTensor<T>& t, unsigned seed) {
   forEachIndex5(o, [&](std::size_t n, std::size_t c, std::size_t d, std::size_t h, std::size_t w) {
     o(n, c, d, h, w) = T(dist(gen));
   });
+}
+
+// Every allocated cell (owned or ghost) of a host tensor that lies inside the global volume set to
+// a value in [-1, 1) that depends only on the seed, the sample, the channel and the global cell, so
+// that the blocks of a split and the whole volume hold the same data where they overlap (the ghosts
+// inside the volume are what a halo exchange delivers); ghosts past the volume set to `outside`
+// (zero: the padding, as a grid's blocks hold it).
+template <class T>
+void fillVolumeCells(const HostTensor<T>& t, unsigned seed, T outside = T(0)) {
+  const TensorBlock& b = t.block();
+  const Box volume = Box::fromExtents(b.globalExtents());
+  const auto v = t.view();
+  for (index_t n = 0; n < b.localSamples(); ++n)
+    forEachAllocationCell(b, [&](index_t c, index_t d, index_t h, index_t w, const Extents3& g) {
+      T value = outside;
+      if (volume.contains(g)) {
+        const index_t cell =
+            (((b.sampleBegin() + n) * b.channels() + c) * volume.extent(0) + g[0]) *
+                volume.extent(1) * volume.extent(2) +
+            g[1] * volume.extent(2) + g[2];
+        // splitmix64 of the cell's index
+        std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * std::uint64_t(cell + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        value = T(double(z >> 11) * 0x1.0p-52 - 1.0);
+      }
+      v(n, c, d, h, w) = value;
+    });
 }
 
 // Every cell of the allocation set to `value` (a sentinel showing which cells a kernel wrote).
