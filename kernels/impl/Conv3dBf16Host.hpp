@@ -250,6 +250,21 @@ struct Bf16WeightSource {
   bool flip;
 };
 
+// Runs f(i) for i in [0, n): a parallel_for, or a plain loop where exec has one thread. The
+// engine launches two loops per output plane (packing and tiles), and a Kokkos launch costs
+// microseconds on the host even on one thread (2.2-3.8 us for an empty one on the CI machine,
+// docs/PERFORMANCE.md, pooling): on (d)'s 16 planes that was a few percent of the call.
+template <class ExecSpace, class F>
+void bf16HostFor(const ExecSpace& exec, const char* label, index_t n, const F& f) {
+  if (exec.concurrency() == 1) {
+    for (index_t i = 0; i < n; ++i)
+      f(i);
+    return;
+  }
+  Kokkos::parallel_for(label,
+                       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, n), f);
+}
+
 // The weights of an engine convolution as bf16 pairs [o block][pair][tap][8 output channels],
 // zero past `out` and past `in`, each weight rounded once. One item per block; per output channel
 // and input channel pair, the taps of the two channels are rounded and paired 16 at a time.
@@ -261,10 +276,8 @@ std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, inde
   std::unique_ptr<std::uint32_t[]> wp(
       new std::uint32_t[std::size_t(blocks * pairs * taps * kBf16Block)]);
   std::uint32_t* const wd = wp.get();
-  Kokkos::parallel_for(
-      "halo3d::conv3dBf16WeightPairs",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks),
-      KOKKOS_LAMBDA(const index_t blk) {
+  bf16HostFor(
+      exec, "halo3d::conv3dBf16WeightPairs", blocks, KOKKOS_LAMBDA(const index_t blk) {
         const int valid = int(std::min<index_t>(kBf16Block, out - blk * kBf16Block));
         std::uint32_t* const qb = wd + blk * pairs * taps * kBf16Block;
         alignas(64) std::uint32_t v[kBf16Lanes];
@@ -431,10 +444,8 @@ void bf16EngineTiles(const ExecSpace& exec, const Bf16EnginePlane& r) {
   const Bf16RowTiles row_tiles(r.eh);
   const index_t w_tiles = (r.ew + kBf16Lanes - 1) / kBf16Lanes;
   const index_t taps = index_t(r.kd) * r.kh * r.kw;
-  Kokkos::parallel_for(
-      "halo3d::conv3dBf16Tiles",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, blocks * row_tiles.count),
-      KOKKOS_LAMBDA(const index_t item) {
+  bf16HostFor(
+      exec, "halo3d::conv3dBf16Tiles", blocks * row_tiles.count, KOKKOS_LAMBDA(const index_t item) {
         const index_t blk = item % blocks, t = item / blocks;
         const index_t h = row_tiles.first(t);
         const int rows = row_tiles.rows(t, r.eh);
@@ -516,7 +527,6 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const Bf16PairLayout layout(pairs, Ha, Wa);
   Bf16PlaneRing ring(kd, layout.plane);
   std::vector<const std::uint32_t*> planes(static_cast<std::size_t>(kd));
-  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   const index_t d0 = out_box.min(0), h0 = out_box.min(1), w0 = out_box.min(2);
   Bf16EnginePlane run{
       planes.data(),
@@ -546,8 +556,8 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
     // arrive while the tiles of this plane run.
     const auto pack = [&](index_t xd, std::uint32_t* out) {
       const bool next = xd + 1 < Da;
-      Kokkos::parallel_for(
-          "halo3d::conv3dBf16Pairs", Policy(exec, 0, pairs), KOKKOS_LAMBDA(const index_t p) {
+      bf16HostFor(
+          exec, "halo3d::conv3dBf16Pairs", pairs, KOKKOS_LAMBDA(const index_t p) {
             const std::uint16_t* lo = &xv(n, 2 * p, xd, 0, 0).bits;
             const std::uint16_t* hi = 2 * p + 1 < C ? lo + xc : nullptr;
             for (index_t c = 2 * p + 2; c < std::min<index_t>(2 * p + 4, C); ++c)
@@ -612,7 +622,6 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   const Bf16PairLayout layout(pairs, be[1], be[2]);
   Bf16PlaneRing ring(kd, layout.plane);
   std::vector<const std::uint32_t*> planes(static_cast<std::size_t>(kd));
-  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
   Bf16EnginePlane run{planes.data(),
                       0,
                       layout,
@@ -637,9 +646,8 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
     const auto pack = [&](index_t q, std::uint32_t* buf) {
       const index_t d = b0[0] + q;
       const bool plane_inside = d >= lo[0] && d < hi[0];
-      Kokkos::parallel_for(
-          "halo3d::conv3dBf16BackwardDataPairs", Policy(exec, 0, be[1]),
-          KOKKOS_LAMBDA(const index_t hq) {
+      bf16HostFor(
+          exec, "halo3d::conv3dBf16BackwardDataPairs", be[1], KOKKOS_LAMBDA(const index_t hq) {
             const index_t h = b0[1] + hq;
             std::uint32_t* rowp = buf + hq * layout.row;
             const bool inside = plane_inside && h >= lo[1] && h < hi[1];
