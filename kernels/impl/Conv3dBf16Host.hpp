@@ -66,29 +66,6 @@ struct Bf16TileTaps {
   index_t v_lo, v_hi;
 };
 
-// The kw taps of one (pair, a, bh) for the rows [Lo, Hi) of an R-row tile: Hi - Lo vector loads
-// and 8 broadcasts per kw tap. Compile-time rows, so that the accumulators stay in registers.
-template <int R, int Lo, int Hi, bool Full>
-__attribute__((always_inline)) inline void bf16TileTaps(__m512 (&acc)[R][kBf16Block],
-                                                        const std::uint32_t* xr, index_t row,
-                                                        const std::uint32_t* wt, int kw,
-                                                        __mmask16 m) {
-  for (int c = 0; c < kw; ++c, wt += kBf16Block) {
-    __m512i v[R];
-#pragma GCC unroll 3
-    for (int r = Lo; r < Hi; ++r)
-      v[r] = Full ? _mm512_loadu_si512(xr + c + r * row)
-                  : _mm512_maskz_loadu_epi32(m, xr + c + r * row);
-#pragma GCC unroll 8
-    for (int j = 0; j < kBf16Block; ++j) {
-      const __m512i wj = _mm512_set1_epi32(int(wt[j]));
-#pragma GCC unroll 3
-      for (int r = Lo; r < Hi; ++r)
-        acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
-    }
-  }
-}
-
 // The bias added to a tile's sums, rounded to bf16 and stored (masked W lanes).
 template <int R>
 __attribute__((always_inline)) inline void bf16TileStore(const __m512 (&acc)[R][kBf16Block],
@@ -104,17 +81,21 @@ __attribute__((always_inline)) inline void bf16TileStore(const __m512 (&acc)[R][
   }
 }
 
-// One register tile: R rows of up to 16 cells, 8 output channels, every row reading every bh
-// tap (all tiles but those on the volume's first and last rows). planes[a] is the packed input
+// Which row of a tile skips one bh tap: none, the first (the tile starts on the volume's first
+// row: tap bh = 0 reads padding for it) or the last (the tile ends on the last row: bh = kh - 1).
+enum class Bf16Edge { None, Top, Bottom };
+
+// One register tile: R rows of up to 16 cells, 8 output channels. planes[a] is the packed input
 // plane that tap a along D reads, `x` the offset in it of the tile's first input cell (channel
-// pair 0, tap 0), `wt` points at the o block's weight pairs; the D taps [a_lo, a_hi) are read.
-// Kept as the plain loop nest: GCC spilled the accumulators or the loop state of this loop when
-// the row-skipping of bf16EdgeTile shared its function (10 % slower on (b) C16_K32_D64).
-template <int R, bool Full = false>
-inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
-                     index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
-                     int a_lo, int a_hi, __mmask16 m, const float* bias, std::uint16_t* y,
-                     index_t y_channel, index_t y_row) {
+// pair 0, tap 0), `wt` points at the o block's weight pairs; the D taps [a_lo, a_hi) are read, and
+// the edge row E (if any) leaves out its padding bh tap, a branch that is the same for the kw taps
+// of one bh. Only these two fixed row sets: with a choice of six row subsets in the loop GCC kept
+// the accumulators on the stack.
+template <int R, bool Full, Bf16Edge E>
+__attribute__((always_inline)) inline void bf16TileBody(
+    const std::uint32_t* const* planes, index_t x, index_t pair_stride, index_t row,
+    const std::uint32_t* wt, int pairs, int kd, int kh, int kw, int a_lo, int a_hi, __mmask16 m,
+    const float* bias, std::uint16_t* y, index_t y_channel, index_t y_row) {
   // Fully unrolled, so that the accumulators live in registers (GCC keeps a looped-over array of
   // 24 zmm on the stack otherwise, a load and a store around every vdpbf16ps).
   __m512 acc[R][kBf16Block];
@@ -123,12 +104,15 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
 #pragma GCC unroll 8
     for (int j = 0; j < kBf16Block; ++j)
       acc[r][j] = _mm512_setzero_ps();
+  constexpr int edge = E == Bf16Edge::Top ? 0 : R - 1;
+  const int skip_bh = E == Bf16Edge::None ? -1 : (E == Bf16Edge::Top ? 0 : kh - 1);
   const index_t plane_taps = index_t(kh) * kw * kBf16Block;  // the weights of one (pair, a)
   for (int p = 0; p < pairs; ++p) {
     const index_t xc = x + p * pair_stride;
     const std::uint32_t* w = wt + (index_t(p) * kd + a_lo) * plane_taps;
     for (int a = a_lo; a < a_hi; ++a)
-      for (int bh = 0; bh < kh; ++bh)
+      for (int bh = 0; bh < kh; ++bh) {
+        const bool skip = E != Bf16Edge::None && bh == skip_bh;
         for (int c = 0; c < kw; ++c, w += kBf16Block) {
           __m512i v[R];
           const std::uint32_t* xr = planes[a] + xc + bh * row + c;
@@ -141,17 +125,19 @@ inline void bf16Tile(const std::uint32_t* const* planes, index_t x, index_t pair
             const __m512i wj = _mm512_set1_epi32(int(w[j]));
 #pragma GCC unroll 3
             for (int r = 0; r < R; ++r)
-              acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
+              if (E == Bf16Edge::None || r != edge || !skip)
+                acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
           }
         }
+      }
   }
   bf16TileStore<R>(acc, m, bias, y, y_channel, y_row);
 }
 
-// A tile on the volume's first row (Top: tap bh = 0 reads rows [1, R)) or last row (tap bh =
-// kh - 1 reads rows [0, R - 1)); every other tap reads every row. Two fixed row sets rather than
-// any subset: with a choice of six in the loop GCC kept the accumulators on the stack.
-template <int R, bool Full, bool Top>
+// The edge tiles in their own functions, so that their register allocation does not touch the
+// common tile's loop (inlined into the tiles' loop; sharing one function with the edge rows' branch
+// made it 10% slower on (b) C16_K32_D64).
+template <int R, bool Full, Bf16Edge E>
 __attribute__((noinline)) void bf16EdgeTile(const std::uint32_t* const* planes, index_t x,
                                             index_t pair_stride, index_t row,
                                             const std::uint32_t* wt, int pairs, int kd, int kh,
@@ -159,42 +145,8 @@ __attribute__((noinline)) void bf16EdgeTile(const std::uint32_t* const* planes, 
                                             const float* bias, std::uint16_t* y, index_t y_channel,
                                             index_t y_row) {
   static_assert(R >= 2, "a 1-row tile on an edge reads no padding row that another row needs");
-  __m512 acc[R][kBf16Block];
-#pragma GCC unroll 3
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-    for (int j = 0; j < kBf16Block; ++j)
-      acc[r][j] = _mm512_setzero_ps();
-  // The one loop nest of bf16Tile; the edge row's products under the skipped bh are branched
-  // around (the branch is the same for the kw taps of one bh).
-  constexpr int edge = Top ? 0 : R - 1;
-  const int skip_bh = Top ? 0 : kh - 1;
-  const index_t plane_taps = index_t(kh) * kw * kBf16Block;
-  for (int p = 0; p < pairs; ++p) {
-    const index_t xc = x + p * pair_stride;
-    const std::uint32_t* w = wt + (index_t(p) * kd + a_lo) * plane_taps;
-    for (int a = a_lo; a < a_hi; ++a)
-      for (int bh = 0; bh < kh; ++bh) {
-        const bool skip = bh == skip_bh;
-        for (int c = 0; c < kw; ++c, w += kBf16Block) {
-          __m512i v[R];
-          const std::uint32_t* xr = planes[a] + xc + bh * row + c;
-#pragma GCC unroll 3
-          for (int r = 0; r < R; ++r)
-            v[r] =
-                Full ? _mm512_loadu_si512(xr + r * row) : _mm512_maskz_loadu_epi32(m, xr + r * row);
-#pragma GCC unroll 8
-          for (int j = 0; j < kBf16Block; ++j) {
-            const __m512i wj = _mm512_set1_epi32(int(w[j]));
-#pragma GCC unroll 3
-            for (int r = 0; r < R; ++r)
-              if (r != edge || !skip)
-                acc[r][j] = _mm512_dpbf16_ps(acc[r][j], (__m512bh)v[r], (__m512bh)wj);
-          }
-        }
-      }
-  }
-  bf16TileStore<R>(acc, m, bias, y, y_channel, y_row);
+  bf16TileBody<R, Full, E>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, a_lo, a_hi, m, bias,
+                           y, y_channel, y_row);
 }
 
 // The tile for tt: bf16Tile where every row reads every bh tap; an edge tile where only the
@@ -208,14 +160,16 @@ inline void bf16AnyTile(const std::uint32_t* const* planes, index_t x, index_t p
   const bool lo_all = tt.v_lo <= 0, hi_all = tt.v_hi >= R + kh - 1;
   if constexpr (R >= 2) {
     if (tt.v_lo == 1 && hi_all)
-      return bf16EdgeTile<R, Full, true>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw,
-                                         tt.a_lo, tt.a_hi, m, bias, y, y_channel, y_row);
+      return bf16EdgeTile<R, Full, Bf16Edge::Top>(planes, x, pair_stride, row, wt, pairs, kd, kh,
+                                                  kw, tt.a_lo, tt.a_hi, m, bias, y, y_channel,
+                                                  y_row);
     if (lo_all && tt.v_hi == R + kh - 2)
-      return bf16EdgeTile<R, Full, false>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw,
-                                          tt.a_lo, tt.a_hi, m, bias, y, y_channel, y_row);
+      return bf16EdgeTile<R, Full, Bf16Edge::Bottom>(planes, x, pair_stride, row, wt, pairs, kd, kh,
+                                                     kw, tt.a_lo, tt.a_hi, m, bias, y, y_channel,
+                                                     y_row);
   }
-  bf16Tile<R, Full>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, tt.a_lo, tt.a_hi, m, bias,
-                    y, y_channel, y_row);
+  bf16TileBody<R, Full, Bf16Edge::None>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, tt.a_lo,
+                                        tt.a_hi, m, bias, y, y_channel, y_row);
 }
 
 // 16 floats' bits rounded to bf16 (nearest even), in the low half of each lane: bf16BitsOf
