@@ -149,9 +149,10 @@ __attribute__((noinline)) void bf16EdgeTile(const std::uint32_t* const* planes, 
                            y, y_channel, y_row);
 }
 
-// The tile for tt: bf16Tile where every row reads every bh tap; an edge tile where only the
-// first or the last row skips one; otherwise bf16Tile over every bh, the rows' padding included
-// (windows taller than the tile, or a tile on both edges: not the models' layers).
+// The tile for tt: the common tile (Bf16Edge::None) where every row reads every bh tap; an edge
+// tile where only the first or the last row skips one; otherwise the common tile over every bh,
+// the rows' padding included (windows taller than the tile, or a tile on both edges: not the
+// models' layers).
 template <int R, bool Full = false>
 inline void bf16AnyTile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
                         index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
