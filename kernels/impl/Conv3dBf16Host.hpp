@@ -90,8 +90,10 @@ enum class Bf16Edge { None, Top, Bottom };
 // pair 0, tap 0), `wt` points at the o block's weight pairs; the D taps [a_lo, a_hi) are read, and
 // the edge row E (if any) leaves out its padding bh tap, a branch that is the same for the kw taps
 // of one bh. Only these two fixed row sets: with a choice of six row subsets in the loop GCC kept
-// the accumulators on the stack.
-template <int R, bool Full, Bf16Edge E>
+// the accumulators on the stack. KW > 0 is kw known at compile time: the kw loop unrolled (3-tap
+// windows, every model layer) made (d) C64_K64_D16 2-5% faster, interleaved A/B in
+// docs/PERFORMANCE.md; also unrolling kh gave nothing more.
+template <int R, bool Full, Bf16Edge E, int KW = 0>
 __attribute__((always_inline)) inline void bf16TileBody(
     const std::uint32_t* const* planes, index_t x, index_t pair_stride, index_t row,
     const std::uint32_t* wt, int pairs, int kd, int kh, int kw, int a_lo, int a_hi, __mmask16 m,
@@ -113,7 +115,8 @@ __attribute__((always_inline)) inline void bf16TileBody(
     for (int a = a_lo; a < a_hi; ++a)
       for (int bh = 0; bh < kh; ++bh) {
         const bool skip = E != Bf16Edge::None && bh == skip_bh;
-        for (int c = 0; c < kw; ++c, w += kBf16Block) {
+#pragma GCC unroll 3
+        for (int c = 0; c < (KW > 0 ? KW : kw); ++c, w += kBf16Block) {
           __m512i v[R];
           const std::uint32_t* xr = planes[a] + xc + bh * row + c;
 #pragma GCC unroll 3
@@ -137,7 +140,7 @@ __attribute__((always_inline)) inline void bf16TileBody(
 // The edge tiles in their own functions, so that their register allocation does not touch the
 // common tile's loop (inlined into the tiles' loop; sharing one function with the edge rows' branch
 // made it 10% slower on (b) C16_K32_D64).
-template <int R, bool Full, Bf16Edge E>
+template <int R, bool Full, Bf16Edge E, int KW>
 __attribute__((noinline)) void bf16EdgeTile(const std::uint32_t* const* planes, index_t x,
                                             index_t pair_stride, index_t row,
                                             const std::uint32_t* wt, int pairs, int kd, int kh,
@@ -145,32 +148,45 @@ __attribute__((noinline)) void bf16EdgeTile(const std::uint32_t* const* planes, 
                                             const float* bias, std::uint16_t* y, index_t y_channel,
                                             index_t y_row) {
   static_assert(R >= 2, "a 1-row tile on an edge reads no padding row that another row needs");
-  bf16TileBody<R, Full, E>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, a_lo, a_hi, m, bias,
-                           y, y_channel, y_row);
+  bf16TileBody<R, Full, E, KW>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, a_lo, a_hi, m,
+                               bias, y, y_channel, y_row);
 }
 
 // The tile for tt: the common tile (Bf16Edge::None) where every row reads every bh tap; an edge
 // tile where only the first or the last row skips one; otherwise the common tile over every bh,
 // the rows' padding included (windows taller than the tile, or a tile on both edges: not the
 // models' layers).
+template <int R, bool Full = false, int KW = 0>
+inline void bf16AnyTileW(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
+                         index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
+                         const Bf16TileTaps& tt, __mmask16 m, const float* bias, std::uint16_t* y,
+                         index_t y_channel, index_t y_row) {
+  const bool lo_all = tt.v_lo <= 0, hi_all = tt.v_hi >= R + kh - 1;
+  if constexpr (R >= 2) {
+    if (tt.v_lo == 1 && hi_all)
+      return bf16EdgeTile<R, Full, Bf16Edge::Top, KW>(planes, x, pair_stride, row, wt, pairs, kd,
+                                                      kh, kw, tt.a_lo, tt.a_hi, m, bias, y,
+                                                      y_channel, y_row);
+    if (lo_all && tt.v_hi == R + kh - 2)
+      return bf16EdgeTile<R, Full, Bf16Edge::Bottom, KW>(planes, x, pair_stride, row, wt, pairs, kd,
+                                                         kh, kw, tt.a_lo, tt.a_hi, m, bias, y,
+                                                         y_channel, y_row);
+  }
+  bf16TileBody<R, Full, Bf16Edge::None, KW>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw,
+                                            tt.a_lo, tt.a_hi, m, bias, y, y_channel, y_row);
+}
+
+// bf16AnyTileW with kw = 3 fixed at compile time where it is.
 template <int R, bool Full = false>
 inline void bf16AnyTile(const std::uint32_t* const* planes, index_t x, index_t pair_stride,
                         index_t row, const std::uint32_t* wt, int pairs, int kd, int kh, int kw,
                         const Bf16TileTaps& tt, __mmask16 m, const float* bias, std::uint16_t* y,
                         index_t y_channel, index_t y_row) {
-  const bool lo_all = tt.v_lo <= 0, hi_all = tt.v_hi >= R + kh - 1;
-  if constexpr (R >= 2) {
-    if (tt.v_lo == 1 && hi_all)
-      return bf16EdgeTile<R, Full, Bf16Edge::Top>(planes, x, pair_stride, row, wt, pairs, kd, kh,
-                                                  kw, tt.a_lo, tt.a_hi, m, bias, y, y_channel,
-                                                  y_row);
-    if (lo_all && tt.v_hi == R + kh - 2)
-      return bf16EdgeTile<R, Full, Bf16Edge::Bottom>(planes, x, pair_stride, row, wt, pairs, kd, kh,
-                                                     kw, tt.a_lo, tt.a_hi, m, bias, y, y_channel,
-                                                     y_row);
-  }
-  bf16TileBody<R, Full, Bf16Edge::None>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, tt.a_lo,
-                                        tt.a_hi, m, bias, y, y_channel, y_row);
+  if (kw == 3)
+    return bf16AnyTileW<R, Full, 3>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, tt, m, bias,
+                                    y, y_channel, y_row);
+  bf16AnyTileW<R, Full>(planes, x, pair_stride, row, wt, pairs, kd, kh, kw, tt, m, bias, y,
+                        y_channel, y_row);
 }
 
 // 16 floats' bits rounded to bf16 (nearest even), in the low half of each lane: bf16BitsOf
