@@ -40,9 +40,7 @@ halo3d_build() {
   done
   cmake -S "$repo" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$kokkos_prefix" \
     -DCMAKE_PREFIX_PATH="$kokkos_prefix" "${kokkos_args[@]}" "${launcher[@]}" "${configure[@]}" || return
-  if [[ -n "${HALO3D_BUILD_TIMEOUT:-}" ]]; then  # scripts/test.sh's CI limit: status 124 when reached
-    timeout "$HALO3D_BUILD_TIMEOUT" cmake --build "$build_dir" -j "$jobs" "${build[@]}"
-  else
-    cmake --build "$build_dir" -j "$jobs" "${build[@]}"
-  fi
+  local limit=()  # scripts/test.sh's CI limit (HALO3D_BUILD_TIMEOUT seconds): status 124 when reached
+  [[ -n "${HALO3D_BUILD_TIMEOUT:-}" ]] && limit=(timeout "$HALO3D_BUILD_TIMEOUT")
+  "${limit[@]}" cmake --build "$build_dir" -j "$jobs" "${build[@]}"
 }
