@@ -20,6 +20,7 @@
 #include "halo3d/kernels/Pool3d.hpp"
 #include "halo3d/kernels/impl/IndexMath.hpp"
 #include "halo3d/kernels/impl/Pool3dChecks.hpp"
+#include "halo3d/kernels/impl/Pool3dHostChannels.hpp"
 #include "halo3d/kernels/impl/Pool3dHostPlanes.hpp"
 #include "halo3d/kernels/impl/Pool3dHostRows.hpp"
 #include "halo3d/kernels/impl/Pool3dHostSimd.hpp"
@@ -114,6 +115,45 @@ void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_
         const index_t w = w0 + e % ew, row = e / ew;
         const index_t h = h0 + row % eh, d = d0 + (row / eh) % ed, nc = row / (eh * ed);
         body(nc / C, nc % C, d, h, w);
+      });
+}
+
+// The largest input plane (H W cells of the volume) whose average pooling runs 16 channels per
+// register (Pool3dHostChannels.hpp) instead of plane by plane: the volumes whose rows are too short
+// for the row code. A variable so that the benchmarks and tests can move it.
+inline index_t& poolChannelPlaneCells() {
+  static index_t cells = 32 * 32;
+  return cells;
+}
+
+// Whether a host call of average pooling over C channels of input planes of `plane_cells` cells
+// takes the 16-channel planes (float on AVX-512 hosts, channels a multiple of 16).
+template <class ExecSpace, class T>
+bool poolChannelsApply(KernelPath path, index_t C, index_t plane_cells) {
+  if constexpr (kRunsOnHost<ExecSpace> && std::is_same_v<T, float>)
+    return HALO3D_POOL3D_AVX512 && path == KernelPath::Fastest && C % kPoolLanes == 0 && C > 0 &&
+           plane_cells <= poolChannelPlaneCells();
+  return false;
+}
+
+// Calls f(n, c0, d) for every local sample n < N, group of 16 channels from c0 and d in [d0, d0 +
+// ed), without a parallel_for when the call touches at most kPoolSerialCells input cells.
+template <class ExecSpace, class F>
+void forEachChannelPlane(const char* label, const ExecSpace& exec, index_t N, index_t C,
+                         index_t d0, index_t ed, const F& f, index_t input_cells) {
+  const index_t groups = C / kPoolLanes;
+  if (input_cells <= kPoolSerialCells) {
+    for (index_t n = 0; n < N; ++n)
+      for (index_t g = 0; g < groups; ++g)
+        for (index_t d = d0; d < d0 + ed; ++d)
+          f(n, g * kPoolLanes, d);
+    return;
+  }
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, N * groups * ed),
+      [=](const index_t item) {
+        const index_t d = d0 + item % ed, ng = item / ed;
+        f(ng / groups, (ng % groups) * kPoolLanes, d);
       });
 }
 
@@ -873,6 +913,26 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
   index_t input_cells = y.block().localSamples() * y.block().channels();
   for (int a = 0; a < 3; ++a)
     input_cells *= std::max<index_t>(out_box.extent(a) * g.stride[a], index_t(g.kernel[a]));
+#if HALO3D_POOL3D_AVX512
+  if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
+    const Extents3 e = x.block().globalExtents();
+    if (!out_box.empty() && body.planes &&
+        withRowShape(g.stride[2], g.kernel[2], g.dilation[2], [](auto, auto) {}) &&
+        poolChannelsApply<ExecSpace, T>(path, y.block().channels(), e[1] * e[2]) &&
+        avgForwardChannelsFit(body, out_box.min(1), out_box.max(1), out_box.min(2),
+                              out_box.max(2))) {
+      forEachChannelPlane(
+          "halo3d::avgPool3dForward", exec, y.block().localSamples(), y.block().channels(),
+          out_box.min(0), out_box.extent(0),
+          [=](index_t n, index_t c0, index_t od) {
+            avgForwardChannels(body, n, c0, od, out_box.min(1), out_box.max(1), out_box.min(2),
+                               out_box.max(2));
+          },
+          input_cells);
+      return;
+    }
+  }
+#endif
   forEachPoolCell(kMax ? "halo3d::maxPool3dForward" : "halo3d::avgPool3dForward", exec,
                   y.block().localSamples(), y.block().channels(), out_box, body, path, input_cells);
 }
@@ -909,6 +969,22 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                                                   double(dx.block().channels()) *
                                                   double(dx_box.size()) * sizeof(T) >=
                                               poolStreamMinBytes();
+#if HALO3D_POOL3D_AVX512
+  if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
+    if (!dx_box.empty() && body.planes && dx_box.extent(2) <= kPoolChannelRow &&
+        poolChannelsApply<ExecSpace, T>(path, dx.block().channels(), e[1] * e[2])) {
+      forEachChannelPlane(
+          "halo3d::avgPool3dBackward", exec, dx.block().localSamples(), dx.block().channels(),
+          dx_box.min(0), dx_box.extent(0),
+          [=](index_t n, index_t c0, index_t id) {
+            avgBackwardChannelsK3S2P1(body, n, c0, id, dx_box.min(1), dx_box.max(1),
+                                      dx_box.min(2), dx_box.max(2));
+          },
+          dx.block().localSamples() * dx.block().channels() * dx_box.size());
+      return;
+    }
+  }
+#endif
   forEachPoolCell(kMax ? "halo3d::maxPool3dBackward" : "halo3d::avgPool3dBackward", exec,
                   dx.block().localSamples(), dx.block().channels(), dx_box, body, path,
                   dx.block().localSamples() * dx.block().channels() * dx_box.size());

@@ -493,6 +493,77 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
   impl::poolStreamMinBytes() = saved;
 }
 
+// Average pooling of 16 channels per register (impl/Pool3dHostChannels.hpp: float on AVX-512 hosts,
+// channels a multiple of 16, planes of at most impl::poolChannelPlaneCells() cells) gives every
+// cell the bits of the planes it replaces, forward and backward, on whole and cut boxes, with
+// ghosts on every side, rows longer than one register, and signed zeros in the data. The second run
+// of each pair takes the planes (the channel planes turned off). Reversing the order of the D, kw or
+// backward (od, oh) terms in the channel planes makes it fail. Where the channel planes do not exist both
+// runs take the planes and the test holds trivially.
+TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
+  const auto signedZeros = [](index_t n, index_t c, const Extents3& g) {
+    const index_t k = (((n * 7 + c) * 5 + g[0]) * 3 + g[1]) * 11 + g[2];
+    return k % 5 == 0 ? -0.0 : (k % 7 == 0 ? 0.0 : valueAt(5, n, c, g[0], g[1], g[2]));
+  };
+  const index_t saved = impl::poolChannelPlaneCells();
+  const WindowGeometry k3s2p1 = WindowGeometry::cubic(3, 2, 1);
+  for (const Window& s :
+       {Window{"k3s2p1_4cubed", {2, 16, 4, 4, 4}, k3s2p1},
+        Window{"k3s2p1_odd", {1, 32, 5, 7, 9}, k3s2p1},
+        Window{"k3s2p1_long_rows", {1, 16, 3, 4, 40}, k3s2p1},
+        Window{"k3s2p1_W_only", {1, 16, 5, 6, 21}, general({2, 1, 3}, {1, 3, 2}, {0, 0, 1}, {1, 1, 1})},
+        Window{"k3s1p1", {1, 16, 6, 5, 18}, WindowGeometry::cubic(3, 1, 1)},
+        Window{"k2s2", {1, 16, 6, 8, 8}, WindowGeometry::cubic(2, 2)},
+        Window{"k2s1", {1, 48, 3, 4, 5}, WindowGeometry::cubic(2, 1)},
+        Window{"k3s3", {1, 16, 6, 7, 9}, WindowGeometry::cubic(3, 3)},
+        Window{"non_cubic", {1, 16, 4, 9, 7}, general({2, 3, 1}, {1, 2, 3}, {1, 1, 0}, {1, 1, 1})}}) {
+    SCOPED_TRACE(s.name);
+    const Box y_owned = Box::fromExtents(s.g.outputExtents({s.x_shape[2], s.x_shape[3], s.x_shape[4]}));
+    const Box x_owned = Box::fromExtents({s.x_shape[2], s.x_shape[3], s.x_shape[4]});
+    const auto cut = [](const Box& b) {
+      std::array<index_t, 3> lo{}, hi{};
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = b.min(a) + (b.extent(a) > 2 ? 1 : 0);
+        hi[a] = b.max(a) - (b.extent(a) > 3 ? 1 : 0);
+      }
+      return Box(lo, hi);
+    };
+    HaloTensor<float, Memory> x("x", TensorBlock::whole(s.x_shape, kHaloX));
+    HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+    fillGlobal(x, signedZeros);
+    fillGlobal(dy, signedZeros);
+    for (const Box& out_box : {y_owned, cut(y_owned)}) {
+      std::vector<float> runs[2];
+      for (int r = 0; r < 2; ++r) {
+        impl::poolChannelPlaneCells() = r == 0 ? saved : 0;
+        HaloTensor<float, Memory> y("y", TensorBlock::whole(outputShape(s), kHaloY));
+        avgPool3dForward(Exec(), x, s.g, y, out_box, KernelPath::Fastest);
+        Exec().fence();
+        const auto h = hostCopy(y);
+        runs[r].assign(h.view().data(), h.view().data() + h.view().size());
+      }
+      EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(float)), 0)
+          << "forward, out_box " << out_box.extent(0) << "x" << out_box.extent(1) << "x"
+          << out_box.extent(2);
+    }
+    for (const Box& dx_box : {x_owned, cut(x_owned)})
+      for (const Box& dy_box : {y_owned, cut(y_owned)}) {
+        std::vector<float> runs[2];
+        for (int r = 0; r < 2; ++r) {
+          impl::poolChannelPlaneCells() = r == 0 ? saved : 0;
+          HaloTensor<float, Memory> dx("dx", TensorBlock::whole(s.x_shape, kHaloX));
+          avgPool3dBackward(Exec(), dy, s.g, dx, dx_box, dy_box, KernelPath::Fastest);
+          Exec().fence();
+          const auto h = hostCopy(dx);
+          runs[r].assign(h.view().data(), h.view().data() + h.view().size());
+        }
+        EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(float)), 0)
+            << "backward, dx_box from " << dx_box.min(2) << ", dy_box from " << dy_box.min(2);
+      }
+  }
+  impl::poolChannelPlaneCells() = saved;
+}
+
 // NaN takes over a max (PyTorch's rule; the reference does not model NaN): both paths agree on
 // the value and the argmax, on long rows.
 TEST(Pool3dLongRows, NaNWinsTheMaxOnBothPaths) {
