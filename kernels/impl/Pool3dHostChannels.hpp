@@ -112,19 +112,10 @@ inline void storeChannelRows(const __m512* row, index_t count, float* out, index
   }
 }
 
-// Whether avgForwardChannels takes the output rows [h0, h1), cells [w0, w1) of a plane: the window
-// rectangle they read and their rows fit the scratch.
-template <class Body>
-bool avgForwardChannelsFit(const Body& b, index_t h0, index_t h1, index_t w0, index_t w1) {
-  const index_t rh = b.taps.at(1, h1 - 1, 0) + b.taps.at(1, h1 - 1, 2) - b.taps.at(1, h0, 0) -
-                     b.taps.at(1, h0, 1);
-  const index_t rw = b.taps.at(2, w1 - 1, 0) + b.taps.at(2, w1 - 1, 2) - b.taps.at(2, w0, 0) -
-                     b.taps.at(2, w0, 1);
-  return rh * rw <= kPoolChannelRect && rw <= kPoolChannelRow && w1 - w0 <= kPoolChannelRow;
-}
-
 // Average forward of output rows [h0, h1), cells [w0, w1) of plane od, channels [c0, c0 + 16) of
-// sample n (see the top of the file). Requires dilation 1 and avgForwardChannelsFit.
+// sample n (see the top of the file). Requires dilation 1, at most kPoolChannelRow cells along W
+// and kPoolChannelRect in the window rectangle of the rows and cells (the caller cuts the plane
+// into such bands and chunks).
 template <class Body>
 void avgForwardChannels(const Body& b, index_t n, index_t c0, index_t od, index_t h0, index_t h1,
                         index_t w0, index_t w1) {

@@ -916,17 +916,25 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
     const Extents3 e = x.block().globalExtents();
-    if (!out_box.empty() && body.planes &&
+    // Output cells along W per chunk and output rows per band such that a band's window
+    // rectangle fits avgForwardChannels' scratch (kPoolChannelRow cells of kPoolChannelRect).
+    const index_t ow0 = out_box.min(2), ow1 = out_box.max(2), oh0 = out_box.min(1),
+                  oh1 = out_box.max(1);
+    const index_t wc = std::min(ow1 - ow0, (kPoolChannelRow - g.kernel[2]) / g.stride[2] + 1);
+    const index_t rw = std::min((wc - 1) * g.stride[2] + g.kernel[2], e[2]);
+    const index_t rh = kPoolChannelRect / std::max<index_t>(rw, 1);
+    const index_t hb = rh >= g.kernel[1] ? (rh - g.kernel[1]) / g.stride[1] + 1 : 0;
+    if (!out_box.empty() && body.planes && wc >= 1 && hb >= 1 &&
         withRowShape(g.stride[2], g.kernel[2], g.dilation[2], [](auto, auto) {}) &&
-        poolChannelsApply<ExecSpace, T>(path, y.block().channels(), e[1] * e[2]) &&
-        avgForwardChannelsFit(body, out_box.min(1), out_box.max(1), out_box.min(2),
-                              out_box.max(2))) {
+        poolChannelsApply<ExecSpace, T>(path, y.block().channels(), e[1] * e[2])) {
       forEachChannelPlane(
           "halo3d::avgPool3dForward", exec, y.block().localSamples(), y.block().channels(),
           out_box.min(0), out_box.extent(0),
           [=](index_t n, index_t c0, index_t od) {
-            avgForwardChannels(body, n, c0, od, out_box.min(1), out_box.max(1), out_box.min(2),
-                               out_box.max(2));
+            for (index_t h = oh0; h < oh1; h += hb)
+              for (index_t w = ow0; w < ow1; w += wc)
+                avgForwardChannels(body, n, c0, od, h, std::min(h + hb, oh1), w,
+                                   std::min(w + wc, ow1));
           },
           input_cells);
       return;
@@ -971,14 +979,16 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                                               poolStreamMinBytes();
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
-    if (!dx_box.empty() && body.planes && dx_box.extent(2) <= kPoolChannelRow &&
+    if (!dx_box.empty() && body.planes &&
         poolChannelsApply<ExecSpace, T>(path, dx.block().channels(), e[1] * e[2])) {
+      const index_t w0 = dx_box.min(2), w1 = dx_box.max(2);
       forEachChannelPlane(
           "halo3d::avgPool3dBackward", exec, dx.block().localSamples(), dx.block().channels(),
           dx_box.min(0), dx_box.extent(0),
           [=](index_t n, index_t c0, index_t id) {
-            avgBackwardChannelsK3S2P1(body, n, c0, id, dx_box.min(1), dx_box.max(1),
-                                      dx_box.min(2), dx_box.max(2));
+            for (index_t w = w0; w < w1; w += kPoolChannelRow)
+              avgBackwardChannelsK3S2P1(body, n, c0, id, dx_box.min(1), dx_box.max(1), w,
+                                        std::min(w + kPoolChannelRow, w1));
           },
           dx.block().localSamples() * dx.block().channels() * dx_box.size());
       return;

@@ -494,9 +494,10 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 }
 
 // Average pooling of 16 channels per register (impl/Pool3dHostChannels.hpp: float on AVX-512 hosts,
-// channels a multiple of 16, planes of at most impl::poolChannelPlaneCells() cells) gives every
-// cell the bits of the planes it replaces, forward and backward, on whole and cut boxes, with
-// ghosts on every side, rows longer than one register, and signed zeros in the data. The second run
+// channels a multiple of 16, planes of at most impl::poolChannelPlaneCells() cells, raised here so
+// that every case takes them) gives every cell the bits of the planes it replaces, forward and
+// backward, on whole and cut boxes, with ghosts on every side, rows longer than one register,
+// planes cut into bands and chunks, and signed zeros in the data. The second run
 // of each pair takes the planes (the channel planes turned off). Reversing the order of the D, kw or
 // backward (od, oh) terms in the channel planes makes it fail. Where the channel planes do not exist both
 // runs take the planes and the test holds trivially.
@@ -511,6 +512,7 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
        {Window{"k3s2p1_4cubed", {2, 16, 4, 4, 4}, k3s2p1},
         Window{"k3s2p1_odd", {1, 32, 5, 7, 9}, k3s2p1},
         Window{"k3s2p1_long_rows", {1, 16, 3, 4, 40}, k3s2p1},
+        Window{"k3s2p1_bands_and_chunks", {1, 16, 3, 40, 141}, k3s2p1},
         Window{"k3s2p1_W_only", {1, 16, 5, 6, 21}, general({2, 1, 3}, {1, 3, 2}, {0, 0, 1}, {1, 1, 1})},
         Window{"k3s1p1", {1, 16, 6, 5, 18}, WindowGeometry::cubic(3, 1, 1)},
         Window{"k2s2", {1, 16, 6, 8, 8}, WindowGeometry::cubic(2, 2)},
@@ -535,7 +537,7 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
     for (const Box& out_box : {y_owned, cut(y_owned)}) {
       std::vector<float> runs[2];
       for (int r = 0; r < 2; ++r) {
-        impl::poolChannelPlaneCells() = r == 0 ? saved : 0;
+        impl::poolChannelPlaneCells() = r == 0 ? index_t(1) << 30 : 0;
         HaloTensor<float, Memory> y("y", TensorBlock::whole(outputShape(s), kHaloY));
         avgPool3dForward(Exec(), x, s.g, y, out_box, KernelPath::Fastest);
         Exec().fence();
@@ -550,7 +552,7 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
       for (const Box& dy_box : {y_owned, cut(y_owned)}) {
         std::vector<float> runs[2];
         for (int r = 0; r < 2; ++r) {
-          impl::poolChannelPlaneCells() = r == 0 ? saved : 0;
+          impl::poolChannelPlaneCells() = r == 0 ? index_t(1) << 30 : 0;
           HaloTensor<float, Memory> dx("dx", TensorBlock::whole(s.x_shape, kHaloX));
           avgPool3dBackward(Exec(), dy, s.g, dx, dx_box, dy_box, KernelPath::Fastest);
           Exec().fence();
