@@ -3,8 +3,10 @@
 // volumes of CosmoFlow's last pools (4^3 to 16^3) a row has 2 to 16 cells, so the row and plane
 // code of Pool3dHostPlanes.hpp spends most of its time setting up rows of a few values
 // (docs/PERFORMANCE.md, issue 12 item 3). Here one work item is a (sample, 16 channels, d) plane,
-// each register holds one cell of 16 channels (the lanes gathered at the channel stride), and the
-// plane's window sums are plain vector adds over cells, whatever the row length.
+// each register holds one cell of 16 channels, and the plane's window sums are plain vector adds
+// over cells, whatever the row length. The cells come in and go out through 16x16 transposes of the
+// channels' rows (several short rows per register), not gathers, which measured several times
+// slower here.
 //
 // Every cell keeps the bits of the planes: lanes are independent channels, and each cell's terms
 // are added in the planes' order.
@@ -30,6 +32,7 @@ namespace halo3d::kernels::impl {
 inline constexpr index_t kPoolLanes = 16;
 inline constexpr index_t kPoolChannelRect = 1024;
 inline constexpr index_t kPoolChannelRow = 64;
+inline constexpr index_t kPoolBandCells = 128;
 
 #if HALO3D_POOL3D_AVX512
 
@@ -112,6 +115,78 @@ inline void storeChannelRows(const __m512* row, index_t count, float* out, index
   }
 }
 
+// Loads `rows` rows of `count` cells of 16 channels (rows * count <= 16) into out[j * count + i]
+// (lane l = channel l): cell i of row j of channel l is the sum over k < nterms of
+// base[l * channel_stride + j * row_stride + terms[k] + i], in k order, from +0 when from_zero and
+// from the first term otherwise. Each channel's rows fill one register (row j in lanes [j count,
+// (j + 1) count)), so that a plane of short rows costs one transpose, not one per row.
+inline void loadChannelBlock(const float* base, index_t channel_stride, index_t row_stride,
+                             index_t rows, index_t count, const index_t* terms, int nterms,
+                             bool from_zero, __m512* out) {
+  const unsigned row_mask = (1u << count) - 1u;
+  __m512 r[16];
+  for (index_t l = 0; l < kPoolLanes; ++l) {
+    const float* p = base + l * channel_stride;
+    const auto block = [&](index_t term) {
+      __m512 v = _mm512_setzero_ps();
+      // Lane j count + i reads row j's cell i: the pointer is moved back by j count cells (still
+      // inside row 0 or later, since row_stride >= count).
+      for (index_t j = 0; j < rows; ++j)
+        v = _mm512_mask_loadu_ps(v, __mmask16(row_mask << (j * count)),
+                                 p + term + j * (row_stride - count));
+      return v;
+    };
+    __m512 v = block(terms[0]);
+    if (from_zero) v = _mm512_add_ps(_mm512_setzero_ps(), v);
+    for (int k = 1; k < nterms; ++k)
+      v = _mm512_add_ps(v, block(terms[k]));
+    r[l] = v;
+  }
+  transpose16(r);
+  for (index_t j = 0; j < rows * count; ++j)
+    out[j] = r[j];
+}
+
+// Stores cells[j * count + i] (rows * count <= 16 registers, lane l = channel l) as `rows` rows of
+// `count` cells of 16 channels: channel l's cell i of row j goes to out + l * channel_stride +
+// j * row_stride + i.
+inline void storeChannelBlock(const __m512* cells, index_t rows, index_t count, float* out,
+                              index_t channel_stride, index_t row_stride) {
+  const index_t n = rows * count;
+  if (n <= 4) {  // a transpose would move at most 4 values per channel: plain copies cost less
+    const float* in = reinterpret_cast<const float*>(cells);
+    for (index_t l = 0; l < kPoolLanes; ++l)
+      for (index_t j = 0; j < rows; ++j)
+        for (index_t i = 0; i < count; ++i)
+          out[l * channel_stride + j * row_stride + i] = in[(j * count + i) * kPoolLanes + l];
+    return;
+  }
+  __m512 r[16];
+  for (index_t j = 0; j < 16; ++j)
+    r[j] = j < n ? cells[j] : _mm512_setzero_ps();
+  transpose16(r);
+  const unsigned row_mask = (1u << count) - 1u;
+  for (index_t l = 0; l < kPoolLanes; ++l)
+    for (index_t j = 0; j < rows; ++j)
+      _mm512_mask_storeu_ps(out + l * channel_stride + j * (row_stride - count),
+                            __mmask16(row_mask << (j * count)), r[l]);
+}
+
+// Calls f(j, q, i, m) for blocks that tile `rows` rows of `count` cells: q whole rows from row j
+// when a row has at most 16 cells (q count <= 16), else cells [i, i + m) of row j (q = 1).
+template <class F>
+void forEachChannelBlock(index_t rows, index_t count, const F& f) {
+  if (count <= 16) {
+    const index_t q = 16 / count;
+    for (index_t j = 0; j < rows; j += q)
+      f(j, std::min(q, rows - j), index_t(0), count);
+    return;
+  }
+  for (index_t j = 0; j < rows; ++j)
+    for (index_t i = 0; i < count; i += 16)
+      f(j, index_t(1), i, std::min<index_t>(16, count - i));
+}
+
 // Average forward of output rows [h0, h1), cells [w0, w1) of plane od, channels [c0, c0 + 16) of
 // sample n (see the top of the file). Requires dilation 1, at most kPoolChannelRow cells along W
 // and kPoolChannelRect in the window rectangle of the rows and cells (the caller cuts the plane
@@ -167,9 +242,80 @@ void avgForwardChannels(const Body& b, index_t n, index_t c0, index_t od, index_
 
 // Average backward, window 3, stride 2, padding 1 along W and dilation 1, of input rows [h0, h1),
 // cells [w0, w1) of plane id, channels [c0, c0 + 16) of sample n; dy_box spans [dyw0, dyw1) along
-// W (see the top of the file). Requires w1 - w0 <= kPoolChannelRow.
+// W (see the top of the file), for short rows: the dy rows a band of dx rows reads are transposed
+// once into cells (several rows per register, when they fit the scratch), each dx row sums them as
+// cells, and the band's dx rows go out several per register. Requires w1 - w0 <= kPoolChannelRow.
 template <class Body>
-void avgBackwardChannelsK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
+void avgBackwardChannelBandK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
+                               index_t h1, index_t w0, index_t w1) {
+  alignas(64) static thread_local __m512 dyb[kPoolChannelRect];
+  alignas(64) static thread_local __m512 r[kPoolChannelRow / 2 + 2];
+  alignas(64) static thread_local __m512 dxbuf[kPoolChannelRect];
+  const auto& dy = b.dy;
+  const index_t cs = index_t(dy.stride_1()), sh = index_t(dy.stride_3());
+  const __m512i lanes = channelOffsets(cs);
+  const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
+  const index_t m0 = w0 / 2, m1 = (w1 - 1) / 2 + 2;  // the outputs R the cells need
+  const index_t va = std::max(m0, b.dyw0), vb = std::min(m1, b.dyw1), nm = vb - va;
+  const index_t wx = w1 - w0;
+  const __m512 scale = _mm512_set1_ps(b.scale);
+  // Bands of at most kPoolBandCells dx cells: stored while they are in L1 (a band of a whole
+  // 32^3 plane, 64 KiB, measured 0.8x).
+  const index_t band = std::max<index_t>(1, kPoolBandCells / wx);
+  const index_t zero_term = 0;
+  float* out = &b.dx(n, c0, id + b.xs[0], 0, w0 + b.xs[2]);
+  const index_t xcs = index_t(b.dx.stride_1()), xrs = index_t(b.dx.stride_3());
+  for (index_t hb0 = h0; hb0 < h1; hb0 += band) {
+    const index_t hb1 = std::min(h1, hb0 + band);
+    // The dy rows [oa, ob) of the band's dx rows (their ranges grow with ih), transposed into
+    // dyb[((od - od0) (ob - oa) + oh - oa) nm + m - va] where they fit.
+    const index_t oa = b.outputs.at(1, hb0, 0), ob = b.outputs.at(1, hb1 - 1, 1);
+    const bool any = od1 > od0 && ob > oa && nm > 0;
+    const bool packed = any && (od1 - od0) * (ob - oa) * nm <= kPoolChannelRect;
+    if (packed)
+      for (index_t od = od0; od < od1; ++od) {
+        const float* rows = &dy(n, c0, od + b.ys[0], oa + b.ys[1], va + b.ys[2]);
+        __m512* to = dyb + (od - od0) * (ob - oa) * nm;
+        forEachChannelBlock(ob - oa, nm, [&](index_t j, index_t q, index_t i, index_t m) {
+          loadChannelBlock(rows + j * sh + i, cs, sh, q, m, &zero_term, 1, false, to + j * nm + i);
+        });
+      }
+    for (index_t ih = hb0; ih < hb1; ++ih) {
+      const index_t oh0 = b.outputs.at(1, ih, 0), oh1 = b.outputs.at(1, ih, 1);
+      for (index_t m = m0; m < m1; ++m)
+        r[m - m0] = _mm512_setzero_ps();
+      if (any && oh1 > oh0) {
+        for (index_t od = od0; od < od1; ++od)
+          for (index_t oh = oh0; oh < oh1; ++oh) {
+            if (packed) {
+              const __m512* row = dyb + ((od - od0) * (ob - oa) + oh - oa) * nm - va;
+              for (index_t m = va; m < vb; ++m)
+                r[m - m0] = _mm512_add_ps(r[m - m0], row[m]);
+            } else {
+              const float* row = &dy(n, c0, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
+              for (index_t m = va; m < vb; ++m)
+                r[m - m0] = _mm512_add_ps(r[m - m0], gatherLanes(lanes, row + m));
+            }
+          }
+      }
+      __m512* dxrow = dxbuf + (ih - hb0) * wx - w0;
+      for (index_t iw = w0; iw < w1; ++iw) {
+        const __m512 e = r[iw / 2 - m0];
+        dxrow[iw] = _mm512_mul_ps(iw & 1 ? _mm512_add_ps(e, r[iw / 2 + 1 - m0]) : e, scale);
+      }
+    }
+    forEachChannelBlock(hb1 - hb0, wx, [&](index_t j, index_t q, index_t i, index_t m) {
+      storeChannelBlock(dxbuf + j * wx + i, q, m, out + (hb0 + b.xs[1] + j) * xrs + i, xcs, xrs);
+    });
+  }
+}
+
+// Average backward, window 3, stride 2, padding 1 along W and dilation 1, of input rows [h0, h1),
+// cells [w0, w1) of plane id, channels [c0, c0 + 16) of sample n; dy_box spans [dyw0, dyw1) along
+// W (see the top of the file), row by row: each dx row's covering dy rows are summed as rows, per
+// channel, then transposed into cells. Requires w1 - w0 <= kPoolChannelRow.
+template <class Body>
+void avgBackwardChannelRowsK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
                                index_t h1, index_t w0, index_t w1) {
   alignas(64) static thread_local __m512 r[kPoolChannelRow / 2 + 2];
   alignas(64) static thread_local __m512 dxrow[kPoolChannelRow];
@@ -211,6 +357,19 @@ void avgBackwardChannelsK3S2P1(const Body& b, index_t n, index_t c0, index_t id,
     storeChannelRows(dxrow, w1 - w0, &b.dx(n, c0, id + b.xs[0], ih + b.xs[1], w0 + b.xs[2]),
                      index_t(b.dx.stride_1()));
   }
+}
+
+// The backward of the two forms above that measured faster for rows of w1 - w0 cells: the bands
+// for rows of at most 8 cells (4^3 and 8^3 volumes, 1.2-1.7x), the rows above (16^3 and 32^3
+// volumes, where the bands measured 0.7-0.9x: summing long rows per channel costs fewer operations
+// than summing their cells).
+template <class Body>
+void avgBackwardChannelsK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
+                               index_t h1, index_t w0, index_t w1) {
+  if (w1 - w0 <= 8)
+    avgBackwardChannelBandK3S2P1(b, n, c0, id, h0, h1, w0, w1);
+  else
+    avgBackwardChannelRowsK3S2P1(b, n, c0, id, h0, h1, w0, w1);
 }
 
 #endif

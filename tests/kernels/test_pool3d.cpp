@@ -513,6 +513,7 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
         Window{"k3s2p1_odd", {1, 32, 5, 7, 9}, k3s2p1},
         Window{"k3s2p1_long_rows", {1, 16, 3, 4, 40}, k3s2p1},
         Window{"k3s2p1_bands_and_chunks", {1, 16, 3, 40, 141}, k3s2p1},
+        Window{"k3s2p1_short_rows_in_bands", {1, 16, 3, 70, 8}, k3s2p1},
         Window{"k3s2p1_W_only", {1, 16, 5, 6, 21}, general({2, 1, 3}, {1, 3, 2}, {0, 0, 1}, {1, 1, 1})},
         Window{"k3s1p1", {1, 16, 6, 5, 18}, WindowGeometry::cubic(3, 1, 1)},
         Window{"k2s2", {1, 16, 6, 8, 8}, WindowGeometry::cubic(2, 2)},
