@@ -1,6 +1,6 @@
-// 3D pooling, fp32, one sample: halo3d's host path and oneDNN's pooling on every pooling layer of the
-// two models (bench/support/Pool3dRows.hpp), each in its model's kind, forward and backward, in the
-// same process, against the same STREAM anchor. It answers how far from the anchor a production
+// 3D pooling, fp32, one sample: halo3d's host path and oneDNN's pooling on every pooling layer of
+// the two models (bench/support/Pool3dRows.hpp), each in its model's kind, forward and backward, in
+// the same process, against the same STREAM anchor. It answers how far from the anchor a production
 // library's pooling stands on these shapes: the small volumes (4^3-16^3) are bound by the cost of a
 // call, not by bandwidth. Names: <kind>pool3d_<pass>/<shape> (halo3d), onednn_<kind>pool3d_<pass>/
 // <shape> (oneDNN, plain ncdhw as halo3d holds its tensors) and onednn16c_... (oneDNN's blocked
@@ -55,8 +55,7 @@ void benchOneDnn(benchmark::State& state, Row r, tag layout) {
   const memory::desc src({1, r.s.c, r.s.d, r.s.d, r.s.d}, dt::f32, layout);
   const memory::desc dst({1, r.s.c, o[0], o[1], o[2]}, dt::f32, layout);
   const memory::dims strides{g.stride[0], g.stride[1], g.stride[2]},
-      kernel{g.kernel[0], g.kernel[1], g.kernel[2]},
-      pad{g.padding[0], g.padding[1], g.padding[2]};
+      kernel{g.kernel[0], g.kernel[1], g.kernel[2]}, pad{g.padding[0], g.padding[1], g.padding[2]};
   const dnnl::algorithm alg =
       r.is_max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding;
   const dnnl::pooling_forward::primitive_desc fwd_pd(
@@ -75,8 +74,8 @@ void benchOneDnn(benchmark::State& state, Row r, tag layout) {
   dnnl::primitive prim = fwd;
   std::unordered_map<int, memory> args = fwd_args;
   if (r.backward) {
-    const dnnl::pooling_backward::primitive_desc pd(
-        {alg, src, dst, strides, kernel, pad, pad}, eng, fwd_pd);
+    const dnnl::pooling_backward::primitive_desc pd({alg, src, dst, strides, kernel, pad, pad}, eng,
+                                                    fwd_pd);
     prim = dnnl::pooling_backward(pd);
     args = {{DNNL_ARG_DIFF_DST, y}, {DNNL_ARG_DIFF_SRC, x}};
     if (r.is_max) args[DNNL_ARG_WORKSPACE] = ws;

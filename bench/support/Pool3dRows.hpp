@@ -20,7 +20,9 @@ struct PoolShape {
   index_t c, d;  // channels, input D = H = W
   const char* window;
   WindowGeometry g;
-  std::string name() const { return "C" + std::to_string(c) + "_D" + std::to_string(d) + "_" + window; }
+  std::string name() const {
+    return "C" + std::to_string(c) + "_D" + std::to_string(d) + "_" + window;
+  }
 };
 
 // Every pooling layer of the two models, each in its model's kind (max for the k2s2 rows, average
@@ -28,12 +30,23 @@ struct PoolShape {
 // among its original shapes.
 inline std::vector<PoolShape> modelPoolShapes() {
   const WindowGeometry k3s2p1 = WindowGeometry::cubic(3, 2, 1);
-  return {{4, 64, "k3s2p1", k3s2p1},    {8, 32, "k3s2p1", k3s2p1},   {16, 16, "k3s2p1", k3s2p1},
-          {32, 4, "k3s2p1", k3s2p1},    {32, 32, "k3s2p1", k3s2p1},  {64, 16, "k3s2p1", k3s2p1},
-          {128, 4, "k3s2p1", k3s2p1},   {8, 64, "k3s2p1", k3s2p1},   {16, 32, "k3s2p1", k3s2p1},
-          {32, 8, "k3s2p1", k3s2p1},    {64, 4, "k3s2p1", k3s2p1},   {16, 128, "k3s2p1", k3s2p1},
-          {32, 64, "k3s2p1", k3s2p1},   {64, 32, "k3s2p1", k3s2p1},  {128, 8, "k3s2p1", k3s2p1},
-          {256, 4, "k3s2p1", k3s2p1},   {32, 32, "k2s2", WindowGeometry::cubic(2, 2)},
+  return {{4, 64, "k3s2p1", k3s2p1},
+          {8, 32, "k3s2p1", k3s2p1},
+          {16, 16, "k3s2p1", k3s2p1},
+          {32, 4, "k3s2p1", k3s2p1},
+          {32, 32, "k3s2p1", k3s2p1},
+          {64, 16, "k3s2p1", k3s2p1},
+          {128, 4, "k3s2p1", k3s2p1},
+          {8, 64, "k3s2p1", k3s2p1},
+          {16, 32, "k3s2p1", k3s2p1},
+          {32, 8, "k3s2p1", k3s2p1},
+          {64, 4, "k3s2p1", k3s2p1},
+          {16, 128, "k3s2p1", k3s2p1},
+          {32, 64, "k3s2p1", k3s2p1},
+          {64, 32, "k3s2p1", k3s2p1},
+          {128, 8, "k3s2p1", k3s2p1},
+          {256, 4, "k3s2p1", k3s2p1},
+          {32, 32, "k2s2", WindowGeometry::cubic(2, 2)},
           {64, 16, "k2s2", WindowGeometry::cubic(2, 2)}};
 }
 
@@ -89,7 +102,8 @@ struct PoolBuffers {
   void run(const Exec& exec, bool is_max, bool backward, KernelPath path) const {
     if (backward) {
       if (is_max)
-        kernels::maxPool3dBackward(exec, y, argmax, g, x, x.block().owned(), y.block().owned(), path);
+        kernels::maxPool3dBackward(exec, y, argmax, g, x, x.block().owned(), y.block().owned(),
+                                   path);
       else
         kernels::avgPool3dBackward(exec, y, g, x, x.block().owned(), y.block().owned(), path);
     } else {

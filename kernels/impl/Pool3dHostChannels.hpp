@@ -48,8 +48,9 @@ inline __m512i channelOffsets(index_t channel_stride) {
                             _mm512_set1_epi32(int(channel_stride)));
 }
 
-// Transposes 16 registers of 16 floats in place: afterwards r[j] lane l holds what r[l] lane j held.
-// The zero-masked forms (all lanes set): GCC 12's plain forms start from an undefined register.
+// Transposes 16 registers of 16 floats in place: afterwards r[j] lane l holds what r[l] lane j
+// held. The zero-masked forms (all lanes set): GCC 12's plain forms start from an undefined
+// register.
 inline void transpose16(__m512* r) {
   __m512 t[16];
   for (int i = 0; i < 8; ++i) {
@@ -57,10 +58,14 @@ inline void transpose16(__m512* r) {
     t[2 * i + 1] = _mm512_maskz_unpackhi_ps(0xffff, r[2 * i], r[2 * i + 1]);
   }
   for (int i = 0; i < 4; ++i) {
-    r[4 * i + 0] = _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[4 * i + 1] = _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[4 * i + 2] = _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[4 * i + 3] = _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    r[4 * i + 0] =
+        _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 1] =
+        _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[4 * i + 2] =
+        _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 3] =
+        _mm512_maskz_shuffle_ps(0xffff, t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
   }
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 4; ++j) {
@@ -247,7 +252,7 @@ void avgForwardChannels(const Body& b, index_t n, index_t c0, index_t od, index_
 // cells, and the band's dx rows go out several per register. Requires w1 - w0 <= kPoolChannelRow.
 template <class Body>
 void avgBackwardChannelBandK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
-                               index_t h1, index_t w0, index_t w1) {
+                                  index_t h1, index_t w0, index_t w1) {
   alignas(64) static thread_local __m512 dyb[kPoolChannelRect];
   alignas(64) static thread_local __m512 r[kPoolChannelRow / 2 + 2];
   alignas(64) static thread_local __m512 dxbuf[kPoolChannelRect];
@@ -316,12 +321,13 @@ void avgBackwardChannelBandK3S2P1(const Body& b, index_t n, index_t c0, index_t 
 // channel, then transposed into cells. Requires w1 - w0 <= kPoolChannelRow.
 template <class Body>
 void avgBackwardChannelRowsK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
-                               index_t h1, index_t w0, index_t w1) {
+                                  index_t h1, index_t w0, index_t w1) {
   alignas(64) static thread_local __m512 r[kPoolChannelRow / 2 + 2];
   alignas(64) static thread_local __m512 dxrow[kPoolChannelRow];
   constexpr index_t kMaxRows = 16;
   const auto& dy = b.dy;
-  const index_t cs = index_t(dy.stride_1()), sd = index_t(dy.stride_2()), sh = index_t(dy.stride_3());
+  const index_t cs = index_t(dy.stride_1()), sd = index_t(dy.stride_2()),
+                sh = index_t(dy.stride_3());
   const __m512i lanes = channelOffsets(cs);
   const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
   const index_t m0 = w0 / 2, m1 = (w1 - 1) / 2 + 2;  // the outputs R the cells need
@@ -351,8 +357,7 @@ void avgBackwardChannelRowsK3S2P1(const Body& b, index_t n, index_t c0, index_t 
     }
     for (index_t iw = w0; iw < w1; ++iw) {
       const __m512 e = r[iw / 2 - m0];
-      dxrow[iw - w0] =
-          _mm512_mul_ps(iw & 1 ? _mm512_add_ps(e, r[iw / 2 + 1 - m0]) : e, scale);
+      dxrow[iw - w0] = _mm512_mul_ps(iw & 1 ? _mm512_add_ps(e, r[iw / 2 + 1 - m0]) : e, scale);
     }
     storeChannelRows(dxrow, w1 - w0, &b.dx(n, c0, id + b.xs[0], ih + b.xs[1], w0 + b.xs[2]),
                      index_t(b.dx.stride_1()));

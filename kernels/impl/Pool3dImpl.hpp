@@ -139,8 +139,8 @@ bool poolChannelsApply(KernelPath path, index_t C, index_t plane_cells) {
 // Calls f(n, c0, d) for every local sample n < N, group of 16 channels from c0 and d in [d0, d0 +
 // ed), without a parallel_for when the call touches at most kPoolSerialCells input cells.
 template <class ExecSpace, class F>
-void forEachChannelPlane(const char* label, const ExecSpace& exec, index_t N, index_t C,
-                         index_t d0, index_t ed, const F& f, index_t input_cells) {
+void forEachChannelPlane(const char* label, const ExecSpace& exec, index_t N, index_t C, index_t d0,
+                         index_t ed, const F& f, index_t input_cells) {
   const index_t groups = C / kPoolLanes;
   if (input_cells <= kPoolSerialCells) {
     for (index_t n = 0; n < N; ++n)

@@ -498,9 +498,9 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 // that every case takes them) gives every cell the bits of the planes it replaces, forward and
 // backward, on whole and cut boxes, with ghosts on every side, rows longer than one register,
 // planes cut into bands and chunks, and signed zeros in the data. The second run
-// of each pair takes the planes (the channel planes turned off). Reversing the order of the D, kw or
-// backward (od, oh) terms in the channel planes makes it fail. Where the channel planes do not exist both
-// runs take the planes and the test holds trivially.
+// of each pair takes the planes (the channel planes turned off). Reversing the order of the D, kw
+// or backward (od, oh) terms in the channel planes makes it fail. Where the channel planes do not
+// exist both runs take the planes and the test holds trivially.
 TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
   const auto signedZeros = [](index_t n, index_t c, const Extents3& g) {
     const index_t k = (((n * 7 + c) * 5 + g[0]) * 3 + g[1]) * 11 + g[2];
@@ -514,14 +514,18 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
         Window{"k3s2p1_long_rows", {1, 16, 3, 4, 40}, k3s2p1},
         Window{"k3s2p1_bands_and_chunks", {1, 16, 3, 40, 141}, k3s2p1},
         Window{"k3s2p1_short_rows_in_bands", {1, 16, 3, 70, 8}, k3s2p1},
-        Window{"k3s2p1_W_only", {1, 16, 5, 6, 21}, general({2, 1, 3}, {1, 3, 2}, {0, 0, 1}, {1, 1, 1})},
+        Window{"k3s2p1_W_only",
+               {1, 16, 5, 6, 21},
+               general({2, 1, 3}, {1, 3, 2}, {0, 0, 1}, {1, 1, 1})},
         Window{"k3s1p1", {1, 16, 6, 5, 18}, WindowGeometry::cubic(3, 1, 1)},
         Window{"k2s2", {1, 16, 6, 8, 8}, WindowGeometry::cubic(2, 2)},
         Window{"k2s1", {1, 48, 3, 4, 5}, WindowGeometry::cubic(2, 1)},
         Window{"k3s3", {1, 16, 6, 7, 9}, WindowGeometry::cubic(3, 3)},
-        Window{"non_cubic", {1, 16, 4, 9, 7}, general({2, 3, 1}, {1, 2, 3}, {1, 1, 0}, {1, 1, 1})}}) {
+        Window{
+            "non_cubic", {1, 16, 4, 9, 7}, general({2, 3, 1}, {1, 2, 3}, {1, 1, 0}, {1, 1, 1})}}) {
     SCOPED_TRACE(s.name);
-    const Box y_owned = Box::fromExtents(s.g.outputExtents({s.x_shape[2], s.x_shape[3], s.x_shape[4]}));
+    const Box y_owned =
+        Box::fromExtents(s.g.outputExtents({s.x_shape[2], s.x_shape[3], s.x_shape[4]}));
     const Box x_owned = Box::fromExtents({s.x_shape[2], s.x_shape[3], s.x_shape[4]});
     const auto cut = [](const Box& b) {
       std::array<index_t, 3> lo{}, hi{};
