@@ -28,9 +28,9 @@
 // pointers, vectorised across the cells of a row for dilation 1 and stride and width 1-3 along W
 // (max: compares in window order; average forward: D, then H, then W sums for up to 3 taps along D
 // and H; backward: dense dx rows for max k2s2 and average k3s2p1 along W, dy spread over the W
-// taps otherwise; average pooling of planes up to 32x32 with channels a multiple of 16, float on
-// AVX-512 hosts: 16 channels per register, the same per-cell order); the device code is one thread
-// per cell, neighbouring threads on neighbouring w.
+// taps otherwise; average pooling with channels a multiple of 16, float on AVX-512 hosts, forward
+// on planes up to 32x32: 16 channels at a time, the same per-cell order); the device code is one
+// thread per cell, neighbouring threads on neighbouring w.
 // Both give the same argmax, and each the same bits for a cell whatever box it is computed in.
 //
 // T may be bf16 (ComputeType.hpp): values load as float, comparisons, sums and the average's scale

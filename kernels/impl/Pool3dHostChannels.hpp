@@ -1,12 +1,13 @@
 #pragma once
-// Host average pooling of small planes with 16 channels per AVX-512 register (float). On the
-// volumes of CosmoFlow's last pools (4^3 to 16^3) a row has 2 to 16 cells, so the row and plane
-// code of Pool3dHostPlanes.hpp spends most of its time setting up rows of a few values
-// (docs/PERFORMANCE.md, issue 12 item 3). Here one work item is a (sample, 16 channels, d) plane,
-// each register holds one cell of 16 channels, and the plane's window sums are plain vector adds
-// over cells, whatever the row length. The cells come in and go out through 16x16 transposes of the
-// channels' rows (several short rows per register), not gathers, which measured several times
-// slower here.
+// Host average pooling 16 channels at a time (float, AVX-512). On the volumes of CosmoFlow's last
+// pools (4^3 to 16^3) a row has 2 to 16 cells, so the row and plane code of Pool3dHostPlanes.hpp
+// spends most of its time setting up rows of a few values (docs/PERFORMANCE.md, issue 12 item 3).
+// Here one work item is a (sample, 16 channels, d) plane. On short rows each register holds one
+// cell of 16 channels, and the plane's window sums are plain vector adds over cells, whatever the
+// row length; the cells come in and go out through 16x16 transposes of the channels' rows (several
+// short rows per register), not gathers, which measured several times slower here. The backward's
+// rows of more than 16 cells instead run the planes' AVX-512 row on each channel, with the row's
+// look-ups done once for the 16 channels.
 //
 // Every cell keeps the bits of the planes: lanes are independent channels, and each cell's terms
 // are added in the planes' order.
@@ -364,17 +365,73 @@ void avgBackwardChannelRowsK3S2P1(const Body& b, index_t n, index_t c0, index_t 
   }
 }
 
-// The backward of the two forms above that measured faster for rows of w1 - w0 cells: the bands
-// for rows of at most 8 cells (4^3 and 8^3 volumes, 1.2-1.7x), the rows above (16^3 and 32^3
-// volumes, where the bands measured 0.7-0.9x: summing long rows per channel costs fewer operations
-// than summing their cells).
+// Average backward, window 3, stride 2, padding 1 along W and dilation 1, of input rows [h0, h1),
+// cells [w0, w1) of plane id, channels [c0, c0 + 16) of sample n, channel by channel in each row:
+// the AVX-512 row of the planes (avgBackwardRowK3S2P1) on each channel's rows, with the row's
+// look-ups and row pointers worked out once for the 16 channels. The same code as the planes, so
+// the same bits.
+template <class Body>
+void avgBackwardChannelLoopK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
+                                  index_t h1, index_t w0, index_t w1) {
+  constexpr index_t kMaxRows = 16;
+  const index_t cs = index_t(b.dy.stride_1()), xcs = index_t(b.dx.stride_1());
+  const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
+  const index_t dyw0 = b.dyw0, dyw1 = b.dyw1;
+  const float sc = b.scale;
+  for (index_t ih = h0; ih < h1; ++ih) {
+    const index_t oh0 = b.outputs.at(1, ih, 0), oh1 = b.outputs.at(1, ih, 1);
+    float* dx0 = &b.dx(n, c0, id + b.xs[0], ih + b.xs[1], 0) + b.xs[2];
+    if (od1 <= od0 || oh1 <= oh0) {
+      for (index_t l = 0; l < kPoolLanes; ++l)
+        for (index_t iw = w0; iw < w1; ++iw)
+          dx0[l * xcs + iw] = 0.0f;
+      continue;
+    }
+    const index_t nrows = (od1 - od0) * (oh1 - oh0);
+    if (nrows > kMaxRows) {
+      avgBackwardChannelRowsK3S2P1(b, n, c0, id, ih, ih + 1, w0, w1);
+      continue;
+    }
+    const float* rows0[kMaxRows];
+    int k = 0;
+    for (index_t od = od0; od < od1; ++od)
+      for (index_t oh = oh0; oh < oh1; ++oh)
+        rows0[k++] = &b.dy(n, c0, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
+    for (index_t l = 0; l < kPoolLanes; ++l) {
+      const float* rows[kMaxRows];
+      for (int q = 0; q < k; ++q)
+        rows[q] = rows0[q] + l * cs;
+      float* dxrow = dx0 + l * xcs;
+      index_t iw = w0;
+      if (iw & 1) {  // an odd first cell: outputs iw / 2 and iw / 2 + 1
+        float r0 = 0.0f, r1 = 0.0f;
+        const index_t o = iw / 2;
+        for (int q = 0; q < k; ++q) {
+          if (o >= dyw0 && o < dyw1) r0 += rows[q][o];
+          if (o + 1 >= dyw0 && o + 1 < dyw1) r1 += rows[q][o + 1];
+        }
+        dxrow[iw] = (r0 + r1) * sc;
+        ++iw;
+      }
+      if (iw < w1)
+        avgBackwardRowK3S2P1(rows, k, iw / 2, dyw0, dyw1, w1 - iw, sc, dxrow + iw, false);
+    }
+  }
+}
+
+// The backward of the three forms above that measured fastest for rows of w1 - w0 cells (any
+// length): the bands for rows of at most 8 cells (4^3 and 8^3 volumes: 1.2-1.7x the row form), the
+// transposed rows up to 16 cells (16^3: the channel loop measured 0.9x of them), the channel loop
+// above (32^3: 1.35-1.4x the transposed rows; 64^3 and 128^3: 1.0-1.6x the planes).
 template <class Body>
 void avgBackwardChannelsK3S2P1(const Body& b, index_t n, index_t c0, index_t id, index_t h0,
                                index_t h1, index_t w0, index_t w1) {
   if (w1 - w0 <= 8)
     avgBackwardChannelBandK3S2P1(b, n, c0, id, h0, h1, w0, w1);
-  else
+  else if (w1 - w0 <= 16)
     avgBackwardChannelRowsK3S2P1(b, n, c0, id, h0, h1, w0, w1);
+  else
+    avgBackwardChannelLoopK3S2P1(b, n, c0, id, h0, h1, w0, w1);
 }
 
 #endif

@@ -118,21 +118,24 @@ void forEachPoolCell(const char* label, const ExecSpace& exec, index_t N, index_
       });
 }
 
-// The largest input plane (H W cells of the volume) whose average pooling runs 16 channels per
-// register (Pool3dHostChannels.hpp) instead of plane by plane: the volumes whose rows are too short
-// for the row code. A variable so that the benchmarks and tests can move it.
+// The largest input plane (H W cells of the volume) whose average pooling forward runs 16 channels
+// per register (Pool3dHostChannels.hpp) instead of plane by plane: larger planes measured slower
+// (their channel strides, powers of two of 1 MiB and more, put 16 channel rows in the same cache
+// sets). 0 turns the 16-channel forms off, the backward's too (which takes any plane otherwise). A
+// variable so that the tests can move it.
 inline index_t& poolChannelPlaneCells() {
   static index_t cells = 32 * 32;
   return cells;
 }
 
-// Whether a host call of average pooling over C channels of input planes of `plane_cells` cells
-// takes the 16-channel planes (float on AVX-512 hosts, channels a multiple of 16).
+// Whether a host call of average pooling over C channels takes the 16-channel forms
+// (Pool3dHostChannels.hpp): float on AVX-512 hosts, channels a multiple of 16. The forward takes
+// them only for planes of at most poolChannelPlaneCells() cells; the backward for any plane (its
+// form for long rows runs the planes' row on each channel and needs no scratch).
 template <class ExecSpace, class T>
-bool poolChannelsApply(KernelPath path, index_t C, index_t plane_cells) {
+bool poolChannelsApply(KernelPath path, index_t C) {
   if constexpr (kRunsOnHost<ExecSpace> && std::is_same_v<T, float>)
-    return HALO3D_POOL3D_AVX512 && path == KernelPath::Fastest && C % kPoolLanes == 0 && C > 0 &&
-           plane_cells <= poolChannelPlaneCells();
+    return HALO3D_POOL3D_AVX512 && path == KernelPath::Fastest && C % kPoolLanes == 0 && C > 0;
   return false;
 }
 
@@ -926,7 +929,8 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     const index_t hb = rh >= g.kernel[1] ? (rh - g.kernel[1]) / g.stride[1] + 1 : 0;
     if (!out_box.empty() && body.planes && wc >= 1 && hb >= 1 &&
         withRowShape(g.stride[2], g.kernel[2], g.dilation[2], [](auto, auto) {}) &&
-        poolChannelsApply<ExecSpace, T>(path, y.block().channels(), e[1] * e[2])) {
+        poolChannelsApply<ExecSpace, T>(path, y.block().channels()) &&
+        e[1] * e[2] <= poolChannelPlaneCells()) {
       forEachChannelPlane(
           "halo3d::avgPool3dForward", exec, y.block().localSamples(), y.block().channels(),
           out_box.min(0), out_box.extent(0),
@@ -980,15 +984,14 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
     if (!dx_box.empty() && body.planes &&
-        poolChannelsApply<ExecSpace, T>(path, dx.block().channels(), e[1] * e[2])) {
+        poolChannelsApply<ExecSpace, T>(path, dx.block().channels()) &&
+        poolChannelPlaneCells() > 0) {
       const index_t w0 = dx_box.min(2), w1 = dx_box.max(2);
       forEachChannelPlane(
           "halo3d::avgPool3dBackward", exec, dx.block().localSamples(), dx.block().channels(),
           dx_box.min(0), dx_box.extent(0),
           [=](index_t n, index_t c0, index_t id) {
-            for (index_t w = w0; w < w1; w += kPoolChannelRow)
-              avgBackwardChannelsK3S2P1(body, n, c0, id, dx_box.min(1), dx_box.max(1), w,
-                                        std::min(w + kPoolChannelRow, w1));
+            avgBackwardChannelsK3S2P1(body, n, c0, id, dx_box.min(1), dx_box.max(1), w0, w1);
           },
           dx.block().localSamples() * dx.block().channels() * dx_box.size());
       return;

@@ -493,14 +493,15 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
   impl::poolStreamMinBytes() = saved;
 }
 
-// Average pooling of 16 channels per register (impl/Pool3dHostChannels.hpp: float on AVX-512 hosts,
-// channels a multiple of 16, planes of at most impl::poolChannelPlaneCells() cells, raised here so
-// that every case takes them) gives every cell the bits of the planes it replaces, forward and
-// backward, on whole and cut boxes, with ghosts on every side, rows longer than one register,
-// planes cut into bands and chunks, and signed zeros in the data. The second run
-// of each pair takes the planes (the channel planes turned off). Reversing the order of the D, kw
-// or backward (od, oh) terms in the channel planes makes it fail. Where the channel planes do not
-// exist both runs take the planes and the test holds trivially.
+// Average pooling 16 channels at a time (impl/Pool3dHostChannels.hpp: float on AVX-512 hosts,
+// channels a multiple of 16; the forward on planes of at most impl::poolChannelPlaneCells() cells,
+// raised here so that every case takes it) gives every cell the bits of the planes it replaces,
+// forward and backward (its three forms: rows of at most 8, at most 16 and more cells), on whole
+// and cut boxes, with ghosts on every side, rows longer than one register, planes cut into bands
+// and chunks, and signed zeros in the data. The second run of each pair takes the planes (the
+// channel planes turned off). Reversing the order of the D, kw or backward (od, oh) terms in the
+// channel planes makes it fail. Where the channel planes do not exist both runs take the planes and
+// the test holds trivially.
 TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
   const auto signedZeros = [](index_t n, index_t c, const Extents3& g) {
     const index_t k = (((n * 7 + c) * 5 + g[0]) * 3 + g[1]) * 11 + g[2];
