@@ -515,6 +515,10 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
         Window{"k3s2p1_long_rows", {1, 16, 3, 4, 40}, k3s2p1},
         Window{"k3s2p1_bands_and_chunks", {1, 16, 3, 40, 141}, k3s2p1},
         Window{"k3s2p1_short_rows_in_bands", {1, 16, 3, 70, 8}, k3s2p1},
+        // More than 16 covering (od, oh) rows per dx row: the backward's gathering fallback, from
+        // both longer-row forms.
+        Window{"k5x5_rows", {1, 16, 6, 6, 12}, general({5, 5, 3}, {1, 1, 2}, {2, 2, 1}, {1, 1, 1})},
+        Window{"k5x5_loop", {1, 16, 6, 6, 21}, general({5, 5, 3}, {1, 1, 2}, {2, 2, 1}, {1, 1, 1})},
         Window{"k3s2p1_W_only",
                {1, 16, 5, 6, 21},
                general({2, 1, 3}, {1, 3, 2}, {0, 0, 1}, {1, 1, 1})},
