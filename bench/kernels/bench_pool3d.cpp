@@ -13,6 +13,7 @@
 #include <benchmark/benchmark.h>
 
 #include <string>
+#include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
 #include "support/ManualTime.hpp"

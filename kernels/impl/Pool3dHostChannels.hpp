@@ -401,6 +401,8 @@ void avgBackwardChannelLoopK3S2P1(const Body& b, index_t n, index_t c0, index_t 
       const float* rows[kMaxRows];
       for (int q = 0; q < k; ++q)
         rows[q] = rows0[q] + l * cs;
+      // The odd first cell and the row as avgBackwardPlaneK3S2P1 does them. A shared function for
+      // both measured 5-9% slower on this path and the planes' (docs/PERFORMANCE.md).
       float* dxrow = dx0 + l * xcs;
       index_t iw = w0;
       if (iw & 1) {  // an odd first cell: outputs iw / 2 and iw / 2 + 1

@@ -129,14 +129,12 @@ inline index_t& poolChannelPlaneCells() {
 }
 
 // Whether a host call of average pooling over C channels takes the 16-channel forms
-// (Pool3dHostChannels.hpp): float on AVX-512 hosts, channels a multiple of 16. The forward takes
-// them only for planes of at most poolChannelPlaneCells() cells; the backward for any plane (its
-// form for long rows runs the planes' row on each channel and needs no scratch).
-template <class ExecSpace, class T>
-bool poolChannelsApply(KernelPath path, index_t C) {
-  if constexpr (kRunsOnHost<ExecSpace> && std::is_same_v<T, float>)
-    return HALO3D_POOL3D_AVX512 && path == KernelPath::Fastest && C % kPoolLanes == 0 && C > 0;
-  return false;
+// (Pool3dHostChannels.hpp): on AVX-512 hosts, channels a multiple of 16 (the callers test the host
+// execution space and float at compile time). The forward takes them only for planes of at most
+// poolChannelPlaneCells() cells; the backward for any plane (its form for long rows runs the
+// planes' row on each channel and needs no scratch).
+inline bool poolChannelsApply(KernelPath path, index_t C) {
+  return HALO3D_POOL3D_AVX512 && path == KernelPath::Fastest && C % kPoolLanes == 0 && C > 0;
 }
 
 // Calls f(n, c0, d) for every local sample n < N, group of 16 channels from c0 and d in [d0, d0 +
@@ -929,8 +927,7 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     const index_t hb = rh >= g.kernel[1] ? (rh - g.kernel[1]) / g.stride[1] + 1 : 0;
     if (!out_box.empty() && body.planes && wc >= 1 && hb >= 1 &&
         withRowShape(g.stride[2], g.kernel[2], g.dilation[2], [](auto, auto) {}) &&
-        poolChannelsApply<ExecSpace, T>(path, y.block().channels()) &&
-        e[1] * e[2] <= poolChannelPlaneCells()) {
+        poolChannelsApply(path, y.block().channels()) && e[1] * e[2] <= poolChannelPlaneCells()) {
       forEachChannelPlane(
           "halo3d::avgPool3dForward", exec, y.block().localSamples(), y.block().channels(),
           out_box.min(0), out_box.extent(0),
@@ -983,8 +980,7 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                                               poolStreamMinBytes();
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
-    if (!dx_box.empty() && body.planes &&
-        poolChannelsApply<ExecSpace, T>(path, dx.block().channels()) &&
+    if (!dx_box.empty() && body.planes && poolChannelsApply(path, dx.block().channels()) &&
         poolChannelPlaneCells() > 0) {
       const index_t w0 = dx_box.min(2), w1 = dx_box.max(2);
       forEachChannelPlane(
