@@ -496,10 +496,11 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 // Average pooling 16 channels at a time (impl/Pool3dHostChannels.hpp: float on AVX-512 hosts,
 // channels a multiple of 16; the forward on planes of at most impl::poolChannelPlaneCells() cells,
 // raised here so that every case takes it) gives every cell the bits of the planes it replaces,
-// forward and backward (its three forms: rows of at most 8, at most 16 and more cells), on whole
-// and cut boxes, with ghosts on every side, rows longer than one register, planes cut into bands
-// and chunks, and signed zeros in the data. The second run of each pair takes the planes (the
-// channel planes turned off). Reversing the order of the D, kw or backward (od, oh) terms in the
+// forward and backward (its three forms: rows of at most 8, at most 16 and more cells; streamed dx
+// stores asked for or not; more covering dy rows than its scratch or row tables hold), on whole and
+// cut boxes, with ghosts on every side, rows longer than one register, planes cut into bands
+// and chunks, and signed zeros in the data. The last run of each set takes the planes (the
+// channel forms turned off). Reversing the order of the D, kw or backward (od, oh) terms in the
 // channel planes makes it fail. Where the channel planes do not exist both runs take the planes and
 // the test holds trivially.
 TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
@@ -508,6 +509,7 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
     return k % 5 == 0 ? -0.0 : (k % 7 == 0 ? 0.0 : valueAt(5, n, c, g[0], g[1], g[2]));
   };
   const index_t saved = impl::poolChannelPlaneCells();
+  const double saved_stream = impl::poolStreamMinBytes();
   const WindowGeometry k3s2p1 = WindowGeometry::cubic(3, 2, 1);
   for (const Window& s :
        {Window{"k3s2p1_4cubed", {2, 16, 4, 4, 4}, k3s2p1},
@@ -519,6 +521,10 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
         // both longer-row forms.
         Window{"k5x5_rows", {1, 16, 6, 6, 12}, general({5, 5, 3}, {1, 1, 2}, {2, 2, 1}, {1, 1, 1})},
         Window{"k5x5_loop", {1, 16, 6, 6, 21}, general({5, 5, 3}, {1, 1, 2}, {2, 2, 1}, {1, 1, 1})},
+        // Short rows whose band's dy rows overflow the band form's scratch (11 x 26 rows of 4).
+        Window{"k11x11_band_overflow",
+               {1, 16, 12, 40, 8},
+               general({11, 11, 3}, {1, 1, 2}, {5, 5, 1}, {1, 1, 1})},
         Window{"k3s2p1_W_only",
                {1, 16, 5, 6, 21},
                general({2, 1, 3}, {1, 3, 2}, {0, 0, 1}, {1, 1, 1})},
@@ -560,20 +566,26 @@ TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
     }
     for (const Box& dx_box : {x_owned, cut(x_owned)})
       for (const Box& dy_box : {y_owned, cut(y_owned)}) {
-        std::vector<float> runs[2];
-        for (int r = 0; r < 2; ++r) {
-          impl::poolChannelPlaneCells() = r == 0 ? index_t(1) << 30 : 0;
+        // The channel forms, with streamed dx stores asked for (which they never use, so the bits
+        // must not change) and without, then the planes.
+        std::vector<float> runs[3];
+        for (int r = 0; r < 3; ++r) {
+          impl::poolChannelPlaneCells() = r < 2 ? index_t(1) << 30 : 0;
+          impl::poolStreamMinBytes() = r == 1 ? 0.0 : saved_stream;
           HaloTensor<float, Memory> dx("dx", TensorBlock::whole(s.x_shape, kHaloX));
           avgPool3dBackward(Exec(), dy, s.g, dx, dx_box, dy_box, KernelPath::Fastest);
           Exec().fence();
           const auto h = hostCopy(dx);
           runs[r].assign(h.view().data(), h.view().data() + h.view().size());
         }
-        EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(float)), 0)
-            << "backward, dx_box from " << dx_box.min(2) << ", dy_box from " << dy_box.min(2);
+        for (int r = 0; r < 2; ++r)
+          EXPECT_EQ(std::memcmp(runs[r].data(), runs[2].data(), runs[2].size() * sizeof(float)), 0)
+              << "backward (" << (r == 0 ? "cached" : "streamed") << "), dx_box from "
+              << dx_box.min(2) << ", dy_box from " << dy_box.min(2);
       }
   }
   impl::poolChannelPlaneCells() = saved;
+  impl::poolStreamMinBytes() = saved_stream;
 }
 
 // NaN takes over a max (PyTorch's rule; the reference does not model NaN): both paths agree on
