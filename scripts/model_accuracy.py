@@ -1,18 +1,12 @@
 #!/usr/bin/env python3
 """The performance model's accuracy from halo3d-sweep results (scripts/validate_model.sh).
 
-    scripts/model_accuracy.py DIR [--json FILE] [--unprobed]
+    scripts/model_accuracy.py DIR [--json FILE]
 
 DIR holds <config>/P<ranks>/sweep.jsonl. For each (config, P) it prints: the number of measured grids, the median
 and worst |predicted - measured| / measured step time, the grid the model picks (the lowest predicted step time
 among the measured grids: --grid auto's choice), the measured best, how much slower the pick measured than the
 best, and the worst |predicted - measured| / measured peak memory per rank. Exit status 0 whatever the figures.
-
-Where the sweep timed the speed probe (nn/plan/SpeedProbe.hpp), each grid's predicted_step_s is priced at the probe
-taken just before it ran, and the pick is made on predicted_at_start_step_s, the predictions of every grid at the
-one probe taken when the sweep started (what --grid auto computes when a run starts). --unprobed scores
-unprobed_predicted_step_s instead, every calibrated timing priced as recorded: the model without the probe, from
-the same measurements.
 """
 import argparse
 import json
@@ -29,20 +23,16 @@ def load(path):
     return rows
 
 
-def summarise(rows, unprobed=False):
+def summarise(rows):
     measured = [r for r in rows if r.get("status") == "measured" and r.get("measured_step_s")]
     if not measured:
         return None
-    if unprobed:
-        for r in measured:
-            if r.get("unprobed_predicted_step_s"):
-                r["predicted_step_s"] = r["predicted_at_start_step_s"] = r["unprobed_predicted_step_s"]
     priced = [r for r in measured if r.get("predicted_step_s")]
     errors = [abs(r["predicted_step_s"] - r["measured_step_s"]) / r["measured_step_s"] for r in priced]
     mem = [abs(r["predicted_peak_bytes"] - r["peak_bytes"]) / r["peak_bytes"] for r in measured
            if r.get("peak_bytes") and r.get("predicted_peak_bytes")]
     best = min(measured, key=lambda r: r["measured_step_s"])
-    pick = min(priced, key=lambda r: r.get("predicted_at_start_step_s") or r["predicted_step_s"]) if priced else None
+    pick = min(priced, key=lambda r: r["predicted_step_s"]) if priced else None
     worst = max(priced, key=lambda r: abs(r["predicted_step_s"] - r["measured_step_s"]) / r["measured_step_s"],
                 default=None)
     return {
@@ -68,13 +58,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dir", type=pathlib.Path)
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures as JSON")
-    parser.add_argument("--unprobed", action="store_true",
-                        help="score the predictions without the speed probe (unprobed_predicted_step_s)")
     args = parser.parse_args()
     results = {}
     for path in sorted(args.dir.glob("*/P*/sweep.jsonl")):
         config, ranks = path.parent.parent.name, int(path.parent.name[1:])
-        summary = summarise(load(path), args.unprobed)
+        summary = summarise(load(path))
         if summary:
             results.setdefault(config, {})[ranks] = summary
     if not results:

@@ -10,7 +10,6 @@
 #include <limits>
 #include <set>
 
-#include "halo3d/apps/common/AppSupport.hpp"
 #include "halo3d/apps/common/RunSupport.hpp"
 #include "halo3d/comm/Communicator.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
@@ -20,7 +19,6 @@
 #include "halo3d/io/Collective.hpp"
 #include "halo3d/nn/Real.hpp"
 #include "halo3d/nn/plan/GridChoice.hpp"
-#include "halo3d/nn/plan/SpeedProbe.hpp"
 
 namespace halo3d::apps {
 
@@ -296,24 +294,6 @@ std::optional<nn::Machine> loadMachine(const TrainingOptions& o, bool use_defaul
   return machine;
 }
 
-std::string probeMachineSpeed(nn::Machine& machine, MPI_Comm comm) {
-  double probe_s = 0;
-  runOnRootWhileOthersWait(comm, "timing the speed probe",
-                           [&] { probe_s = nn::timeSpeedProbe().seconds; });
-  MPI_Bcast(&probe_s, 1, MPI_DOUBLE, 0, comm);
-  machine.probe_now_s = probe_s;
-  double lo = std::numeric_limits<double>::max(), hi = 0;
-  for (const nn::LayerTiming& t : machine.layers)
-    if (t.probe_s > 0) {
-      lo = std::min(lo, t.probe_s);
-      hi = std::max(hi, t.probe_s);
-    }
-  return hi > 0 ? concat("speed probe: ", probe_s * 1e3, " ms now, ", lo * 1e3, "-", hi * 1e3,
-                         " ms when the machine file's layers were timed")
-                : concat("speed probe: ", probe_s * 1e3,
-                         " ms now; the machine file's timings carry no probe time");
-}
-
 void requirePlanFits(const TrainingOptions& o, const TrainingTask& task, const ProcessGrid& grid) {
   if (o.memory_limit == 0) return;
   ScopedActivity activity("checking the plan against --memory-limit");
@@ -339,10 +319,7 @@ GridShape resolveGrid(const TrainingOptions& o, TrainingTask& task, bool allow_a
   }();
   task.configure(catalog);
   std::string note;
-  std::optional<nn::Machine> machine = loadMachine(o, true, MPI_COMM_WORLD, &note);
-  std::string probe;
-  if (machine && machine->calibrated && machine->hasProbedTimings())
-    probe = probeMachineSpeed(*machine, MPI_COMM_WORLD);
+  const std::optional<nn::Machine> machine = loadMachine(o, true, MPI_COMM_WORLD, &note);
   const GridPlanner planner(task, o, size, ranksOnNode(MPI_COMM_WORLD),
                             machine ? &*machine : nullptr);
   std::string summary;
@@ -352,7 +329,6 @@ GridShape resolveGrid(const TrainingOptions& o, TrainingTask& task, bool allow_a
   }();
   if (rank == 0) {
     std::printf("%s\n", summary.c_str());
-    if (!probe.empty()) std::printf("--grid auto: %s\n", probe.c_str());
     if (!machine) std::printf("--grid auto: %s\n", note.c_str());
     std::fflush(stdout);
   }

@@ -124,12 +124,6 @@ std::string findMachineFile(const std::string& flag_value, std::string* looked =
 std::optional<nn::Machine> loadMachine(const TrainingOptions& o, bool use_default, MPI_Comm comm,
                                        std::string* note = nullptr);
 
-// Collective over `comm`: times the speed probe (nn/plan/SpeedProbe.hpp) on rank 0 while the other
-// ranks wait, as a calibration times its layers, and sets machine.probe_now_s to it on every rank,
-// so that the step model prices the calibrated timings at the machine's present speed. Returns a
-// line for the terminal: the probe now against the range the timings were stamped with.
-std::string probeMachineSpeed(nn::Machine& machine, MPI_Comm comm);
-
 // --memory-limit for a run on `grid` of the configured `task`: GridPlanner::requireFits with the
 // machine of an explicit --machine (memory model only otherwise). Collective over the grid; does
 // nothing without a limit.

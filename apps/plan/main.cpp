@@ -53,7 +53,6 @@ struct PlanOptions {
   std::string calibrate, calibrate_layout = "run";
   int repetitions = 3;
   bool least = false;
-  std::size_t evict = 0;
   std::string paired;
 };
 
@@ -118,7 +117,6 @@ int calibrateOnly(const PlanOptions& o, nn::Model& model) {
   co.retime = true;
   co.scheduler_slice = false;
   co.keep_least = o.least;
-  co.evict_bytes = o.evict;
   nn::Machine paired = machine;
   paired.layers.clear();
   if (!o.paired.empty()) co.paired_whole = &paired;
@@ -258,11 +256,6 @@ int main(int argc, char** argv) {
   app.add_option("--paired", o.paired,
                  "--calibrate: also time each split rank's block whole, alternating with its "
                  "pieces, and write those timings to this file");
-  app.add_option("--evict", o.evict,
-                 "--calibrate: bytes written before each timed pass, evicting the caches "
-                 "(suffixes K, M, G; 0: none)")
-      ->transform(halo3d::apps::byteSize())
-      ->capture_default_str();
   app.add_option("--repetitions", o.repetitions, "--calibrate: timed runs per layer (median)")
       ->check(halo3d::apps::atLeast(1))
       ->capture_default_str();

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <limits>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -342,17 +341,8 @@ int runSweep(const SweepOptions& s) {
   if (s.calibrate) {
     calibrate(*task, o, size, ranks_per_node, candidates, machine->path, *machine, root);
     priced.emplace(*task, o, size, ranks_per_node, &*machine);
+    candidates = assessAll();
   }
-  // The machine's speed now against the calibration's moments: the predictions of every grid at
-  // the start (what --grid auto computes when a run starts; the sweep's pick), and each grid's
-  // again just before it runs, with a probe timed then.
-  const bool probing = machine && machine->calibrated && machine->hasProbedTimings();
-  double probe_at_start_s = 0;
-  if (probing) {
-    say(root, probeMachineSpeed(*machine, MPI_COMM_WORLD));
-    probe_at_start_s = machine->probe_now_s;
-  }
-  if (s.calibrate || probing) candidates = assessAll();
 
   const std::string title =
       concat("halo3d-sweep: ", s.model.model(), ", ", size, " ranks, batch ", o.batch, ", ",
@@ -374,10 +364,6 @@ int runSweep(const SweepOptions& s) {
     r["warmup"] = s.warmup;
     r.update(predictedKeys(a));
     r["machine"] = machine ? json(machine->path) : json(nullptr);
-    if (probing) {
-      r["probe_at_start_s"] = probe_at_start_s;
-      r["predicted_at_start_step_s"] = orNull(a.predictedStep());
-    }
     if (!a.valid) {
       r["status"] = "invalid";
       r["note"] = a.why_not;
@@ -386,18 +372,7 @@ int runSweep(const SweepOptions& s) {
       continue;
     }
     ++done;
-    if (probing && priced) {
-      // The prediction at the machine's speed of this moment, and the same at the calibration's
-      // (every timing as recorded), for comparison.
-      machine->probe_now_s = 0;
-      r["unprobed_predicted_step_s"] = orNull(priced->assess(a.grid).predictedStep());
-      probeMachineSpeed(*machine, MPI_COMM_WORLD);
-      r["probe_s"] = machine->probe_now_s;
-      r.update(predictedKeys(priced->assess(a.grid)));
-    }
-    const double predicted = r["predicted_step_s"].is_number()
-                                 ? r["predicted_step_s"].get<double>()
-                                 : std::numeric_limits<double>::quiet_NaN();
+    const double predicted = a.predictedStep();
     if (!a.prediction_error.empty())
       say(root, concat("grid ", a.grid.str(), ": no predicted step time: ", a.prediction_error));
     say(root, concat("grid ", done, " of ", valid, ": ", a.grid.str(), " (",

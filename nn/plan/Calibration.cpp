@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <thread>
 
 #ifdef __linux__
@@ -19,7 +18,6 @@
 #include "halo3d/nn/Layer.hpp"
 #include "halo3d/nn/PrecisionBridge.hpp"
 #include "halo3d/nn/layers/WindowLayer.hpp"
-#include "halo3d/nn/plan/SpeedProbe.hpp"
 
 namespace halo3d::nn {
 
@@ -67,50 +65,12 @@ Activation runActivation(const std::string& label, const ModelPlan& plan, int i,
   return a;
 }
 
-// Writes a buffer larger than the caches, so that the next pass finds its tensors in memory, not
-// in a cache: in a step, the other layers' traffic passes between a layer's uses of its tensors.
-// Nothing where constructed with 0 bytes.
-class CacheEvictor {
- public:
-  explicit CacheEvictor(std::size_t bytes)
-      : _buffer("halo3d::calibration::evict", bytes / sizeof(float)) {}
-  void operator()() {
-    if (_buffer.extent(0) == 0) return;
-    Kokkos::deep_copy(_buffer, float(++_round));
-    fence("calibration: caches evicted");
-  }
-  // Evicts, then reads `fresh` back into the caches: the tensors the pass's predecessor in a step
-  // has just written (a forward's inputs, a backward's output gradient).
-  void operator()(const std::vector<const Activation*>& fresh) {
-    if (_buffer.extent(0) == 0) return;
-    (*this)();
-    for (const Activation* a : fresh) {
-      if (a->isBf16()) continue;
-      const auto v = a->tensor.view();
-      const float* p = v.data();
-      float sum = 0;
-      Kokkos::parallel_reduce(
-          "halo3d::calibration::touch", Kokkos::RangePolicy<>(0, v.span()),
-          KOKKOS_LAMBDA(std::size_t i, float& acc) { acc += p[i]; }, sum);
-      _sink += sum;
-    }
-    fence("calibration: fresh tensors read");
-  }
-  bool touch = false;
-
- private:
-  Kokkos::View<float*> _buffer;
-  int _round = 0;
-  float _sink = 0;
-};
-
 // Forward and backward seconds of `layer` alone on the blocks rank `coords` holds in `plan`; and,
 // with `paired` for a rank that runs pieces, those of the same block run whole, alternated with
 // them.
 std::array<double, 4> timeLayer(Layer& layer, const ModelPlan& plan, int id,
                                 const GridCoords& coords, const ProcessGrid& self, int reps,
-                                CalibrationLayout layout, bool least, bool paired,
-                                CacheEvictor& evict) {
+                                CalibrationLayout layout, bool least, bool paired) {
   const PlanNode& n = plan.node(id);
   std::vector<Activation> x, dx;
   Activation y, dy;
@@ -163,25 +123,16 @@ std::array<double, 4> timeLayer(Layer& layer, const ModelPlan& plan, int id,
   // Seconds of forward and backward, run whole (one piece) or in the overlap's pieces.
   const auto once = [&](bool as_pieces) {
     if (window) window->calibrateAsExchanging(as_pieces);
-    if (evict.touch)
-      evict(in);
-    else
-      evict();
     fence("calibration: before the layer");
     const auto t0 = Clock::now();
     layer.forward(ctx, in, y);
     fence("calibration: forward done");
-    const auto forward_s = seconds(t0, Clock::now());
-    if (evict.touch)
-      evict({&dy});
-    else
-      evict();
     const auto t1 = Clock::now();
     layer.backward(ctx, in, y, dy, din);
     fence("calibration: backward done");
     const auto t2 = Clock::now();
     if (window) window->calibrateAsExchanging(false);
-    return std::array<double, 2>{forward_s, seconds(t1, t2)};
+    return std::array<double, 2>{seconds(t0, t1), seconds(t1, t2)};
   };
   // With `paired`, each repetition also runs the block whole just before its pieces, so that
   // the two compare in the same machine state.
@@ -275,22 +226,7 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
   if (!model.parameters().finalized()) model.parameters().finalize();
   initializeParameters(model.parameters(), 1);
   const ProcessGrid self(MPI_COMM_SELF, GridShape(1, 1, 1, 1));
-  CacheEvictor evict(o.evict_bytes);
-  evict.touch = std::getenv("HALO3D_EVICT_TOUCH") != nullptr;
   int timed = 0;
-  // The speed probe's time to stamp the next timing with: taken before the first, and again once
-  // kProbeEvery has passed, so that each timing carries the machine's speed of its moment.
-  constexpr double kProbeEvery = 10.0;
-  double probe_s = 0;
-  Clock::time_point probed{};
-  const auto probe = [&] {
-    if (!o.speed_probe) return 0.0;
-    if (probe_s == 0 || seconds(probed, Clock::now()) > kProbeEvery) {
-      probe_s = timeSpeedProbe().seconds;
-      probed = Clock::now();
-    }
-    return probe_s;
-  };
   for (const ModelPlan& plan : plans)
     for (const GridCoords& c : plan.representativeRanks())
       for (int id : plan.order()) {
@@ -301,9 +237,8 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
         if (!o.retime && machine.find(t)) continue;
         Layer* layer = model.declaredLayer(id);
         require(layer == n.layer, "calibrate: plan of another model (layer '", n.name, "')");
-        t.probe_s = probe();
-        const auto s = timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least,
-                                 true, evict);
+        const auto s =
+            timeLayer(*layer, plan, id, c, self, o.repetitions, o.layout, o.keep_least, true);
         t.forward_s = s[0];
         t.backward_s = s[1];
         machine.record(t);
@@ -334,7 +269,6 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
     for (const GridCoords& c : plan.representativeRanks()) {
       LayerTiming t = inputStoreKey(plan, c, o.threads);
       if (!o.retime && machine.find(t)) continue;
-      t.probe_s = probe();
       t.forward_s = timeInputStore(plan, c, self, o.repetitions);
       machine.record(t);
       ++timed;
@@ -359,7 +293,6 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
   t.input = {index_t(model.parameters().trainableSize()), 0, 0, 0, 0};
   t.threads = o.threads;
   if (o.retime || !machine.find(t)) {
-    t.probe_s = probe();
     OptimizerConfig oc;
     oc.kind = o.optimizer;
     auto opt = makeOptimizer(model.parameters(), oc);

@@ -51,12 +51,6 @@ struct CalibrationOptions {
   // Measure the scheduler's time slice (measureSchedulerSlice) on a host machine whose file lacks
   // it (or with retime).
   bool scheduler_slice = true;
-  // Stamp every timing with the speed probe's time of its moment (LayerTiming::probe_s), so that
-  // a later run can price it at the machine's speed then (SpeedProbe.hpp).
-  bool speed_probe = true;
-  // Before each timed pass, write a buffer of this many bytes, so that the pass finds its tensors
-  // in memory rather than in a cache (0: no eviction; the tensors stay cached from run to run).
-  std::size_t evict_bytes = 0;
   std::function<void(const std::string&)> progress;  // told about each layer timed
 };
 

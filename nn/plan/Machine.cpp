@@ -87,7 +87,6 @@ Json timingJson(const LayerTiming& t) {
   // Written only where it is not all zero, so that the files of whole-block timings stay as they
   // were.
   if (t.neighbours != std::array<int, 3>{0, 0, 0}) j["neighbours"] = t.neighbours;
-  if (t.probe_s > 0) j["probe_s"] = t.probe_s;
   return j;
 }
 
@@ -146,7 +145,6 @@ Machine Machine::load(const std::string& path) {
       t.forward_s = r.number(layers[i], p, "forward_s", 0, 1e6);
       t.backward_s = r.number(layers[i], p, "backward_s", 0, 1e6);
       if (layers[i].contains("neighbours")) t.neighbours = r.neighbours(layers[i], p);
-      if (layers[i].contains("probe_s")) t.probe_s = r.number(layers[i], p, "probe_s", 1e-9, 1e3);
       m.layers.push_back(t);
     }
   }
@@ -187,12 +185,6 @@ const LayerTiming* Machine::find(const std::string& layer, const Shape5& input,
         t.neighbours == neighbours)
       return &t;
   return nullptr;
-}
-
-bool Machine::hasProbedTimings() const {
-  for (const LayerTiming& t : layers)
-    if (t.probe_s > 0) return true;
-  return false;
 }
 
 void Machine::record(const LayerTiming& timing) {

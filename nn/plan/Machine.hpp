@@ -24,8 +24,7 @@
 //                                     // another rank time-sharing its core gets it (calibrated)
 //     "layers": [ {"layer": "Conv3d(...)", "input": [n, c, d, h, w], "output": [...],
 //                  "threads": 1, "forward_s": 0.01, "backward_s": 0.02,
-//                  "neighbours": [d, h, w], "probe_s": 0.004} ... ]   // calibration;
-//                                     // "neighbours" and "probe_s" optional
+//                  "neighbours": [d, h, w]} ... ]   // calibration; "neighbours" optional
 //   }
 //
 // Machine::load refuses a malformed file with an InputError naming the file and the key.
@@ -56,17 +55,12 @@ struct Link {
 // the layer in overlap pieces (interior, then shell slabs: nn/layers/WindowLayer), which cost more
 // than the whole block, most with a W neighbour (rows of 16 cells). All zero (the key's absence in
 // a file, as in every file written before it existed): the layer in one piece.
-//
-// `probe_s` is the speed probe's time (nn/plan/SpeedProbe.hpp) in the process that took this
-// timing, at that moment; 0 (the key's absence) where none was taken. A run that knows the probe's
-// time now (Machine::probe_now_s) prices the timing at times probe_now_s / probe_s.
 struct LayerTiming {
   std::string layer;
   Shape5 input{0, 0, 0, 0, 0}, output{0, 0, 0, 0, 0};
   int threads = 1;
   std::array<int, 3> neighbours{0, 0, 0};
   double forward_s = 0, backward_s = 0;
-  double probe_s = 0;
 };
 
 struct RooflineCompute {
@@ -92,15 +86,6 @@ struct Machine {
   // calibrate(), which then sets scheduler_source and save() writes both.
   double scheduler_slice_s = 0;
   std::string scheduler_source;
-  // The speed probe's time in this process now (SpeedProbe.hpp; 0: not measured, and timings are
-  // priced as recorded). Not part of the file.
-  double probe_now_s = 0;
-  // The factor a run prices `t` at: probe_now_s / t.probe_s where both were measured, else 1.
-  double speedFactor(const LayerTiming& t) const {
-    return probe_now_s > 0 && t.probe_s > 0 ? probe_now_s / t.probe_s : 1.0;
-  }
-  // Whether any timing carries a probe time (a run then gains from timing the probe).
-  bool hasProbedTimings() const;
 
   // Reads and checks a machine file. Throws InputError naming the file and the key on a missing,
   // mistyped or out-of-range value, and on JSON that does not parse (with its line).

@@ -128,8 +128,7 @@ class Predictor {
     }
     const LayerTiming key = timingKey(_plan, id, c, _run.threads_per_rank);
     if (const LayerTiming* t = _m.find(key))
-      return {t->forward_s * _m.speedFactor(*t) * _stretch,
-              t->backward_s * _m.speedFactor(*t) * _stretch};
+      return {t->forward_s * _stretch, t->backward_s * _stretch};
     // Not timed in these pieces: the same block timed whole (a file calibrated before the
     // neighbours key), as it is; else the same layer on the nearest block run in the same pieces,
     // or on the nearest block at all, scaled by the work.
@@ -162,8 +161,7 @@ class Predictor {
         scale(w.flops_forward + w.bytes_forward, ref.flops_forward + ref.bytes_forward);
     const double b =
         scale(w.flops_backward + w.bytes_backward, ref.flops_backward + ref.bytes_backward);
-    const double speed = _m.speedFactor(*best);
-    return {best->forward_s * f * speed * _stretch, best->backward_s * b * speed * _stretch};
+    return {best->forward_s * f * _stretch, best->backward_s * b * _stretch};
   }
 
   // Seconds of one exchange round of `plan` from the rank at `c`, and its traffic.
@@ -348,7 +346,7 @@ class Predictor {
       if (t.layer.rfind("optimizer ", 0) == 0 && t.threads == _run.threads_per_rank) {
         const double scale =
             t.input[0] > 0 ? double(_run.trainable_parameters) / double(t.input[0]) : 1;
-        return t.forward_s * scale * _m.speedFactor(t) * _stretch;
+        return t.forward_s * scale * _stretch;
       }
     _notes.push_back("no optimizer timing in the machine file: the optimizer step is left out");
     return 0;
@@ -360,7 +358,7 @@ class Predictor {
   double inputStore() const {
     if (!_m.calibrated) return 0;
     const LayerTiming key = inputStoreKey(_plan, ModelPlan::largestRank(), _run.threads_per_rank);
-    if (const LayerTiming* t = _m.find(key)) return t->forward_s * _m.speedFactor(*t) * _stretch;
+    if (const LayerTiming* t = _m.find(key)) return t->forward_s * _stretch;
     const LayerTiming* best = nullptr;
     double best_distance = std::numeric_limits<double>::max();
     for (const LayerTiming& t : _m.layers)
@@ -379,8 +377,7 @@ class Predictor {
     }
     _notes.push_back(
         concat("input store on ", key.input, " scaled from the timing on ", best->input));
-    return best->forward_s * cellsOf(key.input) / cellsOf(best->input) * _m.speedFactor(*best) *
-           _stretch;
+    return best->forward_s * cellsOf(key.input) / cellsOf(best->input) * _stretch;
   }
 
   double readSeconds() const {

@@ -4,10 +4,8 @@
 //
 // Per layer and pass, on each representative rank (the first, a middle and the last position along
 // every split dimension: the first holds the largest blocks, a middle one the most neighbours):
-//   compute    the calibrated time of the layer on that rank's blocks (Machine::layers), at the
-//              machine's present speed where the speed probe was timed both then and now
-//              (Machine::speedFactor, SpeedProbe.hpp), or the roofline estimate (FLOPs and bytes
-//              over the machine's rates times an efficiency);
+//   compute    the calibrated time of the layer on that rank's blocks (Machine::layers), or the
+//              roofline estimate (FLOPs and bytes over the machine's rates times an efficiency);
 //   halo       the exchange's exact bytes and messages (comm::haloMessagePlan), alpha-beta per link
 //              class (a neighbour on the same node: shared memory; else network); with overlap, the
 //              interior compute hides it, leaving max(0, exchange - interior compute);
