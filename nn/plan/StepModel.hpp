@@ -27,7 +27,8 @@
 //              the k ranks that meet has received its share of the core in slices of the
 //              scheduler's length q (Machine::scheduler_slice_s, calibrated), so its arrival after
 //              D seconds of stretched compute since the previous synchronisation deviates by
-//              sigma = sqrt(D q (s - 1) / s), and the group waits for the latest: E[max of k
+//              sigma = sqrt(D min(D, q) (s - 1) / s) (a random walk of D / q slices, at most one
+//              step of D when D < q), and the group waits for the latest: E[max of k
 //              standard normals] x sigma per synchronisation. Here s counts the runnable threads
 //              per core: the ranks' threads and, when they fill the cores, each prefetching
 //              loader's thread for the read's share of the step. Nothing without a measured slice,
