@@ -8,15 +8,13 @@
 #
 #   HALO3D_BUILD       build directory (default build/)
 #   HALO3D_SKIP_CUDA=1 skip the CUDA compile step
-#   HALO3D_CI_BUDGET   seconds the whole script (bootstrap included) may take before the CUDA compile stops with a
-#                      notice (default 2000, 33 minutes: at the earlier 2400, cold CI runs took 2739-2895 s in all,
-#                      so its clone and set-up add 6-8 minutes, and CI should stay under 45)
-#   HALO3D_CI_LIMIT    seconds (from the start, bootstrap included) after which the sanitizer builds stop with a
-#                      notice and their tests are skipped (default 4200, 70 minutes: a cold CI run took 4139 s in
-#                      all; what may follow the limit, the ASan tests of a build that just made it, the device dry
-#                      run and the CUDA stage's minimum, is about 4 minutes more, and CI's clone and set-up 6-8, so a
-#                      colder or slower machine stays under CI's 90-minute hard limit; what a stopped build
-#                      compiled stays in ccache)
+#   HALO3D_CI_BUDGET   seconds the whole script may take, counted from its start (the bootstrap included): a
+#                      sanitizer build that would run past it (less its tests' reserve) and the CUDA compile stop
+#                      there with a notice, and a stopped build's tests are skipped in that run; what it compiled
+#                      stays in ccache, so the next run continues from there (default 2000, 33 minutes: CI's clone
+#                      and set-up add 6-8 minutes, and CI should stay under 45; what may follow the budget, the
+#                      CUDA stage's minimum and the device dry run, is 1-2 minutes. With separate caps for the
+#                      sanitizers (70 minutes) and the CUDA stage, a partly cold run took 3127 s in CI)
 #   HALO3D_SKIP_DEVICE_DRYRUN=1 skip scripts/device_check.sh --dry-run
 #   HALO3D_SKIP_SANITIZERS=1 skip the ASan + UBSan and ThreadSanitizer builds and their test runs
 set -euo pipefail
@@ -36,20 +34,21 @@ halo3d_build "$build"
 echo "== ctest"
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)
 
-# Builds an optional stage's directory ($1, then halo3d_build's arguments) within the CI limit, keeping `reserve`
-# seconds ($2) of it for the stage's tests. Fails (status 1, with a notice) when the limit is reached first.
+# Builds an optional stage's directory ($1, then halo3d_build's arguments) within HALO3D_CI_BUDGET, keeping
+# `reserve` seconds ($2) of it for the stage's tests. Fails (status 1, with a notice) when the budget is reached
+# first.
 build_within_limit() {
   local dir="$1" reserve="$2"; shift 2
-  local left=$(( ${HALO3D_CI_LIMIT:-4200} - ($(date +%s) - start) - reserve ))
+  local left=$(( ${HALO3D_CI_BUDGET:-2000} - ($(date +%s) - start) - reserve ))
   if ((left < 60)); then
-    echo "== notice: $(( $(date +%s) - start )) s gone, HALO3D_CI_LIMIT=${HALO3D_CI_LIMIT:-4200}: $dir not built" \
+    echo "== notice: $(( $(date +%s) - start )) s gone, HALO3D_CI_BUDGET=${HALO3D_CI_BUDGET:-2000}: $dir not built" \
       "and its tests skipped"
     return 1
   fi
   local rc=0
   HALO3D_BUILD_TIMEOUT="$left" halo3d_build "$dir" "$@" || rc=$?
   if ((rc == 124)); then
-    echo "== notice: building $dir reached HALO3D_CI_LIMIT=${HALO3D_CI_LIMIT:-4200} (a cold cache) and stopped;" \
+    echo "== notice: building $dir reached HALO3D_CI_BUDGET=${HALO3D_CI_BUDGET:-2000} (a cold cache) and stopped;" \
       "its tests are skipped this run, and what it compiled is in ccache for the next"
     return 1
   fi
@@ -116,8 +115,8 @@ else
   # Every target (libraries with the MPI layers, tests, benchmarks with the cuDNN comparison, applications) with
   # nvcc_wrapper against the bootstrap's CUDA Kokkos. Compile only: no GPU here (the tests' cases are listed when
   # ctest runs, on a GPU). Cold, this is the longest stage of CI (docs/DEVELOPERS.md, "CI"); ccache makes later
-  # runs cheap, so a cold run that reaches the budget stops with a notice and leaves its objects in the cache.
-  # HALO3D_CI_BUDGET (seconds for the whole script, bootstrap included, default 2000 = 33 minutes) sets where.
+  # runs cheap, so a cold run that reaches HALO3D_CI_BUDGET stops with a notice and leaves its objects in the
+  # cache.
   cuda_kokkos="$deps/kokkos-cuda"
   mapfile -t cuda_args < <(halo3d_kokkos_cmake_args "$cuda_kokkos")
   echo "== CUDA compile of every target (${cuda_args[*]}, $cuda_kokkos)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/test.sh builds its sanitizer stages within HALO3D_CI_LIMIT (build_within_limit): a build is started
+# scripts/test.sh builds its sanitizer stages within HALO3D_CI_BUDGET (build_within_limit): a build is started
 # only with at least 60 s left after its tests' reserve, stopped at the limit (its tests skipped), and a failing
 # configure or build fails the script. This runs the script's build_within_limit and scripts/common.sh's
 # halo3d_build, as they are in the tree, against a fake cmake whose build takes FAKE_BUILD_S seconds. The
@@ -35,7 +35,7 @@ failures=0
 case_() {  # <what> <expected rc> <expected output, a grep -E pattern> [VAR=value ...]
   local what="$1" want_rc="$2" want="$3"; shift 3
   local out rc=0
-  out="$(env HALO3D_CI_LIMIT=1000 "$@" bash "$work/run.sh" 2>&1)" || rc=$?
+  out="$(env HALO3D_CI_BUDGET=1000 "$@" bash "$work/run.sh" 2>&1)" || rc=$?
   if [[ "$rc" == "$want_rc" ]] && grep -qE "$want" <<< "$out"; then
     echo "ok: $what"
   else
@@ -46,7 +46,7 @@ case_() {  # <what> <expected rc> <expected output, a grep -E pattern> [VAR=valu
 case_ "time left: built, tests run" 0 "built.*TESTS RUN|TESTS RUN" GONE=0
 case_ "under 60 s left: not built, tests skipped" 0 "not built and its tests skipped" GONE=345
 case_ "the limit reached: stopped, tests skipped, script goes on" 0 \
-  "reached HALO3D_CI_LIMIT=1000.*stopped" GONE=330 FAKE_BUILD_S=120
+  "reached HALO3D_CI_BUDGET=1000.*stopped" GONE=330 FAKE_BUILD_S=120
 case_ "a failing configure fails the script" 3 "^" GONE=0 FAKE_CONFIGURE_FAILS=1
 case_ "a failing build fails the script" 2 "^" GONE=0 FAKE_BUILD_FAILS=1
 ((failures == 0)) || { echo "$failures case(s) failed"; exit 1; }
