@@ -24,6 +24,9 @@ start=$(date +%s)
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 build="${HALO3D_BUILD:-$repo/build}"
+if [[ -n "${HALO3D_CI_LIMIT:-}" ]]; then
+  echo "== notice: HALO3D_CI_LIMIT is no longer read: HALO3D_CI_BUDGET (${HALO3D_CI_BUDGET:-2000} s) bounds every stage"
+fi
 echo "== format check"
 "$repo/scripts/check_format.sh"
 main_backend=host
