@@ -501,7 +501,7 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 // cut boxes, with ghosts on every side, rows longer than one register, planes cut into bands
 // and chunks, and signed zeros in the data. The last run of each set takes the planes (the
 // channel forms turned off). Reversing the order of the D, kw or backward (od, oh) terms in the
-// channel planes makes it fail. Where the channel planes do not exist both runs take the planes and
+// channel planes makes it fail. Where the channel forms do not exist every run takes the planes and
 // the test holds trivially.
 TEST(Pool3dChannels, SixteenChannelPlanesKeepThePlanesBits) {
   const auto signedZeros = [](index_t n, index_t c, const Extents3& g) {
