@@ -76,6 +76,16 @@ inline void setPoolCounters(benchmark::State& state, double bytes, double second
       100.0 * bytes * double(state.iterations()) / (seconds > 1e-30 ? seconds : 1e-30) / stream;
 }
 
+// A pattern of few ties. A free function, not the constructor below: nvcc refuses an extended
+// device lambda inside a constructor, whose address cannot be taken.
+template <class T, class Exec, class View>
+void fillPoolPattern(const View& xv) {
+  Kokkos::parallel_for(
+      "bench_fill",
+      Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(Exec(), 0, index_t(xv.size())),
+      KOKKOS_LAMBDA(const index_t i) { xv.data()[i] = T(float((i * 7919) % 10007) - 5000.0f); });
+}
+
 // One sample's tensors for a pooling row, x filled with a pattern of few ties, y and argmax from a
 // forward pass, and the call of one pass on them.
 template <class T, class Memory>
@@ -90,11 +100,7 @@ struct PoolBuffers {
         x("x", sampleBlock(channels, {e, e, e})),
         y("y", sampleBlock(channels, geometry.outputExtents({e, e, e}))),
         argmax("argmax", y.block()) {
-    const auto xv = x.view();
-    Kokkos::parallel_for(
-        "bench_fill",
-        Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(Exec(), 0, index_t(xv.size())),
-        KOKKOS_LAMBDA(const index_t i) { xv.data()[i] = T(float((i * 7919) % 10007) - 5000.0f); });
+    fillPoolPattern<T, Exec>(x.view());
     kernels::maxPool3dForward(Exec(), x, g, y, argmax, y.block().owned());
   }
 
