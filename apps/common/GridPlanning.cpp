@@ -17,6 +17,8 @@
 #include "halo3d/core/Error.hpp"
 #include "halo3d/core/MemoryInfo.hpp"
 #include "halo3d/io/Collective.hpp"
+#include "halo3d/io/ElementType.hpp"
+#include "halo3d/io/SampleFormat.hpp"
 #include "halo3d/nn/Real.hpp"
 #include "halo3d/nn/plan/GridChoice.hpp"
 
@@ -92,6 +94,20 @@ GridPlanner::GridPlanner(const TrainingTask& task, const TrainingOptions& option
 
 GridPlanner::~GridPlanner() = default;
 
+void GridPlanner::readsFrom(const SampleCatalog& data) {
+  _batch_read = batchReadName(data, _task.readOptions());
+}
+
+std::string batchReadName(const SampleCatalog& data, const ReadOptions& read) {
+  const InputTransform& t = read.transform;
+  std::string transform = t.log1p ? "log1p" : "";
+  if (t.scaling != InputTransform::Scaling::None)
+    transform += concat(transform.empty() ? "" : "+",
+                        t.scaling == InputTransform::Scaling::Constant ? "constant" : "meanstd");
+  return concat("batch read ", sampleKindName(data.kind()), " ",
+                elementTypeName(data.file(0).input_type), transform.empty() ? "" : " ", transform);
+}
+
 nn::ModelPlan GridPlanner::plan(const GridShape& grid) const {
   return _model->plan(grid, _o.batch);
 }
@@ -111,6 +127,7 @@ nn::RunShape GridPlanner::runShape() const {
   r.overlap = !_o.no_overlap;
   r.prefetch = !_o.no_prefetch;
   r.labels_per_sample_cell = _task.sampleKind() == SampleKind::UNet ? 1 : 0;
+  r.batch_read = _batch_read;
   return r;
 }
 
@@ -320,8 +337,8 @@ GridShape resolveGrid(const TrainingOptions& o, TrainingTask& task, bool allow_a
   task.configure(catalog);
   std::string note;
   const std::optional<nn::Machine> machine = loadMachine(o, true, MPI_COMM_WORLD, &note);
-  const GridPlanner planner(task, o, size, ranksOnNode(MPI_COMM_WORLD),
-                            machine ? &*machine : nullptr);
+  GridPlanner planner(task, o, size, ranksOnNode(MPI_COMM_WORLD), machine ? &*machine : nullptr);
+  planner.readsFrom(catalog);
   std::string summary;
   const GridAssessment chosen = [&] {
     ScopedActivity activity("choosing the grid (--grid auto)");

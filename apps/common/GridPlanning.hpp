@@ -65,6 +65,10 @@ class GridPlanner {
               int ranks_per_node, const nn::Machine* machine);
   ~GridPlanner();
 
+  // The data the runs read (--data's catalog): the step model then prices the batch read with
+  // the machine file's timing of this data (batchReadName), where it has one.
+  void readsFrom(const SampleCatalog& data);
+
   int ranks() const { return _ranks; }
   const nn::Machine* machine() const { return _machine; }
   // The model the plans are of (unbuilt), e.g. for calibration.
@@ -105,7 +109,13 @@ class GridPlanner {
   const nn::Machine* _machine;
   nn::Machine _memory_only;  // prices nothing: the memory model without a machine file
   std::unique_ptr<nn::Model> _model;
+  std::string _batch_read;  // readsFrom: the batch read's timing name
 };
+
+// The name of the batch read's timing of `data` read with `read` (nn::batchReadKey): "batch read",
+// the sample kind, the file's input element type and the transform, e.g. "batch read cosmoflow
+// int16 log1p". The loader's time depends on them beyond the block's shape.
+std::string batchReadName(const SampleCatalog& data, const ReadOptions& read);
 
 // A comma-separated list of NxDxHxW grids (`flag` names it in errors). Throws InputError naming the
 // entry on a malformed one, an empty list or entry, or a grid given twice.

@@ -74,14 +74,19 @@ std::unique_ptr<MetricsWriter> openMetrics(const TrainingOptions& o, const std::
 
 DataLoaderOptions loaderOptions(const TrainingOptions& o, const TrainingTask& task,
                                 nn::Model& model, bool training) {
+  return loaderOptions(o, task, model.input().block().halo(), model.input().isBf16(), training);
+}
+
+DataLoaderOptions loaderOptions(const TrainingOptions& o, const TrainingTask& task,
+                                const HaloWidths& input_halo, bool bf16_input, bool training) {
   DataLoaderOptions lo;
   lo.kind = task.sampleKind();
   lo.batch_size = o.batch;
   lo.seed = o.seed;
   lo.shuffle = training && !o.no_shuffle;
-  lo.halo = model.input().block().halo();
+  lo.halo = input_halo;
   // The model's input precision: a bf16 model gets bf16 batches, so that no float batch exists.
-  lo.input = model.input().isBf16() ? BatchInput::BFloat16 : BatchInput::Float32;
+  lo.input = bf16_input ? BatchInput::BFloat16 : BatchInput::Float32;
   lo.prefetch = !o.no_prefetch;
   lo.store_budget_bytes = std::size_t(o.data_store_gib * double(std::size_t(1) << 30));
   lo.read = task.readOptions();

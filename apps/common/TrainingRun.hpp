@@ -37,6 +37,9 @@ namespace halo3d::apps {
 // The data loader options of the flags for `task`'s data and `model`'s input (ghosts, precision).
 DataLoaderOptions loaderOptions(const TrainingOptions& o, const TrainingTask& task,
                                 nn::Model& model, bool training);
+// The same for a model not built: its input's ghosts and whether its input is bf16.
+DataLoaderOptions loaderOptions(const TrainingOptions& o, const TrainingTask& task,
+                                const HaloWidths& input_halo, bool bf16_input, bool training);
 
 // What one step did.
 struct StepResult {

@@ -14,6 +14,7 @@
 #include "halo3d/apps/common/AppSupport.hpp"
 #include "halo3d/apps/common/GridPlanning.hpp"
 #include "halo3d/apps/common/TrainingRun.hpp"
+#include "halo3d/apps/sweep/BatchReadCalibration.hpp"
 #include "halo3d/apps/sweep/SweepReport.hpp"
 #include "halo3d/comm/Communicator.hpp"
 #include "halo3d/comm/ProcessGrid.hpp"
@@ -233,10 +234,12 @@ std::string agreeOnGrid(std::exception_ptr failure, const GridShape& shape, MPI_
 }
 
 // --calibrate: ranks 0 and 1 fit the shared-memory link (alpha, beta) and the reduction rate
-// (gamma), rank 0 times the layers on the blocks of every valid grid, and writes all of it into the
-// machine file at `path`; every rank then reads it again. The model it times (and the
-// parameters calibration allocates) is freed before the grids run, so no grid's peak counts it.
-void calibrate(const TrainingTask& task, const TrainingOptions& o, int ranks, int ranks_per_node,
+// (gamma), rank 0 times the layers on the blocks of every valid grid, all ranks time the batch
+// read of every valid grid on `data`, and rank 0 writes all of it into the machine file at `path`;
+// every rank then reads it again. The model it times (and the parameters calibration allocates)
+// is freed before the grids run, so no grid's peak counts it.
+void calibrate(const TrainingTask& task, const TrainingOptions& o, const SweepOptions& s,
+               const SampleCatalog& data, int ranks, int ranks_per_node,
                const std::vector<GridAssessment>& candidates, const std::string& path,
                nn::Machine& machine, bool root) {
   GridPlanner planner(task, o, ranks, ranks_per_node, nullptr);
@@ -270,6 +273,20 @@ void calibrate(const TrainingTask& task, const TrainingOptions& o, int ranks, in
     const int added = nn::calibrate(planner.model(), plans, machine, co);
     machine.save(path);
     std::printf("calibration: %d timings recorded in %s\n", added, path.c_str());
+    std::fflush(stdout);
+  });
+  say(root, concat("calibrating the batch read of ", plans.size(), " grids (all ranks)"));
+  BatchReadCalibration bc;
+  bc.name = batchReadName(data, task.readOptions());
+  bc.ranks_per_node = ranks_per_node;
+  bc.warmup = s.warmup;  // the steps each grid will run
+  bc.calls = std::max(1, s.steps);
+  bc.progress = [root](const std::string& what) { say(root, concat("  timed ", what)); };
+  const int reads = calibrateBatchRead(task, o, data, plans, machine, bc);
+  runCollectively(MPI_COMM_WORLD, [&] {
+    if (!root || reads == 0) return;
+    machine.save(path);  // rank 0's holds the layers too
+    std::printf("calibration: %d batch read timings recorded in %s\n", reads, path.c_str());
     std::fflush(stdout);
   });
   runCollectively(MPI_COMM_WORLD, [&] { machine = nn::Machine::load(path); });
@@ -322,7 +339,10 @@ int runSweep(const SweepOptions& s) {
       all.push_back(planner.assess(g));
     return all;
   };
-  if (machine && !s.calibrate) priced.emplace(*task, o, size, ranks_per_node, &*machine);
+  if (machine && !s.calibrate) {
+    priced.emplace(*task, o, size, ranks_per_node, &*machine);
+    priced->readsFrom(catalog);
+  }
   std::vector<GridAssessment> candidates = assessAll();
   std::size_t valid = 0;
   for (const GridAssessment& a : candidates)
@@ -339,8 +359,10 @@ int runSweep(const SweepOptions& s) {
                             "):", why));
   }
   if (s.calibrate) {
-    calibrate(*task, o, size, ranks_per_node, candidates, machine->path, *machine, root);
+    calibrate(*task, o, s, catalog, size, ranks_per_node, candidates, machine->path, *machine,
+              root);
     priced.emplace(*task, o, size, ranks_per_node, &*machine);
+    priced->readsFrom(catalog);
     candidates = assessAll();
   }
 

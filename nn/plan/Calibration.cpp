@@ -219,6 +219,17 @@ LayerTiming inputStoreKey(const ModelPlan& plan, const GridCoords& coords, int t
   return t;
 }
 
+LayerTiming batchReadKey(const ModelPlan& plan, const std::string& name, int threads) {
+  LayerTiming t;
+  t.layer = name;
+  const TensorBlock b = plan.block(0, ModelPlan::largestRank());
+  t.input = ownedShape(b);
+  const Shape5& g = b.globalShape();
+  t.output = {1, g[1], g[2], g[3], g[4]};
+  t.threads = threads;
+  return t;
+}
+
 int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machine,
               const CalibrationOptions& o) {
   require<InputError>(o.repetitions >= 1, "calibration repetitions must be >= 1, got ",

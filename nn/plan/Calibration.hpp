@@ -67,6 +67,12 @@ LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, i
 constexpr const char* kInputStore = "input store";
 LayerTiming inputStoreKey(const ModelPlan& plan, const GridCoords& coords, int threads);
 
+// The key of the batch read's timing on the largest rank: layer `name` (what the data are:
+// apps/common/GridPlanning.hpp's batchReadName), the largest rank's input block (local samples,
+// channels, owned D, H, W) and one sample (1, C, D, H, W). halo3d-sweep --calibrate measures it on
+// the run's data (apps/sweep/BatchReadCalibration.hpp); the step model prices the read with it.
+LayerTiming batchReadKey(const ModelPlan& plan, const std::string& name, int threads);
+
 // Times the layers of `plans` (every plan made by `model.plan()`) on their representative ranks'
 // blocks and records them in `machine`. Runs on this process alone. Returns how many timings it
 // added or replaced.

@@ -11,9 +11,9 @@
 //       "shared_memory": {"alpha_s": 2e-6, "beta_s_per_byte": 1e-10, "source": "..."},
 //       "network":       {"alpha_s": 2e-6, "beta_s_per_byte": 1e-10, "source": "..."}
 //     },
-//     "reduction": {"gamma_s_per_byte": 2e-10, "source": "..."},   // summing b bytes costs b *
-//     gamma "io": {"read_bytes_per_s": 2e9, "source": "..."}, "compute": {                    //
-//     how a layer's time is found
+//     "reduction": {"gamma_s_per_byte": 2e-10, "source": "..."},  // summing b bytes: b * gamma
+//     "io": {"read_bytes_per_s": 2e9, "source": "..."},  // where no batch read is calibrated
+//     "compute": {                    // how a layer's time is found
 //       "kind": "calibrated",         // from "layers" (measured on this machine), or
 //       "kind": "roofline",           // FLOPs / (peak * efficiency) and bytes / (bandwidth * eff.)
 //       "peak_flops": 1.57e13, "memory_bytes_per_s": 9e11,
@@ -26,6 +26,9 @@
 //                  "threads": 1, "forward_s": 0.01, "backward_s": 0.02,
 //                  "neighbours": [d, h, w]} ... ]   // calibration; "neighbours" optional
 //   }
+//
+// Besides layers, the "layers" table holds the "input store", "optimizer <kind>" and "batch read
+// <data>" timings (Calibration.hpp).
 //
 // Machine::load refuses a malformed file with an InputError naming the file and the key.
 

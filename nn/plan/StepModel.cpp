@@ -383,7 +383,17 @@ class Predictor {
     return best->forward_s * cellsOf(key.input) / cellsOf(best->input) * _stretch;
   }
 
+  // The batch read of the largest rank: the loader's calibrated time on this block of the run's
+  // data (what it costs beyond the bytes: opening each sample's file, the conversion and the
+  // transform, the rows of a W split, the agreement on failures), else the bytes at the read rate.
   double readSeconds() const {
+    if (_m.calibrated && !_run.batch_read.empty()) {
+      const LayerTiming key = batchReadKey(_plan, _run.batch_read, _run.threads_per_rank);
+      if (const LayerTiming* t = _m.find(key))
+        return t->forward_s * (_m.devices_per_node > 0 ? 1.0 : _stretch);
+      _notes.push_back(concat("no '", _run.batch_read, "' timing on ", key.input,
+                              " in the machine file: the read priced at io.read_bytes_per_s"));
+    }
     const double bytes = _run.read_bytes_per_rank > 0
                              ? _run.read_bytes_per_rank
                              : cellsOf(ownedShape(_plan.block(0, ModelPlan::largestRank()))) * 4;

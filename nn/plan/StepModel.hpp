@@ -15,7 +15,9 @@
 //              under 4 ranks or 64 KiB, else reduce-scatter + allgather: 2 log2 P alpha +
 //              2 (P-1)/P n beta + (P-1)/P n gamma per bucket; a bf16 wire: half the bytes, in
 //              place, binomial), which backward does not hide;
-//   io         the batch read (bytes over the read rate), hidden by prefetch up to the step's time
+//   io         the batch read (the loader's time for the largest rank's block of the run's data,
+//              calibrated as RunShape::batch_read; else the bytes over the read rate), hidden by
+//              prefetch up to the step's time
 //              when a core is free for the loader's thread (a device machine, or host ranks times
 //              threads below the node's cores), else the whole read.
 //   input      storing the batch block into the model's input before forward (calibrated as
@@ -63,6 +65,10 @@ struct RunShape {
   bool prefetch = true;
   index_t labels_per_sample_cell = 0;  // U-Net: 1 (int32 labels); CosmoFlow: 0
   double read_bytes_per_rank = 0;      // per step; 0: the input block
+  // The name of the batch read's timing in the machine file (batchReadKey, Calibration.hpp): the
+  // data loader's own time for a step's batch, measured on the run's data. Empty, or not in the
+  // file: the read is priced at io.read_bytes_per_s.
+  std::string batch_read;
 };
 
 struct MemoryTerm {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # sweep_calibrate.sh SWEEP DATA WORK TEMPLATE LAUNCHER...: `halo3d-sweep --calibrate` on 2 ranks times the layers on
 # the blocks of each grid (rank 0; the other rank waits), writes them into a copy of the calibrated-kind machine file
-# TEMPLATE (which has no timings) with the scheduler's slice it measures, and then predicts every grid's step time
-# from them.
+# TEMPLATE (which has no timings) with the scheduler's slice it measures and each grid's batch read (all ranks), and
+# then predicts every grid's step time from them.
 set -eu
 sweep="$1"; data="$2"; work="$3"; template="$4"; shift 4
 rm -rf "$work"
@@ -15,6 +15,13 @@ import json, sys
 machine = json.load(open(sys.argv[1]))
 layers = machine.get("layers", [])
 assert any(l["layer"].startswith("Conv3d(4->2") for l in layers), f"no timing of the first convolution in {layers}"
+# The batch read of each grid, timed by all ranks on the data, on the largest rank's block of one sample, and the
+# step model prices the read with it rather than the template's read rate.
+reads = sorted((l["input"], l["output"]) for l in layers if l["layer"].startswith("batch read cosmoflow "))
+channels = reads[0][1][1] if reads else 0
+assert reads == [([1, channels, 32, 32, 32], [1, channels, 32, 32, 32]),
+                 ([2, channels, 16, 32, 32], [1, channels, 32, 32, 32])], reads
+assert all(l["forward_s"] > 0 for l in layers if l["layer"].startswith("batch read")), layers
 # The scheduler's slice (the time-sharing term of the step model), measured since the template has none.
 assert 0 < machine["scheduler"]["slice_s"] < 1, machine.get("scheduler")
 records = [json.loads(line) for line in open(sys.argv[2])]
@@ -22,6 +29,7 @@ assert [r["grid"] for r in records] == ["1x2x1x1", "2x1x1x1"], records
 for r in records:
     assert r["status"] == "measured", r
     assert isinstance(r["predicted_step_s"], float) and r["predicted_step_s"] > 0, r["predicted_step_s"]
+    assert not any("io.read_bytes_per_s" in n for n in r["notes"]), r["notes"]
 print(f"sweep --calibrate: {len(layers)} timings; predicted " +
       ", ".join(f"{r['grid']} {r['predicted_step_s']:.4g} s" for r in records))
 PY

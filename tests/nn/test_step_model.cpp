@@ -178,6 +178,52 @@ TEST(StepModel, PrefetchHidesTheReadOnlyWithAFreeCore) {
   EXPECT_NEAR(io(4, false).first, 10.0, 1e-9);
 }
 
+// The batch read calibrated on the run's data (RunShape::batch_read): the machine file's timing of
+// the largest rank's block of one sample replaces the bytes over the read rate, stretched when
+// ranks share cores; a file without it, or a run that names none, falls back to the rate, with a
+// note.
+TEST(StepModel, BatchReadTimingReplacesTheReadRate) {
+  auto model = oneConv(2, 3, 8);
+  const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
+  Machine m = linksOnly(1e-6, 1e-9, 1e-9);
+  m.io_read_bytes_per_s = 2048.0 / 3;  // rank 0's 1 x 2 x 4 x 8 x 8 floats (2 KiB) in 3 s
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  calibrate(*model, {plan}, m, o);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  run.ranks_per_node = 2;
+  run.prefetch = false;  // the read adds to the step whole
+  m.cores_per_node = 2;
+  const auto noted = [](const StepPrediction& p) {
+    for (const std::string& n : p.notes)
+      if (n.find("priced at io.read_bytes_per_s") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_NEAR(predictStep(plan, m, run).io_s, 3.0, 1e-9);
+  EXPECT_FALSE(noted(predictStep(plan, m, run)));  // no timing named: the rate, as before
+  run.batch_read = "batch read cosmoflow int16";
+  const StepPrediction untimed = predictStep(plan, m, run);
+  EXPECT_NEAR(untimed.io_s, 3.0, 1e-9);
+  EXPECT_TRUE(noted(untimed));
+  const LayerTiming key = batchReadKey(plan, run.batch_read, 1);
+  EXPECT_EQ(key.input, (Shape5{1, 2, 4, 8, 8}));   // rank 0's half along D
+  EXPECT_EQ(key.output, (Shape5{1, 2, 8, 8, 8}));  // one sample
+  LayerTiming t = key;
+  t.forward_s = 0.25;
+  m.record(t);
+  const StepPrediction timed = predictStep(plan, m, run);
+  EXPECT_NEAR(timed.io_s, 0.25, 1e-12);
+  EXPECT_FALSE(noted(timed));
+  EXPECT_NEAR(untimed.step_s - timed.step_s, 3.0 - 0.25, 1e-9);
+  m.cores_per_node = 1;  // two ranks on one core: stretched twice
+  EXPECT_NEAR(predictStep(plan, m, run).io_s, 0.5, 1e-12);
+  run.batch_read = "batch read cosmoflow float32";  // other data: not this timing
+  EXPECT_TRUE(noted(predictStep(plan, m, run)));
+}
+
 // The same in bf16: the activations and gradients are priced at 2 bytes and are what the build
 // allocates, the parameters stay 4 bytes, and the bridge's float scratch is a term of its own; a
 // training step's measured peak (no optimizer, loader or allreduce here) stays within the
