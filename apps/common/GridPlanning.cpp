@@ -95,17 +95,19 @@ GridPlanner::GridPlanner(const TrainingTask& task, const TrainingOptions& option
 GridPlanner::~GridPlanner() = default;
 
 void GridPlanner::readsFrom(const SampleCatalog& data) {
-  _batch_read = batchReadName(data, _task.readOptions());
+  _batch_read = batchReadName(data, _task.readOptions(), _o.precision);
 }
 
-std::string batchReadName(const SampleCatalog& data, const ReadOptions& read) {
+std::string batchReadName(const SampleCatalog& data, const ReadOptions& read,
+                          nn::Precision precision) {
   const InputTransform& t = read.transform;
   std::string transform = t.log1p ? "log1p" : "";
   if (t.scaling != InputTransform::Scaling::None)
     transform += concat(transform.empty() ? "" : "+",
                         t.scaling == InputTransform::Scaling::Constant ? "constant" : "meanstd");
   return concat("batch read ", sampleKindName(data.kind()), " ",
-                elementTypeName(data.file(0).input_type), transform.empty() ? "" : " ", transform);
+                elementTypeName(data.file(0).input_type), transform.empty() ? "" : " ", transform,
+                precision == nn::Precision::bf16 ? " into bf16" : "");
 }
 
 nn::ModelPlan GridPlanner::plan(const GridShape& grid) const {

@@ -112,10 +112,12 @@ class GridPlanner {
   std::string _batch_read;  // readsFrom: the batch read's timing name
 };
 
-// The name of the batch read's timing of `data` read with `read` (nn::batchReadKey): "batch read",
-// the sample kind, the file's input element type and the transform, e.g. "batch read cosmoflow
-// int16 log1p". The loader's time depends on them beyond the block's shape.
-std::string batchReadName(const SampleCatalog& data, const ReadOptions& read);
+// The name of the batch read's timing of `data` read with `read` into batches of `precision`
+// (nn::batchReadKey): "batch read", the sample kind, the file's input element type, the transform
+// and, for bf16 batches, "into bf16", e.g. "batch read cosmoflow int16 log1p". The loader's time
+// depends on them beyond the block's shape.
+std::string batchReadName(const SampleCatalog& data, const ReadOptions& read,
+                          nn::Precision precision);
 
 // A comma-separated list of NxDxHxW grids (`flag` names it in errors). Throws InputError naming the
 // entry on a malformed one, an empty list or entry, or a grid given twice.

@@ -277,7 +277,7 @@ void calibrate(const TrainingTask& task, const TrainingOptions& o, const SweepOp
   });
   say(root, concat("calibrating the batch read of ", plans.size(), " grids (all ranks)"));
   BatchReadCalibration bc;
-  bc.name = batchReadName(data, task.readOptions());
+  bc.name = batchReadName(data, task.readOptions(), o.precision);
   bc.ranks_per_node = ranks_per_node;
   bc.warmup = s.warmup;  // the steps each grid will run
   bc.calls = std::max(1, s.steps);
