@@ -2,7 +2,7 @@
 # sweep_calibrate.sh SWEEP DATA WORK TEMPLATE LAUNCHER...: `halo3d-sweep --calibrate` on 2 ranks times the layers on
 # the blocks of each grid (rank 0; the other rank waits), writes them into a copy of the calibrated-kind machine file
 # TEMPLATE (which has no timings) with the scheduler's slice it measures and each grid's batch read (all ranks), and
-# then predicts every grid's step time from them.
+# then predicts every grid's step time from them; then a bf16 run, whose batch read gets a timing of its own.
 set -eu
 sweep="$1"; data="$2"; work="$3"; template="$4"; shift 4
 rm -rf "$work"
@@ -32,4 +32,16 @@ for r in records:
     assert not any("io.read_bytes_per_s" in n for n in r["notes"]), r["notes"]
 print(f"sweep --calibrate: {len(layers)} timings; predicted " +
       ", ".join(f"{r['grid']} {r['predicted_step_s']:.4g} s" for r in records))
+PY
+# bf16 batches: the loader converts into bf16, so their batch read is timed and priced under a name of its own.
+"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 1 --warmup 0 --precision bf16 \
+  --grids 2x1x1x1 --machine "$work/machine.json" --calibrate --out "$work/out_bf16"
+python3 - "$work/machine.json" "$work/out_bf16/sweep.jsonl" <<'PY'
+import json, sys
+layers = json.load(open(sys.argv[1]))["layers"]
+reads = [l["layer"] for l in layers if l["layer"].startswith("batch read")]
+assert sum(r.endswith(" into bf16") for r in reads) == 1 and len(reads) == 3, reads
+record = json.loads(open(sys.argv[2]).readline())
+assert not any("io.read_bytes_per_s" in n for n in record["notes"]), record["notes"]
+print(f"sweep --calibrate --precision bf16: {reads}")
 PY
