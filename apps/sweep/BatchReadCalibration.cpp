@@ -63,7 +63,7 @@ int calibrateBatchRead(const TrainingTask& task, const TrainingOptions& o,
   int recorded = 0;
   for (const nn::ModelPlan& plan : plans) {
     nn::LayerTiming t = nn::batchReadKey(plan, c.name, threads);
-    if (!c.retime && machine.find(t)) continue;  // the same file on every rank: all skip or none
+    if (machine.find(t)) continue;  // the same file on every rank: all skip or none
     ScopedActivity activity(concat("calibrating the batch read of grid ", plan.grid().str()));
     const ProcessGrid grid(MPI_COMM_WORLD, plan.grid());
     DataLoaderOptions lo = loaderOptions(o, task, plan.block(0, grid.coords()).halo(),

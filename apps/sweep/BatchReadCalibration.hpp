@@ -26,11 +26,10 @@
 namespace halo3d::apps {
 
 struct BatchReadCalibration {
-  std::string name;        // the timing's name (batchReadName)
-  int ranks_per_node = 0;  // ranks sharing the node's cores
-  int warmup = 1;          // next() calls first, untimed
-  int calls = 5;           // next() calls timed per grid
-  bool retime = false;     // time again what the machine file already holds
+  std::string name;                                  // the timing's name (batchReadName)
+  int ranks_per_node = 0;                            // ranks sharing the node's cores
+  int warmup = 1;                                    // next() calls first, untimed
+  int calls = 5;                                     // next() calls timed per grid
   std::function<void(const std::string&)> progress;  // told about each grid timed (rank 0)
 };
 
