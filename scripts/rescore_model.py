@@ -2,7 +2,7 @@
 """Re-price the grids of a finished validation (scripts/validate_model.sh) with the current step model, without
 running anything again.
 
-    scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE]
+    scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE] [--batch-reads]
                              [--slice-s Q] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--drop-neighbours] [--only CONFIG...] [--ranks P...]
 
 For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
@@ -16,7 +16,8 @@ LEGACY's timing of the same key (or of the block without neighbours), where RUN 
 run of the same plans: the ratio of pieces to whole block measured in one process, applied to the quiet
 calibration; given several times, the least timing of each key is kept; --drop-neighbours prices every rank with its
 block's whole-block timing, as the model did before the overlap's pieces were calibrated: a calibration by
-halo3d-sweep --calibrate holds both). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
+halo3d-sweep --calibrate holds both; --batch-reads prices the batch read with the machine file's timings of the
+validation data, as the sweep did, instead of the read rate). It prints, per (config, P), the sweep's own figures (as scripts/model_accuracy.py) beside the
 re-priced ones: median and worst |predicted - measured| / measured step time, and the grid the model picks with how
 much slower it measured than the best. The measurements are the sweep's: this is in-sample for anything fitted
 to them.
@@ -37,6 +38,8 @@ CONFIGS = {
     "cosmoflow128_b4": ["--model", "cosmoflow", "--input-size", "128", "--width", "0.25", "--batch", "4"],
     "unet64_b2": ["--model", "unet3d", "--input-size", "64", "--base", "8", "--depth", "3", "--batch", "2"],
 }
+# The batch-read timing each configuration's data gets from halo3d-sweep --calibrate (halo3d-datagen's files).
+BATCH_READS = {"cosmoflow": "batch read cosmoflow int16", "unet3d": "batch read unet float32"}
 
 
 def load(path):
@@ -75,6 +78,9 @@ def main():
     parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
     parser.add_argument("--ranks", type=int, nargs="*", default=None, help="rank counts to re-price (default: all)")
     parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
+    parser.add_argument("--batch-reads", action="store_true",
+                        help="price the batch read with the machine file's batch-read timings, as the sweep did "
+                             "(default: at the read rate, as before they existed)")
     args = parser.parse_args()
     machine = args.machine or args.dir / "this-machine.json"
     tmp = None
@@ -136,7 +142,10 @@ def main():
             if not rows:
                 continue
             for r in rows:
-                p = price(args.plan, machine, CONFIGS[config], r["grid"], ranks)
+                flags = CONFIGS[config]
+                if args.batch_reads:
+                    flags = [*flags, "--batch-read", BATCH_READS[flags[1]]]
+                p = price(args.plan, machine, flags, r["grid"], ranks)
                 r["repriced_step_s"] = p["step_s"]
                 records.append({"config": config, "ranks": ranks, "grid": r["grid"],
                                 "measured_step_s": r["measured_step_s"], "sweep_predicted_step_s":

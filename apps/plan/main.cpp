@@ -49,6 +49,7 @@ struct PlanOptions {
   std::string optimizer = "adam";
   int element_bytes = 4;
   int wire_bytes = 4;
+  std::string batch_read;  // --batch-read: the machine file's batch-read timing to price with
   std::string json;
   std::string calibrate, calibrate_layout = "run";
   int repetitions = 3;
@@ -150,6 +151,7 @@ int run(const PlanOptions& o) {
   run.all_parameters = index_t(model->parameters().values().size());
   run.optimizer_state_per_parameter = o.optimizer == "adam" ? 2 : 1;
   run.labels_per_sample_cell = o.model == "unet3d" ? 1 : 0;
+  run.batch_read = o.batch_read;
   std::ofstream json;
   if (!o.json.empty()) {
     json.open(o.json);
@@ -190,6 +192,11 @@ int run(const PlanOptions& o) {
         s.step_s, double(o.batch) / s.step_s, s.compute_s, s.halo_s, s.redistribute_s,
         s.allreduce_s, formatBytes(double(s.peak_bytes)).c_str(),
         second ? concat(second->grid.str(), " ", second->prediction.step_s, " s").c_str() : "-");
+    // Where the batch read came from: the named timing, or the read rate (the model's note says).
+    if (!o.batch_read.empty())
+      for (const std::string& n : s.notes)
+        if (n.find("read_bytes_per_s") != std::string::npos)
+          std::printf("         %s\n", n.c_str());
     if (json.is_open()) {
       nlohmann::json j = predictionJson(best, o.batch);
       j["ranks"] = p;
@@ -243,6 +250,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({2, 4}))
       ->capture_default_str();
   app.add_option("--json", o.json, "also write one JSON object per rank count to this file");
+  app.add_option("--batch-read", o.batch_read,
+                 "price the batch read with the machine file's timing of this name, as "
+                 "halo3d-sweep --calibrate records it on its data (e.g. \"batch read cosmoflow "
+                 "int16\"; default: the bytes over io.read_bytes_per_s)");
   app.add_option("--calibrate", o.calibrate,
                  "time the layers of the grids (--grid, or all of --ranks) on this process and "
                  "write --machine with those timings to this file; nothing is predicted");
