@@ -10,9 +10,11 @@
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/Median.hpp"
 #include "halo3d/io/DataLoader.hpp"
 #include "halo3d/nn/Precision.hpp"
 #include "halo3d/nn/plan/Calibration.hpp"
+#include "halo3d/nn/plan/StepModel.hpp"
 
 namespace halo3d::apps {
 
@@ -43,12 +45,6 @@ std::string millisecondsText(const std::vector<double>& seconds) {
   return out + " ms";
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 }  // namespace
 
 int calibrateBatchRead(const TrainingTask& task, const TrainingOptions& o,
@@ -56,10 +52,7 @@ int calibrateBatchRead(const TrainingTask& task, const TrainingOptions& o,
                        nn::Machine& machine, const BatchReadCalibration& c) {
   const int threads = Kokkos::DefaultExecutionSpace().concurrency();
   // Ranks and threads beyond the cores time-share them while every rank reads.
-  const double share =
-      machine.devices_per_node > 0 || c.ranks_per_node <= 0
-          ? 1.0
-          : std::max(1.0, double(c.ranks_per_node * threads) / double(machine.cores_per_node));
+  const double share = nn::coreShare(machine, c.ranks_per_node, threads);
   int recorded = 0;
   for (const nn::ModelPlan& plan : plans) {
     nn::LayerTiming t = nn::batchReadKey(plan, c.name, threads);

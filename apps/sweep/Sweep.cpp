@@ -20,6 +20,7 @@
 #include "halo3d/comm/ProcessGrid.hpp"
 #include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/Median.hpp"
 #include "halo3d/core/MemoryInfo.hpp"
 #include "halo3d/core/MemoryTracker.hpp"
 #include "halo3d/io/Collective.hpp"
@@ -42,12 +43,6 @@ constexpr double kAgreeSeconds = 60;
 
 json orNull(double v) {
   return std::isfinite(v) ? json(v) : json(nullptr);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::string secondsText(double s) {
@@ -339,10 +334,11 @@ int runSweep(const SweepOptions& s) {
       all.push_back(planner.assess(g));
     return all;
   };
-  if (machine && !s.calibrate) {
+  const auto price = [&] {
     priced.emplace(*task, o, size, ranks_per_node, &*machine);
     priced->readsFrom(catalog);
-  }
+  };
+  if (machine && !s.calibrate) price();
   std::vector<GridAssessment> candidates = assessAll();
   std::size_t valid = 0;
   for (const GridAssessment& a : candidates)
@@ -361,8 +357,7 @@ int runSweep(const SweepOptions& s) {
   if (s.calibrate) {
     calibrate(*task, o, s, catalog, size, ranks_per_node, candidates, machine->path, *machine,
               root);
-    priced.emplace(*task, o, size, ranks_per_node, &*machine);
-    priced->readsFrom(catalog);
+    price();
     candidates = assessAll();
   }
 

@@ -36,11 +36,7 @@ class Predictor {
     const int slots = m.devices_per_node > 0 ? m.devices_per_node
                                              : std::max(1, m.cores_per_node / run.threads_per_rank);
     _ranks_per_node = std::min(g.size(), run.ranks_per_node > 0 ? run.ranks_per_node : slots);
-    // Ranks times threads beyond the node's cores share them: host work stretches by that factor.
-    _stretch = m.devices_per_node > 0
-                   ? 1.0
-                   : std::max(1.0, double(_ranks_per_node * run.threads_per_rank) /
-                                       double(m.cores_per_node));
+    _stretch = coreShare(m, _ranks_per_node, run.threads_per_rank);
   }
 
   StepPrediction run() {
@@ -389,15 +385,14 @@ class Predictor {
   double readSeconds() const {
     if (_m.calibrated && !_run.batch_read.empty()) {
       const LayerTiming key = batchReadKey(_plan, _run.batch_read, _run.threads_per_rank);
-      if (const LayerTiming* t = _m.find(key))
-        return t->forward_s * (_m.devices_per_node > 0 ? 1.0 : _stretch);
+      if (const LayerTiming* t = _m.find(key)) return t->forward_s * _stretch;
       _notes.push_back(concat("no '", _run.batch_read, "' timing on ", key.input,
                               " in the machine file: the read priced at io.read_bytes_per_s"));
     }
     const double bytes = _run.read_bytes_per_rank > 0
                              ? _run.read_bytes_per_rank
                              : cellsOf(ownedShape(_plan.block(0, ModelPlan::largestRank()))) * 4;
-    return bytes / _m.io_read_bytes_per_s * (_m.devices_per_node > 0 ? 1.0 : _stretch);
+    return bytes / _m.io_read_bytes_per_s * _stretch;
   }
 
   // The largest rank's memory: ranks differ in block sizes (the first part of a split owns the
@@ -517,6 +512,11 @@ double expectedMaxOfNormals(int k) {
     sum += (i == 0 || i == steps ? 0.5 : 1.0) * f;
   }
   return sum * h;
+}
+
+double coreShare(const Machine& machine, int ranks_per_node, int threads_per_rank) {
+  if (machine.devices_per_node > 0) return 1.0;
+  return std::max(1.0, double(ranks_per_node * threads_per_rank) / double(machine.cores_per_node));
 }
 
 StepPrediction predictStep(const ModelPlan& plan, const Machine& machine, const RunShape& run) {
