@@ -56,7 +56,26 @@ HyperslabReader::OpenFile& HyperslabReader::openFile(int file) {
   f.input = h5::openDataset(f.handle, layout.path, names.input);
   f.target = h5::openDataset(f.handle, layout.path, names.target);
   _open.push_front(std::move(f));
+  ++_stats.file_opens;
   return _open.front();
+}
+
+void HyperslabReader::openAhead(const std::vector<index_t>& samples) {
+  if (_options.mode != IoMode::Independent) return;
+  const auto guard = h5::lock();
+  h5::QuietErrors quiet;
+  std::vector<int> files;
+  for (const index_t id : samples) {
+    if (int(files.size()) >= _options.open_files) break;
+    const int file = _catalog.locate(id).file;
+    if (std::find(files.begin(), files.end(), file) != files.end()) continue;
+    files.push_back(file);
+    try {
+      openFile(file);
+    } catch (const std::exception&) {
+      // Reported by the read of this sample, where the ranks agree on it.
+    }
+  }
 }
 
 // Rows of a block split along W are short runs in the file: HDF5 then reads them one by one, which

@@ -50,7 +50,7 @@ class BatchProducer {
   // Collective over grid.comm(): makes the next call of next() return (epoch, step); a batch in
   // flight is finished (its failure, if any, thrown on every rank) and discarded.
   void seek(index_t epoch, index_t step);
-  // Waits until no read is in flight (the prefetched batch is kept).
+  // Waits until no read is in flight (the prefetched batch is kept), nor the first files' opens.
   void finishPrefetch();
 
   const SampleCatalog& catalog() const { return _catalog; }
@@ -74,6 +74,7 @@ class BatchProducer {
   void readOwnSamples(Pending& p, const HaloTensor<T, Kokkos::HostSpace>& input);
   void launch();
   void advance();
+  void openFirstFiles();
 
   GridShape _shape;
   GridCoords _coords;
@@ -89,6 +90,7 @@ class BatchProducer {
   index_t _perm_epoch = -1;
   std::vector<index_t> _perm;
   std::unique_ptr<Pending> _inflight;
+  std::future<void> _opening;  // openFirstFiles' work on the I/O thread
   bool _failed = false;
   // Host batch tensors for reuse: fresh allocations would page-fault and zero the whole batch every
   // step.

@@ -4,6 +4,7 @@
 // groups too) with the same values, prefetching changes nothing, and seek() resumes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -261,6 +262,62 @@ TEST(DataLoader, ReusedBuffersNeverTouchHeldBatchesAndComeBackWithZeroGhosts) {
       Kokkos::deep_copy(b.input.view(), 99.0f);
     }
   }
+}
+
+// A file's first open costs more than its read (HyperslabReader::openAhead), so the loader opens
+// the files of its first samples before the first step: every file of the catalog here, since each
+// rank of a spatial group reads every sample. The steps then open none; at most open_files are
+// opened ahead; collective reads open nothing ahead.
+TEST(DataLoader, OpensItsFirstFilesBeforeTheFirstStep) {
+  testing::StandardCatalog fx(SampleKind::CosmoFlow, 2);
+  const std::uint64_t files = std::uint64_t(fx.catalog.fileCount());
+  ASSERT_GT(files, 2u);
+  const GridShape shape(1, 1, worldSize(), 1);
+  ProcessGrid grid(MPI_COMM_WORLD, shape);
+  for (const bool prefetch : {false, true}) {
+    SCOPED_TRACE(prefetch ? "prefetch" : "no prefetch");
+    DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
+    opt.prefetch = prefetch;
+    DataLoader<Memory> loader(grid, fx.catalog, opt);
+    const ReadStats before = loader.readStats();
+    EXPECT_EQ(before.file_opens, files);
+    EXPECT_EQ(before.samples, 0u);
+    for (index_t s = 0; s < 2 * loader.stepsPerEpoch(); ++s)
+      EXPECT_EQ(checkBatch(loader.next(), SampleKind::CosmoFlow), 0) << "step " << s;
+    const ReadStats after = loader.readStats();
+    EXPECT_GT(after.samples, 0u);
+    EXPECT_EQ(after.file_opens, files) << "the steps opened files";
+  }
+  DataLoaderOptions two = optionsFor(shape, SampleKind::CosmoFlow);
+  two.read.open_files = 2;
+  EXPECT_EQ(DataLoader<Memory>(grid, fx.catalog, two).readStats().file_opens, 2u);
+  DataLoaderOptions collective = optionsFor(shape, SampleKind::CosmoFlow);
+  collective.read.mode = IoMode::Collective;
+  EXPECT_EQ(DataLoader<Memory>(grid, fx.catalog, collective).readStats().file_opens, 0u);
+}
+
+// A file that cannot be opened ahead (removed after the catalog was made) is not the loader's
+// construction's error: the read that needs it fails, on every rank.
+TEST(DataLoader, AFileGoneBeforeItsFirstReadFailsThatReadEverywhere) {
+  testing::StandardCatalog fx(SampleKind::CosmoFlow, 2);
+  const GridShape shape(1, 1, worldSize(), 1);
+  ProcessGrid grid(MPI_COMM_WORLD, shape);
+  DataLoaderOptions opt = optionsFor(shape, SampleKind::CosmoFlow);
+  opt.prefetch = false;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (grid.isRoot()) std::filesystem::remove(fx.catalog.file(0).path);
+  MPI_Barrier(MPI_COMM_WORLD);
+  DataLoader<Memory> loader(grid, fx.catalog, opt);
+  EXPECT_LT(loader.readStats().file_opens, std::uint64_t(fx.catalog.fileCount()));
+  bool failed = false;
+  for (index_t s = 0; s < loader.stepsPerEpoch() && !failed; ++s) {
+    try {
+      loader.next();
+    } catch (const IoError&) {
+      failed = true;
+    }
+  }
+  EXPECT_TRUE(failed) << "no step read the removed file";
 }
 
 TEST(DataLoader, SeekResumesWhereAFreshRunWouldBe) {
