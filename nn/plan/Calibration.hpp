@@ -47,6 +47,9 @@ struct CalibrationOptions {
   Machine* paired_whole = nullptr;
   OptimizerKind optimizer = OptimizerKind::Adam;
   bool retime = false;  // time again what the machine file already holds
+  // Run layout: time each representative rank's layers in a step's order, each after the layers
+  // before it (what the step model prices); else each layer alone, repeated (comparisons).
+  bool step_order = true;
   CalibrationLayout layout = CalibrationLayout::Run;
   // Measure the scheduler's time slice (measureSchedulerSlice) on a host machine whose file lacks
   // it (or with retime).
