@@ -253,17 +253,19 @@ class Predictor {
   // Ranks that time-share cores (s = runnable threads per core > 1: the ranks' threads, and each
   // rank's loader thread for the `loader` share of the step it reads) reach each synchronisation
   // at different times: over D seconds of (stretched) compute a rank gets the core in slices of q,
-  // and its share drifts like a random walk of D / q slices, sigma = sqrt(D q (s - 1) / s): the
-  // geometric middle of a scheduler that gives each slice to a random runnable rank, sqrt(D q
-  // (s - 1)), and one that runs the most lagging rank first, sqrt(D q (s - 1)) / s (the prefactor
-  // was chosen on the 2026-12-02 validation, docs/scaling.md). A stretch shorter than one slice
-  // is one step of that walk, and a step cannot be longer than the stretch itself: sigma =
-  // sqrt(D min(D, q) (s - 1) / s), so that many short stretches (a small model's layers, each
-  // ending in an exchange) do not add up to more lateness than one slice each could give. The k
-  // ranks that meet wait for the latest, E[max of k normals] sigma. The forward pass runs the
-  // layers in order, the backward pass in reverse; the last stretch ends at the gradient allreduce
-  // and the step's allreduces, where every rank meets. The lateness is booked on the layer whose
-  // synchronisation waits for it.
+  // and its share drifts like a random walk of D / q slices. A scheduler that gives each slice to a
+  // random runnable rank makes sigma = sqrt(D q (s - 1)); one that runs the most lagging rank
+  // first, sqrt(D q (s - 1)) / s. The model takes the second: a rank that waits yields its core
+  // (Open MPI yields when oversubscribed), so the rank behind it runs. (Until the layers were
+  // calibrated in a step's order the compute was priced low, and the geometric middle of the two,
+  // sqrt(D q (s - 1) / s), made up for it; docs/scaling.md, "Layers timed in step order".) A
+  // stretch shorter than one slice is one step of that walk, and a step cannot be longer than the
+  // stretch itself: sigma = sqrt(D min(D, q) (s - 1)) / s, so that many short stretches (a small
+  // model's layers, each ending in an exchange) do not add up to more lateness than one slice each
+  // could give. The k ranks that meet wait for the latest, E[max of k normals] sigma. The forward
+  // pass runs the layers in order, the backward pass in reverse; the last stretch ends at the
+  // gradient allreduce and the step's allreduces, where every rank meets. The lateness is booked on
+  // the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
                    const std::vector<std::array<int, 2>>& groups, double loader,
                    double input_store) const {
@@ -274,7 +276,7 @@ class Predictor {
       if (k <= 1) return 0.0;
       auto z = _max_of_normals.find(k);
       if (z == _max_of_normals.end()) z = _max_of_normals.emplace(k, expectedMaxOfNormals(k)).first;
-      return z->second * std::sqrt(d * std::min(d, q) * (s - 1) / s);
+      return z->second * std::sqrt(d * std::min(d, q) * (s - 1)) / s;
     };
     // The batch is stored into the input after the previous step's last synchronisation.
     double total = 0, since = input_store;

@@ -4,7 +4,8 @@
 //
 // Per layer and pass, on each representative rank (the first, a middle and the last position along
 // every split dimension: the first holds the largest blocks, a middle one the most neighbours):
-//   compute    the calibrated time of the layer on that rank's blocks (Machine::layers), or the
+//   compute    the calibrated time of the layer on that rank's blocks (Machine::layers, timed in a
+//              step's order: nn::calibrate), or the
 //              roofline estimate (FLOPs and bytes over the machine's rates times an efficiency);
 //   halo       the exchange's exact bytes and messages (comm::haloMessagePlan), alpha-beta per link
 //              class (a neighbour on the same node: shared memory; else network); with overlap, the
@@ -29,8 +30,9 @@
 //              the k ranks that meet has received its share of the core in slices of the
 //              scheduler's length q (Machine::scheduler_slice_s, calibrated), so its arrival after
 //              D seconds of stretched compute since the previous synchronisation deviates by
-//              sigma = sqrt(D min(D, q) (s - 1) / s) (a random walk of D / q slices, at most one
-//              step of D when D < q), and the group waits for the latest: E[max of k
+//              sigma = sqrt(D min(D, q) (s - 1)) / s (a random walk of D / q slices in which the
+//              scheduler runs the rank furthest behind, at most one step of D when D < q), and the
+//              group waits for the latest: E[max of k
 //              standard normals] x sigma per synchronisation. Here s counts the runnable threads
 //              per core: the ranks' threads and, when they fill the cores, each prefetching
 //              loader's thread for the read's share of the step. Nothing without a measured slice,
