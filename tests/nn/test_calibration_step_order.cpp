@@ -26,7 +26,9 @@ std::vector<Call>& calls() {
   return log;
 }
 
-const void* storage(const Activation& a) { return a.tensor.view().data(); }
+const void* storage(const Activation& a) {
+  return a.tensor.view().data();
+}
 
 // A layer that computes nothing and logs its calls: output spec of its first input.
 class Probe : public Layer {
