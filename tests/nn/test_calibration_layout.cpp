@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "CalibrationTestSupport.hpp"
 #include "halo3d/core/Error.hpp"
 #include "halo3d/nn/Init.hpp"
 #include "halo3d/nn/LayerTimers.hpp"
@@ -27,14 +28,7 @@ std::unique_ptr<Model> convRelu() {
   return m;
 }
 
-Machine calibratedMachine() {
-  Machine m;
-  m.name = "test";
-  m.cores_per_node = 64;
-  m.shared_memory = m.network = Link{1e-6, 1e-9};
-  m.io_read_bytes_per_s = 1e12;
-  return m;
-}
+using testing::calibratedMachine;
 
 using Sides = std::array<int, 3>;
 

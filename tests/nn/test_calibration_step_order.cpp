@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "CalibrationTestSupport.hpp"
 #include "halo3d/nn/plan/Calibration.hpp"
 
 namespace halo3d::nn {
@@ -65,13 +66,14 @@ std::unique_ptr<Model> diamond() {
   return m;
 }
 
-Machine machine() {
-  Machine m;
-  m.name = "test";
-  m.cores_per_node = 64;
-  m.shared_memory = m.network = Link{1e-6, 1e-9};
-  m.io_read_bytes_per_s = 1e12;
-  return m;
+// Calibrates `model` on `plan` into `m` (a warm-up and two timed passes), with a fresh log.
+void calibrateLogged(Model& model, const ModelPlan& plan, Machine& m, bool step_order) {
+  CalibrationOptions o;
+  o.repetitions = 2;
+  o.scheduler_slice = false;
+  o.step_order = step_order;
+  calls().clear();
+  calibrate(model, {plan}, m, o);
 }
 
 std::string sequence() {
@@ -84,12 +86,8 @@ std::string sequence() {
 TEST(CalibrationStepOrder, LayersRunInTheStepsOrderOnWhatTheLayersBeforeWrote) {
   auto model = diamond();
   const ModelPlan plan = model->plan(GridShape(1, 1, 1, 1), 1);
-  Machine m = machine();
-  CalibrationOptions o;
-  o.repetitions = 2;
-  o.scheduler_slice = false;
-  calls().clear();
-  calibrate(*model, {plan}, m, o);
+  Machine m = testing::calibratedMachine();
+  calibrateLogged(*model, plan, m, true);
   // A warm-up pass and two timed ones, each a whole forward and a whole backward.
   const std::string pass = "Fa Fb Fc Bc Bb Ba ";
   EXPECT_EQ(sequence(), pass + pass + pass);
@@ -117,21 +115,15 @@ TEST(CalibrationStepOrder, LayersRunInTheStepsOrderOnWhatTheLayersBeforeWrote) {
     EXPECT_TRUE(found) << layer;
   }
   // Timed again only with retime: a file that holds every key runs nothing.
-  calls().clear();
-  calibrate(*model, {plan}, m, o);
+  calibrateLogged(*model, plan, m, true);
   EXPECT_EQ(sequence(), "");
 }
 
 TEST(CalibrationStepOrder, AloneEachLayerRepeatsItsOwnPasses) {
   auto model = diamond();
   const ModelPlan plan = model->plan(GridShape(1, 1, 1, 1), 1);
-  Machine m = machine();
-  CalibrationOptions o;
-  o.repetitions = 2;
-  o.scheduler_slice = false;
-  o.step_order = false;
-  calls().clear();
-  calibrate(*model, {plan}, m, o);
+  Machine m = testing::calibratedMachine();
+  calibrateLogged(*model, plan, m, false);
   EXPECT_EQ(sequence(), "Fa Ba Fa Ba Fa Ba Fb Bb Fb Bb Fb Bb Fc Bc Fc Bc Fc Bc ");
 }
 
