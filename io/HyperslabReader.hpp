@@ -109,12 +109,13 @@ class HyperslabReader {
   HyperslabReader& operator=(const HyperslabReader&) = delete;
 
   // IoMode::Independent: opens the files of `samples`, in order, until ReadOptions::open_files are
-  // open, so that the reads that follow find them open. A file's first open in a process costs
-  // more than its read: HDF5 zeroes a 512 KiB metadata-cache index per open file, and its fresh
-  // pages fault in (about 1.5 ms a file on this project's 2-core VM), while a later open reuses
-  // a closed file's memory (docs/scaling.md, "The first opens"). A file that fails to open is
-  // skipped: the read that needs it reports the failure. Does nothing in IoMode::Collective, where
-  // opens are collective and a failure on some ranks would leave the others waiting.
+  // open, so that the reads that follow find them open. Opening more files than were ever closed
+  // costs more than the reads: HDF5 zeroes a 512 KiB metadata-cache index per open file, and its
+  // fresh pages fault in (about 1.5 ms a file on this project's 2-core VM), while an open after a
+  // close reuses the closed file's memory (docs/scaling.md, "The first opens, and the layers timed
+  // in step order"). A file that fails to open is skipped: the read that needs it reports the
+  // failure. Does nothing in IoMode::Collective, where opens are collective and a failure on some
+  // ranks would leave the others waiting.
   void openAhead(const std::vector<index_t>& samples);
 
   // Reads sample `id`'s input over the global spatial box `owned` (all C channels) into `tile`,

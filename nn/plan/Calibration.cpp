@@ -173,10 +173,10 @@ std::array<double, 4> timeLayer(Layer& layer, const ModelPlan& plan, int id,
 // backward as Model::backward does, untimed). Timed alone and repeated, a layer finds its
 // tensors in the caches; in a step the layers between its passes have evicted them, and its
 // input comes from the layer before. Measured on CosmoFlow 64^3 at one rank, the step's layers took
-// 1.10 (batch 2) and 1.20 (batch 1) times their lone timings (docs/scaling.md, "Layers timed in
-// step order"). Replications are not run (their copies and messages are priced as
-// communication): their outputs keep the values filled in. The first pass warms up; the median
-// (or least) of the `reps` after it is kept per node.
+// 1.10 (batch 2) and 1.20 (batch 1) times their lone timings (docs/scaling.md, "The first opens,
+// and the layers timed in step order"). Replications are not run (their copies and messages are
+// priced as communication): their outputs keep the values filled in. The first pass warms up; the
+// median (or least) of the `reps` after it is kept per node.
 std::map<int, std::array<double, 2>> timeInStepOrder(Model& model, const ModelPlan& plan,
                                                      const GridCoords& coords,
                                                      const ProcessGrid& self, int reps,

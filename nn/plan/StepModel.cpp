@@ -258,7 +258,8 @@ class Predictor {
   // first, sqrt(D q (s - 1)) / s. The model takes the second: a rank that waits yields its core
   // (Open MPI yields when oversubscribed), so the rank behind it runs. (Until the layers were
   // calibrated in a step's order the compute was priced low, and the geometric middle of the two,
-  // sqrt(D q (s - 1) / s), made up for it; docs/scaling.md, "Layers timed in step order".) A
+  // sqrt(D q (s - 1) / s), made up for it; docs/scaling.md, "The first opens, and the layers timed
+  // in step order".) A
   // stretch shorter than one slice is one step of that walk, and a step cannot be longer than the
   // stretch itself: sigma = sqrt(D min(D, q) (s - 1)) / s, so that many short stretches (a small
   // model's layers, each ending in an exchange) do not add up to more lateness than one slice each
