@@ -64,14 +64,10 @@ void HyperslabReader::openAhead(const std::vector<index_t>& samples) {
   if (_options.mode != IoMode::Independent) return;
   const auto guard = h5::lock();
   h5::QuietErrors quiet;
-  std::vector<int> files;
-  for (const index_t id : samples) {
-    if (int(files.size()) >= _options.open_files) break;
-    const int file = _catalog.locate(id).file;
-    if (std::find(files.begin(), files.end(), file) != files.end()) continue;
-    files.push_back(file);
+  const std::size_t n = std::min(samples.size(), std::size_t(_options.open_files));
+  for (std::size_t k = 0; k < n; ++k) {
     try {
-      openFile(file);
+      openFile(_catalog.locate(samples[k]).file);
     } catch (const std::exception&) {
       // Reported by the read of this sample, where the ranks agree on it.
     }

@@ -108,8 +108,9 @@ class HyperslabReader {
   HyperslabReader(const HyperslabReader&) = delete;
   HyperslabReader& operator=(const HyperslabReader&) = delete;
 
-  // IoMode::Independent: opens the files of `samples`, in order, until ReadOptions::open_files are
-  // open, so that the reads that follow find them open. Opening more files than were ever closed
+  // IoMode::Independent: opens the files of the first ReadOptions::open_files of `samples` (one
+  // sample per file: a file already open only becomes the most recently used), so that the reads
+  // that follow find them open. Opening more files than were ever closed
   // costs more than the reads: HDF5 zeroes a 512 KiB metadata-cache index per open file, and its
   // fresh pages fault in (about 1.5 ms a file on this project's 2-core VM), while an open after a
   // close reuses the closed file's memory (docs/scaling.md, "The first opens, and the layers timed

@@ -118,9 +118,10 @@ BatchProducer::BatchProducer(const ProcessGrid& grid, const SampleCatalog& catal
 // with 16 files kept open, a 64^3 CosmoFlow step at two ranks took 2.5 ms longer for its first 16
 // steps. The reader outlives the work: it is deleted on the same thread, after it.
 void BatchProducer::openFirstFiles() {
-  // The rank's samples in the order it will read them, until they span as many files as the reader
-  // keeps open (several epochs, if one epoch's share of this group spans fewer), or eight epochs.
-  const std::size_t open_files = std::size_t(std::max(0, _options.read.open_files));
+  // A sample of each file in the order the rank will first read them, until there are as many files
+  // as the reader keeps open (several epochs, if one epoch's share of this group spans fewer), or
+  // eight epochs.
+  const std::size_t open_files = std::size_t(_options.read.open_files);
   std::vector<index_t> ids;
   std::vector<int> files;
   index_t epoch = _epoch, step = _step;

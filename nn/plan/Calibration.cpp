@@ -57,6 +57,13 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The timing kept of a layer's runs: their median, or the least of them (CalibrationOptions::
+// keep_least); 0 without runs.
+double kept(const std::vector<double>& runs, bool least) {
+  if (runs.empty()) return 0.0;
+  return least ? *std::min_element(runs.begin(), runs.end()) : median(runs);
+}
+
 // An activation of node `i` laid out as the rank at `coords` holds it (its block of the global
 // volume, the plan's ghost widths), zeroed.
 Activation runActivation(const std::string& label, const ModelPlan& plan, int i,
@@ -152,9 +159,7 @@ std::array<double, 4> timeLayer(Layer& layer, const ModelPlan& plan, int id,
     fwd.push_back(t[0]);
     bwd.push_back(t[1]);
   }
-  const auto pick = [&](const std::vector<double>& v) {
-    return v.empty() ? 0.0 : least ? *std::min_element(v.begin(), v.end()) : median(v);
-  };
+  const auto pick = [&](const std::vector<double>& v) { return kept(v, least); };
   if (whole_fwd.empty()) return {pick(fwd), pick(bwd), 0, 0};
   // The whole block as the pieces' time times the median of the run-by-run ratios: a burst of
   // other work slows both runs of a pair alike, so that ratio is steadier than either time.
@@ -268,9 +273,7 @@ std::map<int, std::array<double, 2>> timeInStepOrder(Model& model, const ModelPl
       asPieces(id, false);
     }
   }
-  const auto pick = [&](const std::vector<double>& v) {
-    return v.empty() ? 0.0 : least ? *std::min_element(v.begin(), v.end()) : median(v);
-  };
+  const auto pick = [&](const std::vector<double>& v) { return kept(v, least); };
   std::map<int, std::array<double, 2>> out;
   for (const auto& [id, v] : runs)
     out[id] = {pick(v[0]), pick(v[1])};
