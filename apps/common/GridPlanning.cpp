@@ -130,6 +130,7 @@ nn::RunShape GridPlanner::runShape() const {
   r.prefetch = !_o.no_prefetch;
   r.labels_per_sample_cell = _task.sampleKind() == SampleKind::UNet ? 1 : 0;
   r.batch_read = _batch_read;
+  r.loss = _task.lossName();
   return r;
 }
 

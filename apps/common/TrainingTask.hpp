@@ -68,6 +68,9 @@ class TrainingTask {
   // `doutput` (the gradient of the loss w.r.t. the output) unless it is null.
   virtual double loss(const ProcessGrid& grid, const nn::Model& model, const Batch<>& batch,
                       nn::Activation* doutput) const = 0;
+  // That loss as the calibration times it and the step model prices it (nn::CalibrationOptions::
+  // loss, nn::RunShape::loss): "mse", "ce" or "dice".
+  virtual std::string lossName() const = 0;
   // Evaluates every sample of `loader` in evaluation mode (BatchNorm running statistics);
   // `models.forBatch(b.global_batch)` gives the model for a batch. Collective.
   virtual EvaluationResult evaluate(const ProcessGrid& grid, ModelCache& models,

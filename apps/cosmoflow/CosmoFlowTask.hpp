@@ -30,6 +30,7 @@ class CosmoFlowTask : public TrainingTask {
   std::string configJson() const override;
   double loss(const ProcessGrid& grid, const nn::Model& model, const Batch<>& batch,
               nn::Activation* doutput) const override;
+  std::string lossName() const override { return "mse"; }
   EvaluationResult evaluate(const ProcessGrid& grid, ModelCache& models,
                             DataLoader<>& loader) override;
 

@@ -50,12 +50,22 @@ struct PlanOptions {
   int element_bytes = 4;
   int wire_bytes = 4;
   std::string batch_read;  // --batch-read: the machine file's batch-read timing to price with
+  std::string loss;        // --loss: mse, ce, dice or none; empty: the model's (lossOf)
   std::string json;
   std::string calibrate, calibrate_layout = "run";
   int repetitions = 3;
   bool least = false;
+  bool missing = false;  // --missing: --calibrate times only what --machine lacks
   std::string paired;
 };
+
+// The loss the step model prices (nn::RunShape::loss): --loss, else what the model's application
+// trains with by default; "none" leaves it out.
+std::string lossOf(const PlanOptions& o) {
+  if (o.loss == "none") return "";
+  if (!o.loss.empty()) return o.loss;
+  return o.model == "unet3d" ? "ce" : "mse";
+}
 
 std::unique_ptr<nn::Model> makeModel(const PlanOptions& o) {
   if (o.model == "cosmoflow") {
@@ -115,7 +125,8 @@ int calibrateOnly(const PlanOptions& o, nn::Model& model) {
   co.threads = o.threads;
   co.repetitions = o.repetitions;
   co.optimizer = nn::parseOptimizerKind(o.optimizer);
-  co.retime = true;
+  co.loss = lossOf(o);
+  co.retime = !o.missing;
   co.scheduler_slice = false;
   co.keep_least = o.least;
   nn::Machine paired = machine;
@@ -152,6 +163,7 @@ int run(const PlanOptions& o) {
   run.optimizer_state_per_parameter = o.optimizer == "adam" ? 2 : 1;
   run.labels_per_sample_cell = o.model == "unet3d" ? 1 : 0;
   run.batch_read = o.batch_read;
+  run.loss = lossOf(o);
   std::ofstream json;
   if (!o.json.empty()) {
     json.open(o.json);
@@ -254,6 +266,10 @@ int main(int argc, char** argv) {
                  "price the batch read with the machine file's timing of this name, as "
                  "halo3d-sweep --calibrate records it on its data (e.g. \"batch read cosmoflow "
                  "int16\"; default: the bytes over io.read_bytes_per_s)");
+  app.add_option("--loss", o.loss,
+                 "the loss whose timing prices the step's loss (and --calibrate times): mse, "
+                 "ce, dice or none (default: the application's, mse for cosmoflow, ce for unet3d)")
+      ->check(CLI::IsMember({"mse", "ce", "dice", "none"}));
   app.add_option("--calibrate", o.calibrate,
                  "time the layers of the grids (--grid, or all of --ranks) on this process and "
                  "write --machine with those timings to this file; nothing is predicted");
@@ -262,6 +278,9 @@ int main(int argc, char** argv) {
                  "piece; legacy: the owned block as a one-rank volume (comparisons)")
       ->check(CLI::IsMember({"run", "whole", "legacy"}))
       ->capture_default_str();
+  app.add_flag("--missing", o.missing,
+               "--calibrate: time only what --machine lacks (e.g. the loss, for a file "
+               "calibrated before it was priced), keeping its timings");
   app.add_flag("--least", o.least,
                "--calibrate: keep the least of the runs, not the median (a busy machine)");
   app.add_option("--paired", o.paired,

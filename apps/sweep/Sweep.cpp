@@ -259,6 +259,7 @@ void calibrate(const TrainingTask& task, const TrainingOptions& o, const SweepOp
   runOnRootWhileOthersWait(MPI_COMM_WORLD, "calibrating the layers", [&] {
     nn::CalibrationOptions co;
     co.threads = Kokkos::DefaultExecutionSpace().concurrency();
+    co.loss = task.lossName();
     co.optimizer = o.optimizer;
     co.progress = [](const std::string& what) {
       setActivity(concat("calibrating ", what));

@@ -28,6 +28,7 @@ class UNetTask : public TrainingTask {
   std::string configJson() const override;
   double loss(const ProcessGrid& grid, const nn::Model& model, const Batch<>& batch,
               nn::Activation* doutput) const override;
+  std::string lossName() const override { return segmentationLossName(_o.loss); }
   EvaluationResult evaluate(const ProcessGrid& grid, ModelCache& models,
                             DataLoader<>& loader) override;
 

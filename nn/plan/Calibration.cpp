@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "halo3d/kernels/Elementwise.hpp"
 #include "halo3d/nn/Init.hpp"
 #include "halo3d/nn/Layer.hpp"
+#include "halo3d/nn/Loss.hpp"
 #include "halo3d/nn/PrecisionBridge.hpp"
 #include "halo3d/nn/layers/WindowLayer.hpp"
 
@@ -302,6 +305,59 @@ double timeInputStore(const ModelPlan& plan, const GridCoords& coords, const Pro
   return median(s);
 }
 
+// Seconds of the loss `loss` (CalibrationOptions::loss) and its gradient on the rank at `coords`:
+// what the step runs between forward and backward (TrainingTask::loss), on random outputs and
+// targets (labels in [0, channels) for the segmentation losses), over a one-rank grid (its
+// allreduce then moves nothing; the step model prices the loss's allreduces apart).
+double timeLoss(const ModelPlan& plan, const GridCoords& coords, const std::string& loss,
+                const ProcessGrid& self, int reps) {
+  const int id = plan.order().back();
+  TensorSpec spec = plan.node(id).spec;
+  spec.shape = ownedShape(plan.block(id, coords));
+  const Activation out = makeActivation("halo3d::calibration::output", spec, self, {});
+  Activation dout = makeActivation("halo3d::calibration::doutput", spec, self, {});
+  fill(out, 13);
+  std::function<void()> run;
+  std::vector<float> targets;
+  HaloTensor<std::int32_t> labels;
+  if (loss == "mse") {
+    targets.assign(std::size_t(spec.shape[0] * spec.shape[1]), 0.25f);
+    run = [&] { MseLoss().compute(self, out, targets, &dout); };
+  } else if (loss == "ce" || loss == "dice") {
+    const TensorBlock& b = out.block();
+    Shape5 g = b.globalShape();
+    g[1] = 1;
+    labels = HaloTensor<std::int32_t>("halo3d::calibration::labels",
+                                      TensorBlock(g, b.sampleBegin(), b.sampleEnd(), b.owned(), {}));
+    auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), labels.owned());
+    const std::int32_t classes = std::int32_t(spec.shape[1]);
+    std::uint32_t x = 17;
+    for (std::size_t n = 0; n < h.extent(0); ++n)
+      for (std::size_t d = 0; d < h.extent(2); ++d)
+        for (std::size_t y = 0; y < h.extent(3); ++y)
+          for (std::size_t w = 0; w < h.extent(4); ++w) {
+            x = x * 1664525u + 1013904223u;
+            h(n, 0, d, y, w) = std::int32_t((x >> 8) % std::uint32_t(classes));
+          }
+    Kokkos::deep_copy(labels.owned(), h);
+    if (loss == "ce")
+      run = [&] { CrossEntropyLoss().compute(self, out, labels, &dout); };
+    else
+      run = [&] { DiceLoss().compute(self, out, labels, &dout); };
+  } else {
+    throw InputError(concat("calibration: unknown loss '", loss, "' (mse, ce or dice)"));
+  }
+  std::vector<double> s;
+  for (int r = 0; r <= reps; ++r) {  // the first run warms up
+    fence("calibration: before the loss");
+    const auto t0 = Clock::now();
+    run();
+    fence("calibration: loss done");
+    if (r > 0) s.push_back(seconds(t0, Clock::now()));
+  }
+  return median(s);
+}
+
 }  // namespace
 
 std::array<int, 3> exchangeNeighbours(const ModelPlan& plan, int id, const GridCoords& coords) {
@@ -331,6 +387,15 @@ LayerTiming inputStoreKey(const ModelPlan& plan, const GridCoords& coords, int t
   LayerTiming t;
   t.layer = kInputStore;
   t.input = t.output = ownedShape(plan.block(0, coords));
+  t.threads = threads;
+  return t;
+}
+
+LayerTiming lossKey(const ModelPlan& plan, const GridCoords& coords, const std::string& loss,
+                    int threads) {
+  LayerTiming t;
+  t.layer = concat(kLossPrefix, loss);
+  t.input = t.output = ownedShape(plan.block(plan.order().back(), coords));
   t.threads = threads;
   return t;
 }
@@ -432,6 +497,19 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
       if (o.progress)
         o.progress(concat("input store on ", t.input, ": ", t.forward_s * 1e3, " ms"));
     }
+  // The loss and its gradient, between forward and backward: a softmax over every output cell for
+  // the segmentation losses (about 3% of a U-Net step on this machine).
+  if (!o.loss.empty())
+    for (const ModelPlan& plan : plans)
+      for (const GridCoords& c : plan.representativeRanks()) {
+        LayerTiming t = lossKey(plan, c, o.loss, o.threads);
+        if (!o.retime && machine.find(t)) continue;
+        t.forward_s = timeLoss(plan, c, o.loss, self, o.repetitions);
+        machine.record(t);
+        ++timed;
+        if (o.progress)
+          o.progress(concat("loss ", o.loss, " on ", t.input, ": ", t.forward_s * 1e3, " ms"));
+      }
   // The scheduler's slice, which prices the lateness of ranks that time-share a core.
   if (o.scheduler_slice && machine.devices_per_node == 0 &&
       (o.retime || machine.scheduler_slice_s <= 0)) {

@@ -12,7 +12,8 @@
 // neighbours (LayerTiming::neighbours). The optimizer
 // step is timed once on the model's parameters (layer "optimizer <kind>"), and the store of each
 // representative rank's batch block into the model's input (layer "input store", input and output
-// both the block), which the step runs outside every layer.
+// both the block), and the loss on each representative rank's output block (layer "loss <name>",
+// CalibrationOptions::loss), both of which the step runs outside every layer.
 
 #include <mpi.h>
 
@@ -54,6 +55,10 @@ struct CalibrationOptions {
   // Measure the scheduler's time slice (measureSchedulerSlice) on a host machine whose file lacks
   // it (or with retime).
   bool scheduler_slice = true;
+  // The loss to time on each representative rank's output block (lossKey): "mse" (CosmoFlow), "ce"
+  // (softmax cross-entropy) or "dice" (soft Dice), as nn/Loss.hpp computes them, gradient
+  // included. Empty: none.
+  std::string loss;
   std::function<void(const std::string&)> progress;  // told about each layer timed
 };
 
@@ -69,6 +74,13 @@ LayerTiming timingKey(const ModelPlan& plan, int id, const GridCoords& coords, i
 // The key of the input store's timing on the rank at `coords`.
 constexpr const char* kInputStore = "input store";
 LayerTiming inputStoreKey(const ModelPlan& plan, const GridCoords& coords, int threads);
+
+// The key of the loss's timing on the rank at `coords`: layer "loss <loss>" (CalibrationOptions::
+// loss), input and output the rank's block of the model's output (local samples, channels, owned
+// D, H, W).
+constexpr const char* kLossPrefix = "loss ";
+LayerTiming lossKey(const ModelPlan& plan, const GridCoords& coords, const std::string& loss,
+                    int threads);
 
 // The key of the batch read's timing on the largest rank: layer `name` (what the data are:
 // apps/common/GridPlanning.hpp's batchReadName), the largest rank's input block (local samples,

@@ -70,7 +70,8 @@ class Predictor {
     p.allreduce_s += 3 * small + gradientAllreduce();
     p.compute_s += optimizerStep();
     p.input_s = inputStore();
-    p.compute_s += p.input_s;
+    p.loss_s = loss();
+    p.compute_s += p.input_s + p.loss_s;
     // The batch read, hidden by prefetch up to the step's compute, if a core is free for the
     // loader's thread. A host rank whose threads fill the node's cores reads on its own core: the
     // read (CPU-bound from the page cache) then takes its time from the step, prefetch or not.
@@ -81,7 +82,7 @@ class Predictor {
     // ranks' cores for the read's share of the step.
     const double work = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
     const double loader = _run.prefetch && !idle_core && work > 0 ? std::min(1.0, read / work) : 0;
-    p.timeshare_s = timeshare(p.layers, groups, loader, p.input_s);
+    p.timeshare_s = timeshare(p.layers, groups, loader, p.input_s, p.loss_s);
     const double busy = work + p.timeshare_s;
     p.io_s = _run.prefetch && idle_core ? std::max(0.0, read - busy) : read;
     p.step_s = busy + p.io_s;
@@ -269,7 +270,7 @@ class Predictor {
   // the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
                    const std::vector<std::array<int, 2>>& groups, double loader,
-                   double input_store) const {
+                   double input_store, double loss) const {
     const double q = _m.scheduler_slice_s;
     const double s = _ranks_per_node * (_run.threads_per_rank + loader) / double(_m.cores_per_node);
     if (_m.devices_per_node > 0 || q <= 0 || s <= 1) return 0;
@@ -292,6 +293,7 @@ class Predictor {
       since += layers[i].forward_s;
       meet(layers[i], groups[i][0]);
     }
+    since += loss;
     for (std::size_t i = layers.size(); i-- > 0;) {
       since += layers[i].backward_s;
       meet(layers[i], groups[i][1]);
@@ -354,12 +356,24 @@ class Predictor {
     return 0;
   }
 
-  // Storing the largest rank's batch block into the model's input: its calibrated time ("input
-  // store"), or the nearest calibrated block's scaled by the cells (a copy). Left out on roofline
-  // machines, where nothing measured it.
+  // Storing the largest rank's batch block into the model's input (what ModelCache::feed does).
   double inputStore() const {
+    return stepPart(inputStoreKey(_plan, ModelPlan::largestRank(), _run.threads_per_rank),
+                    "storing the batch into the input");
+  }
+
+  // The loss and its gradient on the largest rank's output block, between forward and backward.
+  double loss() const {
+    if (_run.loss.empty()) return 0;
+    return stepPart(lossKey(_plan, ModelPlan::largestRank(), _run.loss, _run.threads_per_rank),
+                    "the loss");
+  }
+
+  // A part of the step outside every layer, timed by the calibration under `key`: its time, or the
+  // nearest timed block's scaled by the cells (both are a pass over the block). Left out on roofline
+  // machines, where nothing measured it, and where the file has no timing of it.
+  double stepPart(const LayerTiming& key, const char* what) const {
     if (!_m.calibrated) return 0;
-    const LayerTiming key = inputStoreKey(_plan, ModelPlan::largestRank(), _run.threads_per_rank);
     if (const LayerTiming* t = _m.find(key)) return t->forward_s * _stretch;
     const LayerTiming* best = nullptr;
     double best_distance = std::numeric_limits<double>::max();
@@ -373,12 +387,10 @@ class Predictor {
       }
     if (!best) {
       _notes.push_back(
-          "no input-store timing in the machine file: storing the batch into the input is left "
-          "out");
+          concat("no '", key.layer, "' timing in the machine file: ", what, " is left out"));
       return 0;
     }
-    _notes.push_back(
-        concat("input store on ", key.input, " scaled from the timing on ", best->input));
+    _notes.push_back(concat(key.layer, " on ", key.input, " scaled from the timing on ", best->input));
     return best->forward_s * cellsOf(key.input) / cellsOf(best->input) * _stretch;
   }
 

@@ -23,6 +23,8 @@
 //              threads below the node's cores), else the whole read.
 //   input      storing the batch block into the model's input before forward (calibrated as
 //              "input store"; counted in compute).
+//   loss       the loss and its gradient on the largest rank's output block, between forward and
+//              backward (calibrated as "loss <RunShape::loss>"; counted in compute).
 // The step takes the sum over layers of the slowest representative rank. Ranks times threads beyond
 // a node's cores share them: host compute and copies stretch by that factor, s, and
 //   timeshare  ranks that time-share cores do not arrive together where they synchronise (a halo
@@ -71,6 +73,9 @@ struct RunShape {
   // data loader's own time for a step's batch, measured on the run's data. Empty, or not in the
   // file: the read is priced at io.read_bytes_per_s.
   std::string batch_read;
+  // The loss whose timing prices the step's loss and its gradient (lossKey, Calibration.hpp:
+  // "mse", "ce" or "dice"). Empty, or not in the file: left out.
+  std::string loss;
 };
 
 struct MemoryTerm {
@@ -92,6 +97,7 @@ struct StepPrediction {
   double compute_s = 0, halo_s = 0, redistribute_s = 0, allreduce_s = 0, io_s = 0;
   double timeshare_s = 0;  // ranks time-sharing cores arriving late where they synchronise
   double input_s = 0;      // storing the batch into the model's input (part of compute_s)
+  double loss_s = 0;       // the loss and its gradient (part of compute_s)
   std::array<double, 2> step_band_s{0, 0};  // roofline machines: the efficiency band (slow, fast)
   std::vector<LayerPrediction> layers;
   std::size_t peak_bytes = 0;

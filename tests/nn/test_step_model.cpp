@@ -454,7 +454,7 @@ TEST(StepModel, InputStoreIsCalibratedAndPriced) {
   EXPECT_NEAR(p.step_s - none.step_s, 0.01, 1e-12);
   bool noted = false;
   for (const std::string& n : none.notes)
-    noted = noted || n.find("no input-store timing") != std::string::npos;
+    noted = noted || n.find("no 'input store' timing") != std::string::npos;
   EXPECT_TRUE(noted);
   LayerTiming quarter;
   quarter.layer = kInputStore;
@@ -462,6 +462,80 @@ TEST(StepModel, InputStoreIsCalibratedAndPriced) {
   quarter.forward_s = 0.004;
   m.record(quarter);
   EXPECT_DOUBLE_EQ(predictStep(plan, m, run).input_s, 0.016);
+}
+
+// The loss and its gradient run between forward and backward, outside every layer: timed on each
+// representative rank's output block, priced on the largest rank's, scaled by the cells from the
+// nearest block where that one was not timed, left out (with a note) where nothing was timed.
+TEST(StepModel, LossIsCalibratedAndPriced) {
+  auto model = oneConv(2, 3, 8);  // 3 output channels: 3 classes
+  const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
+  Machine m = linksOnly(1e-6, 1e-9, 0);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  o.loss = "ce";
+  calibrate(*model, {plan}, m, o);
+  const Shape5 first{1, 3, 4, 8, 8};  // rank 0's half of the 1 x 3 x 8^3 output along D
+  LayerTiming* ce = nullptr;
+  for (LayerTiming& t : m.layers)
+    if (t.layer == "loss ce" && t.input == first) ce = &t;
+  ASSERT_NE(ce, nullptr) << "no loss timed on rank 0's output block";
+  EXPECT_GT(ce->forward_s, 0.0);
+  EXPECT_EQ(ce->output, first);
+  EXPECT_EQ(lossKey(plan, ModelPlan::largestRank(), "ce", 1).input, first);
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  run.ranks_per_node = 2;
+  ce->forward_s = 0.01;
+  const StepPrediction without = predictStep(plan, m, run);  // no loss named: not priced
+  EXPECT_EQ(without.loss_s, 0.0);
+  run.loss = "ce";
+  const StepPrediction p = predictStep(plan, m, run);
+  EXPECT_DOUBLE_EQ(p.loss_s, 0.01);
+  EXPECT_NEAR(p.compute_s - without.compute_s, 0.01, 1e-12);
+  EXPECT_NEAR(p.step_s - without.step_s, 0.01, 1e-12);
+  m.cores_per_node = 1;  // two ranks on one core: stretched twice
+  EXPECT_DOUBLE_EQ(predictStep(plan, m, run).loss_s, 0.02);
+  m.cores_per_node = 64;
+  run.loss = "dice";  // another loss's timing does not price this one
+  const StepPrediction none = predictStep(plan, m, run);
+  EXPECT_EQ(none.loss_s, 0.0);
+  bool noted = false;
+  for (const std::string& n : none.notes)
+    noted = noted || n.find("no 'loss dice' timing") != std::string::npos;
+  EXPECT_TRUE(noted);
+  LayerTiming quarter;
+  quarter.layer = "loss dice";
+  quarter.input = quarter.output = {1, 3, 2, 4, 8};
+  quarter.forward_s = 0.004;
+  m.record(quarter);
+  EXPECT_DOUBLE_EQ(predictStep(plan, m, run).loss_s, 0.016);
+}
+
+// Each loss the apps name is timed, gradient included; another name is refused naming the choices.
+TEST(StepModel, LossCalibrationKnowsTheAppsLosses) {
+  auto model = oneConv(2, 3, 8);
+  const ModelPlan plan = model->plan(GridShape(1, 1, 1, 1), 1);
+  Machine m = linksOnly(1e-6, 1e-9, 0);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  o.loss = "dice";
+  calibrate(*model, {plan}, m, o);
+  const LayerTiming* dice = m.find(lossKey(plan, ModelPlan::largestRank(), "dice", 1));
+  ASSERT_NE(dice, nullptr);
+  EXPECT_GT(dice->forward_s, 0.0);
+  o.loss = "hinge";
+  try {
+    calibrate(*model, {plan}, m, o);
+    FAIL() << "an unknown loss was timed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown loss 'hinge' (mse, ce or dice)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // Two threads pinned to one core take turns: the measured slice is a positive length shorter than
