@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <thread>
+#include <vector>
 
 #include "halo3d/core/Activity.hpp"
 #include "halo3d/core/Error.hpp"
@@ -20,7 +22,23 @@ Session::Session(int& argc, char**& argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &_size);
   setenv("OMP_PROC_BIND", "false", 0);
-  Kokkos::initialize(argc, argv);
+  // Kokkos gets only its namespaced flags (--kokkos-*), and the application the others: Kokkos 3
+  // also claims un-namespaced ones (--threads, --numa, --device), which would take halo3d-plan's
+  // --threads (an abort for "--threads 2", Kokkos' thread count for "--threads=2").
+  std::vector<char*> kokkos{argv[0]};
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--kokkos-", 9) == 0)
+      kokkos.push_back(argv[i]);
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  int kokkos_argc = int(kokkos.size());
+  kokkos.push_back(nullptr);
+  char** kokkos_argv = kokkos.data();
+  Kokkos::initialize(kokkos_argc, kokkos_argv);
   // Every allocation from here on is counted (peak_bytes in the metrics, --memory-limit checks).
   MemoryTracker::install();
 }

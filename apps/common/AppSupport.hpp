@@ -16,7 +16,8 @@
 namespace halo3d::apps {
 
 // Initialises MPI (THREAD_MULTIPLE, for the prefetching data loader) and Kokkos, and finalises
-// both.
+// both. Kokkos is given the --kokkos-* arguments (e.g. --kokkos-threads=4), which are removed from
+// argc/argv; the application parses the rest.
 class Session {
  public:
   Session(int& argc, char**& argv);

@@ -169,9 +169,11 @@ int run(const PlanOptions& o) {
     json.open(o.json);
     require<InputError>(bool(json), "--json '", o.json, "' cannot be written");
   }
-  std::printf("halo3d-plan: %s %lld^3, batch %lld, %lld parameters, machine '%s'\n",
-              o.model.c_str(), (long long)o.input_size, (long long)o.batch,
-              (long long)run.trainable_parameters, machine.name.c_str());
+  std::printf(
+      "halo3d-plan: %s %lld^3, batch %lld, %lld parameters, %d thread%s per rank, machine '%s'\n",
+      o.model.c_str(), (long long)o.input_size, (long long)o.batch,
+      (long long)run.trainable_parameters, o.threads, o.threads == 1 ? "" : "s",
+      machine.name.c_str());
   std::printf("%7s  %-12s %10s %10s %9s %9s %9s %9s  %10s  %s\n", "ranks", "grid", "step s",
               "samples/s", "compute", "halo", "redist", "allred", "memory", "runner-up");
   for (int p : o.ranks) {
