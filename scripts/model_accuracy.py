@@ -6,7 +6,9 @@
 DIR holds <config>/P<ranks>/sweep.jsonl. For each (config, P) it prints: the number of measured grids, the median
 and worst |predicted - measured| / measured step time, the grid the model picks (the lowest predicted step time
 among the measured grids: --grid auto's choice), the measured best, how much slower the pick measured than the
-best, and the worst |predicted - measured| / measured peak memory per rank. Exit status 0 whatever the figures.
+best, the worst |predicted - measured| / measured peak memory per rank, and how fast the machine ran against its
+calibration just before and just after the sweep (scripts/machine_drift.py: 1.00 as calibrated, 1.25 the same
+kernels 25% slower; "—" where not measured). Exit status 0 whatever the figures.
 """
 import argparse
 import json
@@ -50,6 +52,18 @@ def summarise(rows):
     }
 
 
+def drift(sweep_dir, when):
+    path = sweep_dir.parent / f"{sweep_dir.name}.drift-{when}.json"
+    try:
+        return json.loads(path.read_text())["ratio"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def ratio(x):
+    return "—" if x is None else f"{x:.2f}"
+
+
 def pct(x):
     return "—" if x is None else f"{100 * x:.1f}%"
 
@@ -64,20 +78,23 @@ def main():
         config, ranks = path.parent.parent.name, int(path.parent.name[1:])
         summary = summarise(load(path))
         if summary:
+            summary["drift_before"] = drift(path.parent, "before")
+            summary["drift_after"] = drift(path.parent, "after")
             results.setdefault(config, {})[ranks] = summary
     if not results:
         print(f"model_accuracy: no measured sweep under {args.dir}", file=sys.stderr)
         return 1
     print("| model | P | grids | median step error | worst (grid) | pick | measured best | pick vs best "
-          "| worst memory error |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| worst memory error | machine vs calibration (before / after) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for config, by_ranks in results.items():
         for ranks in sorted(by_ranks):
             s = by_ranks[ranks]
             pick = "—" if s["pick_grid"] is None else f"{s['pick_grid']} ({s['pick_s']:.3f} s)"
             print(f"| {config} | {ranks} | {s['grids']} | {pct(s['median_error'])} | {pct(s['worst_error'])} "
                   f"({s['worst_grid']}) | {pick} | {s['best_grid']} ({s['best_s']:.3f} s) "
-                  f"| +{pct(s['pick_slowdown'])} | {pct(s['worst_memory_error'])} |")
+                  f"| +{pct(s['pick_slowdown'])} | {pct(s['worst_memory_error'])} "
+                  f"| {ratio(s['drift_before'])} / {ratio(s['drift_after'])} |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0

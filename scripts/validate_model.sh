@@ -9,7 +9,9 @@
 #
 # The calibration (layer timings, shared-memory link, reduction rate) goes into OUT/this-machine.json, a copy of
 # machines/this-machine.json; copy it back to update the shipped file. Run it on a quiet machine: every figure is
-# a wall-clock time.
+# a wall-clock time. Before and after each sweep scripts/machine_drift.py times a probe model's layers against that
+# file (OUT/<config>/P<ranks>.drift-before.json and .drift-after.json): model_accuracy.py prints the ratio beside
+# the errors, so that a machine which changed speed under a sweep is seen as such.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$repo/validation}"
@@ -37,6 +39,7 @@ mpirun_flags=(--oversubscribe --bind-to none)
 [[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
 datagen="$build/apps/datagen/halo3d-datagen"
 sweep="$build/apps/sweep/halo3d-sweep"
+drift() { python3 "$repo/scripts/machine_drift.py" "$machine" "$1" --plan "$build/apps/plan/halo3d-plan" --repetitions 9; }
 
 [[ -d "$out/data/c64" ]] || "$datagen" cosmoflow --size 64 --count 16 --out "$out/data/c64" > /dev/null
 [[ -d "$out/data/c128" ]] || "$datagen" cosmoflow --size 128 --count 8 --out "$out/data/c128" > /dev/null
@@ -62,12 +65,14 @@ for config in "${configs[@]}"; do
     fi
     echo "== $name P=$p ($(date +%T))"
     mkdir -p "$out/$name"
+    echo "   machine speed against the calibration, before: $(drift "$dir.drift-before.json")"
     # shellcheck disable=SC2086
     OMP_NUM_THREADS=1 OMP_PROC_BIND=false mpirun "${mpirun_flags[@]}" -np "$p" "$sweep" $flags --calibrate \
       --machine "$machine" --steps "$steps" --warmup "$warmup" --out "$dir" > "$dir.log" 2>&1 ||
       { echo "   failed: see $dir.log"; tail -5 "$dir.log"; continue; }
     touch "$dir/done"
     tail -n 2 "$dir.log"
+    echo "   after: $(drift "$dir.drift-after.json")"
   done
 done
 python3 "$repo/scripts/model_accuracy.py" "$out" | tee "$out/accuracy.md"
