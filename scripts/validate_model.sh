@@ -39,7 +39,7 @@ mpirun_flags=(--oversubscribe --bind-to none)
 [[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
 datagen="$build/apps/datagen/halo3d-datagen"
 sweep="$build/apps/sweep/halo3d-sweep"
-drift() { python3 "$repo/scripts/machine_drift.py" "$machine" "$1" --plan "$build/apps/plan/halo3d-plan" --repetitions 9; }
+drift() { python3 "$repo/scripts/machine_drift.py" "$machine" "$1" --plan "$build/apps/plan/halo3d-plan"; }
 
 [[ -d "$out/data/c64" ]] || "$datagen" cosmoflow --size 64 --count 16 --out "$out/data/c64" > /dev/null
 [[ -d "$out/data/c128" ]] || "$datagen" cosmoflow --size 128 --count 8 --out "$out/data/c128" > /dev/null
