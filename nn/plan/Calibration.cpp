@@ -327,8 +327,9 @@ double timeLoss(const ModelPlan& plan, const GridCoords& coords, const std::stri
     const TensorBlock& b = out.block();
     Shape5 g = b.globalShape();
     g[1] = 1;
-    labels = HaloTensor<std::int32_t>("halo3d::calibration::labels",
-                                      TensorBlock(g, b.sampleBegin(), b.sampleEnd(), b.owned(), {}));
+    labels =
+        HaloTensor<std::int32_t>("halo3d::calibration::labels",
+                                 TensorBlock(g, b.sampleBegin(), b.sampleEnd(), b.owned(), {}));
     auto h = Kokkos::create_mirror_view(Kokkos::HostSpace(), labels.owned());
     const std::int32_t classes = std::int32_t(spec.shape[1]);
     std::uint32_t x = 17;

@@ -269,8 +269,8 @@ class Predictor {
   // gradient allreduce and the step's allreduces, where every rank meets. The lateness is booked on
   // the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
-                   const std::vector<std::array<int, 2>>& groups, double loader,
-                   double input_store, double loss) const {
+                   const std::vector<std::array<int, 2>>& groups, double loader, double input_store,
+                   double loss) const {
     const double q = _m.scheduler_slice_s;
     const double s = _ranks_per_node * (_run.threads_per_rank + loader) / double(_m.cores_per_node);
     if (_m.devices_per_node > 0 || q <= 0 || s <= 1) return 0;
@@ -370,8 +370,8 @@ class Predictor {
   }
 
   // A part of the step outside every layer, timed by the calibration under `key`: its time, or the
-  // nearest timed block's scaled by the cells (both are a pass over the block). Left out on roofline
-  // machines, where nothing measured it, and where the file has no timing of it.
+  // nearest timed block's scaled by the cells (both are a pass over the block). Left out on
+  // roofline machines, where nothing measured it, and where the file has no timing of it.
   double stepPart(const LayerTiming& key, const char* what) const {
     if (!_m.calibrated) return 0;
     if (const LayerTiming* t = _m.find(key)) return t->forward_s * _stretch;
@@ -390,7 +390,8 @@ class Predictor {
           concat("no '", key.layer, "' timing in the machine file: ", what, " is left out"));
       return 0;
     }
-    _notes.push_back(concat(key.layer, " on ", key.input, " scaled from the timing on ", best->input));
+    _notes.push_back(
+        concat(key.layer, " on ", key.input, " scaled from the timing on ", best->input));
     return best->forward_s * cellsOf(key.input) / cellsOf(best->input) * _stretch;
   }
 
