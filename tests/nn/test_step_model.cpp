@@ -464,6 +464,15 @@ TEST(StepModel, InputStoreIsCalibratedAndPriced) {
   EXPECT_DOUBLE_EQ(predictStep(plan, m, run).input_s, 0.016);
 }
 
+// One timed run per layer, no scheduler slice, and `loss` timed.
+CalibrationOptions lossCalibration(const std::string& loss) {
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  o.loss = loss;
+  return o;
+}
+
 // The loss and its gradient run between forward and backward, outside every layer: timed on each
 // representative rank's output block, priced on the largest rank's, scaled by the cells from the
 // nearest block where that one was not timed, left out (with a note) where nothing was timed.
@@ -471,11 +480,7 @@ TEST(StepModel, LossIsCalibratedAndPriced) {
   auto model = oneConv(2, 3, 8);  // 3 output channels: 3 classes
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
-  CalibrationOptions o;
-  o.repetitions = 1;
-  o.scheduler_slice = false;
-  o.loss = "ce";
-  calibrate(*model, {plan}, m, o);
+  calibrate(*model, {plan}, m, lossCalibration("ce"));
   const Shape5 first{1, 3, 4, 8, 8};  // rank 0's half of the 1 x 3 x 8^3 output along D
   LayerTiming* ce = nullptr;
   for (LayerTiming& t : m.layers)
@@ -519,17 +524,12 @@ TEST(StepModel, LossCalibrationKnowsTheAppsLosses) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 1, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
-  CalibrationOptions o;
-  o.repetitions = 1;
-  o.scheduler_slice = false;
-  o.loss = "dice";
-  calibrate(*model, {plan}, m, o);
+  calibrate(*model, {plan}, m, lossCalibration("dice"));
   const LayerTiming* dice = m.find(lossKey(plan, ModelPlan::largestRank(), "dice", 1));
   ASSERT_NE(dice, nullptr);
   EXPECT_GT(dice->forward_s, 0.0);
-  o.loss = "hinge";
   try {
-    calibrate(*model, {plan}, m, o);
+    calibrate(*model, {plan}, m, lossCalibration("hinge"));
     FAIL() << "an unknown loss was timed";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown loss 'hinge' (mse, ce or dice)"),
