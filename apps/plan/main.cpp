@@ -13,6 +13,7 @@
 // on this process, as halo3d-sweep --calibrate does, into a copy of --machine written to FILE;
 // --calibrate-layout whole|legacy times them otherwise, for comparisons (nn::CalibrationLayout).
 #include <CLI/CLI.hpp>
+#include <Kokkos_Core.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -108,6 +109,11 @@ nlohmann::json predictionJson(const nn::GridCandidate& c, index_t batch) {
 
 // --calibrate: every layer re-timed on the blocks of the grids asked for, into o.calibrate.
 int calibrateOnly(const PlanOptions& o, nn::Model& model) {
+  // The timings are keyed by --threads but run on Kokkos' threads: they must be the same.
+  const int running = Kokkos::DefaultExecutionSpace().concurrency();
+  require<InputError>(o.threads == running, "--calibrate times with ", running, " thread",
+                      running == 1 ? "" : "s", " (Kokkos' concurrency) but --threads is ",
+                      o.threads, ": set OMP_NUM_THREADS=", o.threads, " or --threads ", running);
   nn::Machine machine = nn::Machine::load(o.machine);
   std::vector<nn::ModelPlan> plans;
   for (int p : o.ranks) {
