@@ -23,8 +23,8 @@ Session::Session(int& argc, char**& argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &_size);
   setenv("OMP_PROC_BIND", "false", 0);
   // Kokkos gets only its namespaced flags (--kokkos-*), and the application the others: Kokkos 3
-  // also claims un-namespaced ones (--threads, --numa, --device), which would take halo3d-plan's
-  // --threads (an abort for "--threads 2", Kokkos' thread count for "--threads=2").
+  // also reads un-namespaced ones (--threads, --numa, --device), and halo3d-plan's --threads would
+  // abort it ("--threads 2": it wants "=N") or set its thread count too ("--threads=2").
   std::vector<char*> kokkos{argv[0]};
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
