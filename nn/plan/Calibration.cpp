@@ -67,6 +67,20 @@ double kept(const std::vector<double>& runs, bool least) {
   return least ? *std::min_element(runs.begin(), runs.end()) : median(runs);
 }
 
+// Seconds of `run` outside the layers (the input store, the loss, the optimizer step): the median
+// of `reps` fenced runs after one that warms up.
+double fencedMedian(int reps, const std::function<void()>& run) {
+  std::vector<double> s;
+  for (int r = 0; r <= reps; ++r) {
+    fence("calibration: before a part of the step");
+    const auto t0 = Clock::now();
+    run();
+    fence("calibration: part of the step done");
+    if (r > 0) s.push_back(seconds(t0, Clock::now()));
+  }
+  return median(s);
+}
+
 // An activation of node `i` laid out as the rank at `coords` holds it (its block of the global
 // volume, the plan's ghost widths), zeroed.
 Activation runActivation(const std::string& label, const ModelPlan& plan, int i,
@@ -294,15 +308,7 @@ double timeInputStore(const ModelPlan& plan, const GridCoords& coords, const Pro
   fill(batch, 11);
   const Activation input =
       makeActivation("halo3d::calibration::input", spec, self, plan.node(0).halo);
-  std::vector<double> s;
-  for (int r = 0; r <= reps; ++r) {  // the first run warms up
-    fence("calibration: before the input store");
-    const auto t0 = Clock::now();
-    storeBox(batch.tensor, input, input.owned());
-    fence("calibration: input store done");
-    if (r > 0) s.push_back(seconds(t0, Clock::now()));
-  }
-  return median(s);
+  return fencedMedian(reps, [&] { storeBox(batch.tensor, input, input.owned()); });
 }
 
 // Seconds of the loss `loss` (CalibrationOptions::loss) and its gradient on the rank at `coords`:
@@ -348,15 +354,7 @@ double timeLoss(const ModelPlan& plan, const GridCoords& coords, const std::stri
   } else {
     throw InputError(concat("calibration: unknown loss '", loss, "' (mse, ce or dice)"));
   }
-  std::vector<double> s;
-  for (int r = 0; r <= reps; ++r) {  // the first run warms up
-    fence("calibration: before the loss");
-    const auto t0 = Clock::now();
-    run();
-    fence("calibration: loss done");
-    if (r > 0) s.push_back(seconds(t0, Clock::now()));
-  }
-  return median(s);
+  return fencedMedian(reps, run);
 }
 
 }  // namespace
@@ -486,31 +484,35 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
               ": forward ", s[0] * 1e3, " ms, backward ", s[1] * 1e3, " ms"));
       }
     }
-  // Storing the batch into the model's input: a copy outside every layer's timer, which the step
-  // pays before forward (about 7% of a CosmoFlow step at P <= 2 on this machine).
-  for (const ModelPlan& plan : plans)
-    for (const GridCoords& c : plan.representativeRanks()) {
-      LayerTiming t = inputStoreKey(plan, c, o.threads);
-      if (!o.retime && machine.find(t)) continue;
-      t.forward_s = timeInputStore(plan, c, self, o.repetitions);
-      machine.record(t);
-      ++timed;
-      if (o.progress)
-        o.progress(concat("input store on ", t.input, ": ", t.forward_s * 1e3, " ms"));
-    }
-  // The loss and its gradient, between forward and backward: a softmax over every output cell for
-  // the segmentation losses (about 3% of a U-Net step on this machine).
-  if (!o.loss.empty())
+  // The parts of the step outside every layer, on each representative rank's blocks: `key_of` its
+  // key, `time_at` its seconds.
+  const auto timeStepPart = [&](const auto& key_of, const auto& time_at) {
     for (const ModelPlan& plan : plans)
       for (const GridCoords& c : plan.representativeRanks()) {
-        LayerTiming t = lossKey(plan, c, o.loss, o.threads);
+        LayerTiming t = key_of(plan, c);
         if (!o.retime && machine.find(t)) continue;
-        t.forward_s = timeLoss(plan, c, o.loss, self, o.repetitions);
+        t.forward_s = time_at(plan, c);
         machine.record(t);
         ++timed;
         if (o.progress)
-          o.progress(concat("loss ", o.loss, " on ", t.input, ": ", t.forward_s * 1e3, " ms"));
+          o.progress(concat(t.layer, " on ", t.input, ": ", t.forward_s * 1e3, " ms"));
       }
+  };
+  // Storing the batch into the model's input, before forward (about 7% of a CosmoFlow step at
+  // P <= 2 on this machine).
+  timeStepPart(
+      [&](const ModelPlan& plan, const GridCoords& c) { return inputStoreKey(plan, c, o.threads); },
+      [&](const ModelPlan& plan, const GridCoords& c) {
+        return timeInputStore(plan, c, self, o.repetitions);
+      });
+  // The loss and its gradient, between forward and backward: a softmax over every output cell for
+  // the segmentation losses (about 3% of a U-Net step on this machine).
+  if (!o.loss.empty())
+    timeStepPart([&](const ModelPlan& plan,
+                     const GridCoords& c) { return lossKey(plan, c, o.loss, o.threads); },
+                 [&](const ModelPlan& plan, const GridCoords& c) {
+                   return timeLoss(plan, c, o.loss, self, o.repetitions);
+                 });
   // The scheduler's slice, which prices the lateness of ranks that time-share a core.
   if (o.scheduler_slice && machine.devices_per_node == 0 &&
       (o.retime || machine.scheduler_slice_s <= 0)) {
@@ -532,15 +534,7 @@ int calibrate(Model& model, const std::vector<ModelPlan>& plans, Machine& machin
     OptimizerConfig oc;
     oc.kind = o.optimizer;
     auto opt = makeOptimizer(model.parameters(), oc);
-    std::vector<double> s;
-    for (int r = 0; r <= o.repetitions; ++r) {
-      fence("calibration: before the optimizer");
-      const auto t0 = Clock::now();
-      opt->step(1e-6);
-      fence("calibration: optimizer step done");
-      if (r > 0) s.push_back(seconds(t0, Clock::now()));
-    }
-    t.forward_s = median(s);
+    t.forward_s = fencedMedian(o.repetitions, [&] { opt->step(1e-6); });
     machine.record(t);
     ++timed;
   }
