@@ -55,26 +55,17 @@ def main():
     calibrated = {key(t): t for t in machine.get("layers", [])}
     empty = dict(machine, layers=[])
     per_core = []
-    keys = 0
-    calibrated_s = 0.0
     for core in sorted(os.sched_getaffinity(0)):
-        timed = probe(args, empty, core)
-        probe_s = calibrated_s = 0.0
-        keys = 0
-        for t in timed:
-            c = calibrated.get(key(t))
-            if c is None:
-                continue
-            probe_s += t["forward_s"] + t["backward_s"]
-            calibrated_s += c["forward_s"] + c["backward_s"]
-            keys += 1
-        if keys == 0 or calibrated_s <= 0:
+        pairs = [(t, calibrated[key(t)]) for t in probe(args, empty, core) if key(t) in calibrated]
+        probe_s = sum(t["forward_s"] + t["backward_s"] for t, _ in pairs)
+        calibrated_s = sum(c["forward_s"] + c["backward_s"] for _, c in pairs)
+        if calibrated_s <= 0:
             print(f"machine_drift: {args.machine} has none of the probe's timings", file=sys.stderr)
             return 1
         per_core.append({"core": core, "probe_s": probe_s, "ratio": probe_s / calibrated_s})
     slowest = max(per_core, key=lambda c: c["ratio"])
     result = {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "per_core": per_core, "calibrated_s": calibrated_s, "ratio": slowest["ratio"], "keys": keys}
+              "per_core": per_core, "calibrated_s": calibrated_s, "ratio": slowest["ratio"], "keys": len(pairs)}
     args.out.write_text(json.dumps(result) + "\n")
     print(" ".join(f"{c['ratio']:.2f}" for c in sorted(per_core, key=lambda c: -c["ratio"])))
     return 0
