@@ -260,14 +260,13 @@ class Predictor {
   // (Open MPI yields when oversubscribed), so the rank behind it runs. (Until the layers were
   // calibrated in a step's order the compute was priced low, and the geometric middle of the two,
   // sqrt(D q (s - 1) / s), made up for it; docs/scaling.md, "The first opens, and the layers timed
-  // in step order".) A
-  // stretch shorter than one slice is one step of that walk, and a step cannot be longer than the
-  // stretch itself: sigma = sqrt(D min(D, q) (s - 1)) / s, so that many short stretches (a small
-  // model's layers, each ending in an exchange) do not add up to more lateness than one slice each
-  // could give. The k ranks that meet wait for the latest, E[max of k normals] sigma. The forward
-  // pass runs the layers in order, the backward pass in reverse; the last stretch ends at the
-  // gradient allreduce and the step's allreduces, where every rank meets. The lateness is booked on
-  // the layer whose synchronisation waits for it.
+  // in step order".) A stretch shorter than one slice is one step of that walk, and a step cannot
+  // be longer than the stretch itself: sigma = sqrt(D min(D, q) (s - 1)) / s, so that many short
+  // stretches (a small model's layers, each ending in an exchange) do not add up to more lateness
+  // than one slice each could give. The k ranks that meet wait for the latest, E[max of k normals]
+  // sigma. The forward pass runs the layers in order, the backward pass in reverse; the last
+  // stretch ends at the gradient allreduce and the step's allreduces, where every rank meets. The
+  // lateness is booked on the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
                    const std::vector<std::array<int, 2>>& groups, double loader, double input_store,
                    double loss) const {
