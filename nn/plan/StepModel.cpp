@@ -264,7 +264,8 @@ class Predictor {
   // be longer than the stretch itself: sigma = sqrt(D min(D, q) (s - 1)) / s, so that many short
   // stretches (a small model's layers, each ending in an exchange) do not add up to more lateness
   // than one slice each could give. The k ranks that meet wait for the latest, E[max of k normals]
-  // sigma. The forward pass runs the layers in order, the backward pass in reverse; the last
+  // sigma. The forward pass runs the layers in order, then the loss (no meeting of its own: its
+  // allreduces are priced as alpha terms), the backward pass in reverse; the last
   // stretch ends at the gradient allreduce and the step's allreduces, where every rank meets. The
   // lateness is booked on the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
