@@ -5,7 +5,12 @@
 # prints, per (model, P), the median and worst |predicted - measured| / measured step time, whether the grid the
 # model picks (--grid auto's choice) measures within 10% of the measured best, and the worst memory error.
 #
-#   scripts/validate_model.sh [OUT] [--build DIR] [--steps S] [--warmup W] [--ranks "1 2 4 8"] [--only NAME...]
+#   scripts/validate_model.sh [OUT] [--build DIR] [--steps S] [--warmup W] [--rounds R] [--ranks "1 2 4 8"]
+#                             [--only NAME...]
+#
+# Each sweep runs its grids in turn R times (halo3d-sweep --rounds; default 3), W warm-up and S measured steps each
+# time, and a grid's figures pool its rounds: on this shared VM a stretch of a minute or two in which the cores run
+# 20-30% slower (machine_drift.py sees it) would otherwise fall on whichever grids ran in it.
 #
 # The calibration (layer timings, shared-memory link, reduction rate) goes into OUT/this-machine.json, a copy of
 # machines/this-machine.json; copy it back to update the shipped file. Run it on a quiet machine: every figure is
@@ -19,6 +24,7 @@ shift || true
 build="$repo/build"
 steps=5
 warmup=1
+rounds=3
 ranks="1 2 4 8"
 only=()
 while (($#)); do
@@ -26,6 +32,7 @@ while (($#)); do
     --build) build="$2"; shift ;;
     --steps) steps="$2"; shift ;;
     --warmup) warmup="$2"; shift ;;
+    --rounds) rounds="$2"; shift ;;
     --ranks) ranks="$2"; shift ;;
     --only) only+=("$2"); shift ;;
     *) echo "validate_model: unknown argument '$1'" >&2; exit 2 ;;
@@ -68,7 +75,7 @@ for config in "${configs[@]}"; do
     echo "   machine speed against the calibration, before: $(drift "$dir.drift-before.json")"
     # shellcheck disable=SC2086
     OMP_NUM_THREADS=1 OMP_PROC_BIND=false mpirun "${mpirun_flags[@]}" -np "$p" "$sweep" $flags --calibrate \
-      --machine "$machine" --steps "$steps" --warmup "$warmup" --out "$dir" > "$dir.log" 2>&1 ||
+      --machine "$machine" --steps "$steps" --warmup "$warmup" --rounds "$rounds" --out "$dir" > "$dir.log" 2>&1 ||
       { echo "   failed: see $dir.log"; tail -5 "$dir.log"; continue; }
     touch "$dir/done"
     tail -n 2 "$dir.log"

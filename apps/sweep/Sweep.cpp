@@ -142,20 +142,11 @@ json measureGrid(const GridShape& shape, const TrainingOptions& base, TrainingTa
     v /= n;
 
   json r;
-  const double med = median(steps);
-  r["measured_step_s"] = med;
-  r["step_s"] = {{"median", med},
-                 {"min", *std::min_element(steps.begin(), steps.end())},
-                 {"max", *std::max_element(steps.begin(), steps.end())},
-                 {"all", steps}};
+  r["step_s"] = {{"all", steps}};
   const double* tot = &buf[names.size() * per];
   json times;
-  double phases = 0;
-  for (int p = 0; p < kPhaseCount; ++p) {
+  for (int p = 0; p < kPhaseCount; ++p)
     times[kPhaseKeys[p]] = tot[p];
-    phases += tot[p];
-  }
-  times["other"] = std::max(0.0, med - phases);
   r["times"] = times;
   r["halo_bytes"] = tot[kPhaseCount];
   r["halo_messages"] = tot[kPhaseCount + 1];
@@ -182,6 +173,53 @@ json measureGrid(const GridShape& shape, const TrainingOptions& base, TrainingTa
     layers.push_back(l);
   }
   r["layers"] = layers;
+  return r;
+}
+
+// The measured keys of a grid from its rounds (measureGrid's, in order): the median, least and
+// most of every round's steps together, the phases and layers averaged over the rounds (each round
+// has as many steps), the largest peak. Rounds run the grids in turn, so a stretch of minutes in
+// which the machine runs slower falls on every grid's steps instead of on the grids that ran in it.
+json mergeRounds(const std::vector<json>& rounds) {
+  json r = rounds.front();
+  std::vector<double> steps, round_medians;
+  for (const json& m : rounds) {
+    const std::vector<double> all = m["step_s"]["all"].get<std::vector<double>>();
+    steps.insert(steps.end(), all.begin(), all.end());
+    round_medians.push_back(median(all));
+  }
+  const double n = double(rounds.size());
+  const auto mean = [&](const auto& get) {
+    double sum = 0;
+    for (const json& m : rounds)
+      sum += get(m).template get<double>();
+    return sum / n;
+  };
+  const double med = median(steps);
+  r["rounds"] = rounds.size();
+  r["measured_step_s"] = med;
+  r["step_s"] = {{"median", med},
+                 {"min", *std::min_element(steps.begin(), steps.end())},
+                 {"max", *std::max_element(steps.begin(), steps.end())},
+                 {"all", steps},
+                 {"round_medians", round_medians}};
+  double phases = 0;
+  for (const char* key : kPhaseKeys) {
+    const double t = mean([&](const json& m) { return m["times"][key]; });
+    r["times"][key] = t;
+    phases += t;
+  }
+  r["times"]["other"] = std::max(0.0, med - phases);
+  for (const char* key : {"halo_bytes", "halo_messages"})
+    r[key] = mean([&](const json& m) { return m[key]; });
+  std::size_t peak = 0;
+  for (const json& m : rounds)
+    peak = std::max(peak, m["peak_bytes"].get<std::size_t>());
+  r["peak_bytes"] = peak;
+  for (std::size_t i = 0; i < r["layers"].size(); ++i)
+    for (const char* key : {"compute_s", "halo_wait_s", "redistribute_s", "allreduce_s", "io_s",
+                            "halo_bytes", "halo_messages"})
+      r["layers"][i][key] = mean([&](const json& m) { return m["layers"][i][key]; });
   return r;
 }
 
@@ -364,75 +402,93 @@ int runSweep(const SweepOptions& s) {
 
   const std::string title =
       concat("halo3d-sweep: ", s.model.model(), ", ", size, " ranks, batch ", o.batch, ", ",
-             s.warmup, " warm-up and ", s.steps, " measured steps per grid");
+             s.warmup, " warm-up and ", s.steps, " measured steps per grid",
+             s.rounds > 1 ? concat(" in each of ", s.rounds, " rounds") : std::string());
   say(root,
       concat(title, "; ", valid, " valid grids of ", candidates.size(), "; ",
              machine ? concat("predictions from machine file ", machine->path) : machine_note));
   const Communicator agree = Communicator::duplicate(MPI_COMM_WORLD);
-  std::vector<json> records;
+  // One record per candidate, filled as the grids run; rounds[i], grid i's measurements so far.
+  std::vector<json> slots(candidates.size());
+  std::vector<std::vector<json>> rounds(candidates.size());
   std::vector<std::string> failed;
-  std::size_t done = 0;
-  for (const GridAssessment& a : candidates) {
-    json r;
-    r["grid"] = a.grid.str();
-    r["ranks"] = a.grid.size();
-    r["model"] = s.model.model();
-    r["batch"] = o.batch;
-    r["steps"] = s.steps;
-    r["warmup"] = s.warmup;
-    r.update(predictedKeys(a));
-    r["machine"] = machine ? json(machine->path) : json(nullptr);
-    if (!a.valid) {
-      r["status"] = "invalid";
-      r["note"] = a.why_not;
-      say(root, concat("grid ", a.grid.str(), ": not valid: ", a.why_not));
-      records.push_back(r);
-      continue;
-    }
-    ++done;
-    const double predicted = a.predictedStep();
-    if (!a.prediction_error.empty())
-      say(root, concat("grid ", a.grid.str(), ": no predicted step time: ", a.prediction_error));
-    say(root, concat("grid ", done, " of ", valid, ": ", a.grid.str(), " (",
-                     std::isfinite(predicted) ? concat("predicted ", secondsText(predicted), ", ")
-                                              : std::string(),
-                     formatBytes(double(a.predicted_bytes)), " per rank predicted)"));
-    std::exception_ptr failure;
-    json measured;
-    try {
-      ScopedActivity activity(concat("sweeping grid ", a.grid.str()));
-      measured = measureGrid(a.grid, o, *task, s, a, root);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    const std::string error = agreeOnGrid(failure, a.grid, agree);
-    if (!error.empty()) {
-      r["status"] = "failed";
-      r["note"] = error;
-      failed.push_back(concat(a.grid.str(), ": ", error));
-      say(root, concat("grid ", a.grid.str(), ": failed: ", error));
-    } else {
-      r["status"] = "measured";
-      r.update(measured);
-      say(root, concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
-                       " per step (min ", secondsText(r["step_s"]["min"]), ", max ",
-                       secondsText(r["step_s"]["max"]),
-                       std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
+  const auto records = [&] {
+    std::vector<json> r;
+    for (const json& slot : slots)
+      if (!slot.is_null()) r.push_back(slot);
+    return r;
+  };
+  for (int round = 1; round <= s.rounds; ++round) {
+    const std::string in_round =
+        s.rounds > 1 ? concat("round ", round, " of ", s.rounds, ": ") : std::string();
+    std::size_t done = 0;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const GridAssessment& a = candidates[i];
+      json r;
+      r["grid"] = a.grid.str();
+      r["ranks"] = a.grid.size();
+      r["model"] = s.model.model();
+      r["batch"] = o.batch;
+      r["steps"] = s.steps;
+      r["warmup"] = s.warmup;
+      r.update(predictedKeys(a));
+      r["machine"] = machine ? json(machine->path) : json(nullptr);
+      if (!a.valid) {
+        if (round > 1) continue;
+        r["status"] = "invalid";
+        r["note"] = a.why_not;
+        say(root, concat("grid ", a.grid.str(), ": not valid: ", a.why_not));
+        slots[i] = r;
+        continue;
+      }
+      ++done;
+      if (!slots[i].is_null() && slots[i]["status"] == "failed") continue;  // not run again
+      const double predicted = a.predictedStep();
+      if (!a.prediction_error.empty() && round == 1)
+        say(root, concat("grid ", a.grid.str(), ": no predicted step time: ", a.prediction_error));
+      say(root, concat(in_round, "grid ", done, " of ", valid, ": ", a.grid.str(), " (",
+                       std::isfinite(predicted) ? concat("predicted ", secondsText(predicted), ", ")
                                                 : std::string(),
-                       "), peak ", formatBytes(r["peak_bytes"].get<double>()),
-                       " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")"));
+                       formatBytes(double(a.predicted_bytes)), " per rank predicted)"));
+      std::exception_ptr failure;
+      json measured;
+      try {
+        ScopedActivity activity(concat("sweeping grid ", a.grid.str()));
+        measured = measureGrid(a.grid, o, *task, s, a, root);
+      } catch (...) {
+        failure = std::current_exception();
+      }
+      const std::string error = agreeOnGrid(failure, a.grid, agree);
+      if (!error.empty()) {
+        r["status"] = "failed";
+        r["note"] = error;
+        failed.push_back(concat(a.grid.str(), ": ", error));
+        say(root, concat("grid ", a.grid.str(), ": failed: ", error));
+      } else {
+        rounds[i].push_back(std::move(measured));
+        r["status"] = "measured";
+        r.update(mergeRounds(rounds[i]));
+        const json& steps = r["step_s"];
+        say(root, concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
+                         " per step", rounds[i].size() > 1 ? " over its rounds so far" : "",
+                         " (min ", secondsText(steps["min"]), ", max ", secondsText(steps["max"]),
+                         std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
+                                                  : std::string(),
+                         "), peak ", formatBytes(r["peak_bytes"].get<double>()),
+                         " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")"));
+      }
+      slots[i] = r;
+      runCollectively(MPI_COMM_WORLD, [&] {
+        if (root) writeSweepReports(s.out, records(), title);
+      });
     }
-    records.push_back(r);
-    runCollectively(MPI_COMM_WORLD, [&] {
-      if (root) writeSweepReports(s.out, records, title);
-    });
   }
   runCollectively(MPI_COMM_WORLD, [&] {
-    if (root) writeSweepReports(s.out, records, title);
+    if (root) writeSweepReports(s.out, records(), title);
   });
   if (root) {
     std::printf("\n%s\nwrote %s/sweep.jsonl, sweep.csv and sweep.md\n",
-                sweepMarkdown(records, title).c_str(), s.out.c_str());
+                sweepMarkdown(records(), title).c_str(), s.out.c_str());
     std::fflush(stdout);
   }
   if (!failed.empty()) {

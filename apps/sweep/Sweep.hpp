@@ -10,18 +10,22 @@
 //      machine file, which then prices the grids.
 //   2. Each valid grid gets a fresh ProcessGrid and TrainingRun (no checkpoints, no validation,
 //      no metrics file), destroyed before the next; MemoryTracker::resetPeak() before each, so the
-//      peak is the grid's own. --warmup steps, then --steps measured ones.
+//      peak is the grid's own. --warmup steps, then --steps measured ones. With --rounds R the
+//      grids run in turn R times (each time a fresh run, warm-up first), and a grid's record pools
+//      its rounds (mergeRounds): on a machine whose speed drifts over minutes (a shared VM), a slow
+//      stretch then falls on every grid's steps rather than on the few that ran in it.
 //   3. After each grid, DIR/sweep.jsonl, DIR/sweep.csv and DIR/sweep.md are rewritten whole
 //      (SweepReport.hpp) with every grid so far, so an interrupted sweep keeps complete files.
 //
 // One JSON object per grid, with "status": "measured", "invalid" (with "note": why) or "failed"
 // (with "note": the error). Keys of a measured grid:
-//   grid, ranks, model, batch, steps, warmup
-//   measured_step_s             the median over the measured steps of the step time (each step's
-//                               time is the slowest rank's)
-//   step_s {median, min, max, all}
+//   grid, ranks, model, batch, steps, warmup, rounds
+//   measured_step_s             the median over the measured steps of every round of the step time
+//                               (each step's time is the slowest rank's)
+//   step_s {median, min, max, all, round_medians}
 //   times {compute, halo_wait, redistribute, allreduce, io, other}   seconds per step: for each
-//                               phase the largest rank's total over its layers; other = the median
+//                               phase the largest rank's total over its layers (the mean of the
+//                               rounds, as for the layers below); other = the median
 //                               step less their sum (at least 0): loss, optimizer, waits untimed
 //   halo_bytes, halo_messages   what one rank's halo exchanges send per step (the busiest rank)
 //   peak_bytes                  the largest rank's peak of tracked allocations during the grid

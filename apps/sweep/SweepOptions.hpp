@@ -12,6 +12,7 @@ struct SweepOptions {
   ModelFlags model;        // --model cosmoflow|unet3d and its flags
   int steps = 3;           // measured steps per grid
   int warmup = 1;          // steps per grid before the measured ones (not recorded)
+  int rounds = 1;          // times the grids run in turn, each time warm-up then steps
   std::string out;         // output directory: sweep.jsonl, sweep.csv, sweep.md
   std::string grids;       // comma-separated NxDxHxW list; empty: every grid of P ranks
   bool calibrate = false;  // time the layers on every candidate grid's blocks first (rank 0)

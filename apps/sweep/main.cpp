@@ -2,7 +2,7 @@
 // in one launch, and record measured beside predicted step time and memory (docs/sweep.md).
 //
 //   mpirun -np 4 halo3d-sweep --model cosmoflow --data data/train --width 0.25 --batch 4
-//       --steps 5 --warmup 1 --out sweep4 [--grids 1x4x1x1,2x2x1x1] [--machine FILE]
+//       --steps 5 --warmup 1 --out sweep4 [--grids 1x4x1x1,2x2x1x1] [--machine FILE] [--rounds 3]
 //       [--calibrate] [--memory-limit 2G]
 //   python3 scripts/plot_sweep.py sweep4/sweep.jsonl
 //
@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--warmup", options.warmup, "steps per grid before the measured ones")
       ->check(halo3d::apps::atLeast(0))
+      ->capture_default_str();
+  app.add_option("--rounds", options.rounds,
+                 "run the grids in turn this many times, each time --warmup then --steps steps; "
+                 "a grid's figures pool its rounds")
+      ->check(halo3d::apps::atLeast(1))
       ->capture_default_str();
   app.add_option("--out", options.out, "output directory: sweep.jsonl, sweep.csv, sweep.md")
       ->required();

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# sweep_rounds.sh SWEEP DATA WORK LAUNCHER...: halo3d-sweep --rounds. Two ranks run two grids in turn twice (two
+# measured steps each time): the log must show the grids interleaved (A, B, A, B, not A, A, B, B), and each record
+# must pool its rounds: four steps, two round medians, the median of all four as measured_step_s.
+set -eu
+sweep="$1"; data="$2"; work="$3"; shift 3
+rm -rf "$work"
+mkdir -p "$work"
+"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 2 --warmup 0 --rounds 2 \
+  --grids 1x1x2x1,2x1x1x1 --out "$work/out" | tee "$work/log"
+python3 - "$work/out" "$work/log" <<'PY'
+import json, re, statistics, sys
+out, log = sys.argv[1], sys.argv[2]
+order = re.findall(r"^round (\d) of 2: grid \d of 2: (\S+) ", open(log).read(), re.M)
+expected = [("1", "1x1x2x1"), ("1", "2x1x1x1"), ("2", "1x1x2x1"), ("2", "2x1x1x1")]
+problems = [] if order == expected else [f"the grids ran in the order {order}, expected {expected}"]
+records = [json.loads(line) for line in open(f"{out}/sweep.jsonl")]
+if [r["grid"] for r in records] != ["1x1x2x1", "2x1x1x1"]:
+    problems.append(f"sweep.jsonl holds {[r['grid'] for r in records]}")
+for r in records:
+    s = r["step_s"]
+    if r.get("status") != "measured" or r.get("rounds") != 2:
+        problems.append(f"{r['grid']}: status {r.get('status')}, rounds {r.get('rounds')}")
+        continue
+    if len(s["all"]) != 4 or len(s["round_medians"]) != 2 or min(s["all"]) <= 0:
+        problems.append(f"{r['grid']}: step_s = {s}")
+    elif abs(r["measured_step_s"] - statistics.median(s["all"])) > 1e-12 * r["measured_step_s"]:
+        problems.append(f"{r['grid']}: measured_step_s {r['measured_step_s']} is not the median of {s['all']}")
+    elif s["min"] != min(s["all"]) or s["max"] != max(s["all"]):
+        problems.append(f"{r['grid']}: min/max {s['min']}/{s['max']} of {s['all']}")
+    medians = [statistics.median(s["all"][:2]), statistics.median(s["all"][2:])]
+    if any(abs(a - b) > 1e-12 * a for a, b in zip(medians, s["round_medians"])):
+        problems.append(f"{r['grid']}: round_medians {s['round_medians']}, expected {medians}")
+if problems:
+    sys.exit("sweep rounds test:\n  " + "\n  ".join(problems))
+print("sweep rounds test: " + ", ".join(f"{r['grid']} {r['measured_step_s']:.4g} s over {r['step_s']['all']}"
+                                         for r in records))
+PY
