@@ -8,7 +8,9 @@ and worst |predicted - measured| / measured step time, the grid the model picks 
 among the measured grids: --grid auto's choice), the measured best, how much slower the pick measured than the
 best, the worst |predicted - measured| / measured peak memory per rank, and how fast the machine ran against its
 calibration just before and just after the sweep (scripts/machine_drift.py: 1.00 as calibrated, 1.25 the same
-kernels 25% slower; "—" where not measured). Exit status 0 whatever the figures.
+kernels 25% slower; "—" where not measured), and beside it the median error again with every prediction scaled
+by the mean of those two readings: a diagnostic of how much of the error the machine's speed explains (the probe
+reads the slowest core; a one-rank sweep may have run on the other). Exit status 0 whatever the figures.
 """
 import argparse
 import json
@@ -25,7 +27,7 @@ def load(path):
     return rows
 
 
-def summarise(rows):
+def summarise(rows, speed=None):
     measured = [r for r in rows if r.get("status") == "measured" and r.get("measured_step_s")]
     if not measured:
         return None
@@ -33,6 +35,8 @@ def summarise(rows):
     errors = [abs(r["predicted_step_s"] - r["measured_step_s"]) / r["measured_step_s"] for r in priced]
     mem = [abs(r["predicted_peak_bytes"] - r["peak_bytes"]) / r["peak_bytes"] for r in measured
            if r.get("peak_bytes") and r.get("predicted_peak_bytes")]
+    scaled = [abs(r["predicted_step_s"] * speed - r["measured_step_s"]) / r["measured_step_s"] for r in priced] \
+        if speed else []
     best = min(measured, key=lambda r: r["measured_step_s"])
     pick = min(priced, key=lambda r: r["predicted_step_s"]) if priced else None
     worst = max(priced, key=lambda r: abs(r["predicted_step_s"] - r["measured_step_s"]) / r["measured_step_s"],
@@ -42,6 +46,7 @@ def summarise(rows):
         "priced": len(priced),
         "median_error": statistics.median(errors) if errors else None,
         "worst_error": max(errors) if errors else None,
+        "median_error_speed_scaled": statistics.median(scaled) if scaled else None,
         "worst_grid": worst["grid"] if worst else None,
         "best_grid": best["grid"],
         "best_s": best["measured_step_s"],
@@ -76,17 +81,19 @@ def main():
     results = {}
     for path in sorted(args.dir.glob("*/P*/sweep.jsonl")):
         config, ranks = path.parent.parent.name, int(path.parent.name[1:])
-        summary = summarise(load(path))
+        before, after = drift(path.parent, "before"), drift(path.parent, "after")
+        readings = [x for x in (before, after) if x is not None]
+        summary = summarise(load(path), statistics.mean(readings) if readings else None)
         if summary:
-            summary["drift_before"] = drift(path.parent, "before")
-            summary["drift_after"] = drift(path.parent, "after")
+            summary["drift_before"] = before
+            summary["drift_after"] = after
             results.setdefault(config, {})[ranks] = summary
     if not results:
         print(f"model_accuracy: no measured sweep under {args.dir}", file=sys.stderr)
         return 1
     print("| model | P | grids | median step error | worst (grid) | pick | measured best | pick vs best "
-          "| worst memory error | machine vs calibration (before / after) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| worst memory error | machine vs calibration (before / after) | median error, speed-scaled |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for config, by_ranks in results.items():
         for ranks in sorted(by_ranks):
             s = by_ranks[ranks]
@@ -94,7 +101,8 @@ def main():
             print(f"| {config} | {ranks} | {s['grids']} | {pct(s['median_error'])} | {pct(s['worst_error'])} "
                   f"({s['worst_grid']}) | {pick} | {s['best_grid']} ({s['best_s']:.3f} s) "
                   f"| +{pct(s['pick_slowdown'])} | {pct(s['worst_memory_error'])} "
-                  f"| {ratio(s['drift_before'])} / {ratio(s['drift_after'])} |")
+                  f"| {ratio(s['drift_before'])} / {ratio(s['drift_after'])} "
+                  f"| {pct(s['median_error_speed_scaled'])} |")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0
