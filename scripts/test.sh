@@ -21,11 +21,12 @@ set -euo pipefail
 # The clock starts before the bootstrap: on a fresh machine it installs packages and builds two Kokkos (about
 # 5 minutes), and CI's 45 minutes count them too (a cold run took 2861 s when the clock started after it).
 start=$(date +%s)
+ci_budget="${HALO3D_CI_BUDGET:-2000}"
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 build="${HALO3D_BUILD:-$repo/build}"
 if [[ -n "${HALO3D_CI_LIMIT:-}" ]]; then
-  echo "== notice: HALO3D_CI_LIMIT is no longer read: HALO3D_CI_BUDGET (${HALO3D_CI_BUDGET:-2000} s) bounds every stage"
+  echo "== notice: HALO3D_CI_LIMIT is no longer read: HALO3D_CI_BUDGET ($ci_budget s) bounds every stage"
 fi
 echo "== format check"
 "$repo/scripts/check_format.sh"
@@ -42,16 +43,16 @@ echo "== ctest"
 # first.
 build_within_limit() {
   local dir="$1" reserve="$2"; shift 2
-  local left=$(( ${HALO3D_CI_BUDGET:-2000} - ($(date +%s) - start) - reserve ))
+  local left=$(( ci_budget - ($(date +%s) - start) - reserve ))
   if ((left < 60)); then
-    echo "== notice: $(( $(date +%s) - start )) s gone, HALO3D_CI_BUDGET=${HALO3D_CI_BUDGET:-2000}: $dir not built" \
+    echo "== notice: $(( $(date +%s) - start )) s gone, HALO3D_CI_BUDGET=$ci_budget: $dir not built" \
       "and its tests skipped"
     return 1
   fi
   local rc=0
   HALO3D_BUILD_TIMEOUT="$left" halo3d_build "$dir" "$@" || rc=$?
   if ((rc == 124)); then
-    echo "== notice: building $dir reached HALO3D_CI_BUDGET=${HALO3D_CI_BUDGET:-2000} (a cold cache) and stopped;" \
+    echo "== notice: building $dir reached HALO3D_CI_BUDGET=$ci_budget (a cold cache) and stopped;" \
       "its tests are skipped this run, and what it compiled is in ccache for the next"
     return 1
   fi
@@ -128,7 +129,7 @@ else
     -DKokkos_ROOT="$cuda_kokkos" -DCMAKE_PREFIX_PATH="$cuda_kokkos" "${launcher[@]}" > "$build-cuda.configure.log" ||
     { cat "$build-cuda.configure.log"; exit 1; }
   grep -E "Kokkos backend|MPI layers|HDF5|benchmarks" "$build-cuda.configure.log"
-  budget=$(( ${HALO3D_CI_BUDGET:-2000} - ($(date +%s) - start) ))
+  budget=$(( ci_budget - ($(date +%s) - start) ))
   ((budget < 60)) && budget=60
   set +e
   # The header check last: out of `all` in CUDA builds (tests/CMakeLists.txt).

@@ -26,6 +26,7 @@ set -euo pipefail
 repo="$src"; jobs=1; kokkos_prefix=/none; kokkos_args=(); launcher=()
 export PATH="$work/bin:\$PATH"
 start=\$(( \$(date +%s) - GONE ))
+ci_budget="\$HALO3D_CI_BUDGET"  # as scripts/test.sh sets it
 eval "\$(sed -n '/^halo3d_build() {/,/^}/p' "$src/scripts/common.sh")"
 eval "\$(sed -n '/^build_within_limit() {/,/^}/p' "$src/scripts/test.sh")"
 if build_within_limit "$work/build" 600 -DX=1; then echo "TESTS RUN"; else echo "TESTS SKIPPED"; fi
