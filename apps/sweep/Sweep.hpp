@@ -41,10 +41,11 @@
 //   machine, notes
 //
 // A grid that fails at run time (an error thrown on every rank, e.g. a non-finite loss) is recorded
-// with its error and the sweep goes on; the sweep then exits non-zero, naming the failed grids. An
-// error on some ranks only cannot be recovered: if the ranks do not agree within a minute, the job
-// is aborted with the error. A sweep where no grid is valid says why for each and exits non-zero on
-// every rank before running anything.
+// with its error (in any round: its earlier rounds are dropped, and it does not run again) and the
+// sweep goes on; the sweep then exits non-zero, naming the failed grids. An error on some ranks
+// only cannot be recovered: if the ranks do not agree within a minute, the job is aborted with the
+// error. A sweep where no grid is valid says why for each and exits non-zero on every rank before
+// running anything.
 
 #include "halo3d/apps/sweep/SweepOptions.hpp"
 
