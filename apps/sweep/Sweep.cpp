@@ -418,6 +418,20 @@ int runSweep(const SweepOptions& s) {
       if (!slot.is_null()) r.push_back(slot);
     return r;
   };
+  // The time left, from the mean time of the grid runs so far (every round runs the same grids).
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t runs_done = 0;
+  const auto timeLeft = [&](int round, std::size_t i) {
+    std::size_t left = 0;
+    for (std::size_t j = 0; j < candidates.size(); ++j)
+      if (candidates[j].valid && (slots[j].is_null() || slots[j]["status"] != "failed"))
+        left += std::size_t(s.rounds - round) + (j > i ? 1 : 0);
+    if (left == 0) return std::string();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return concat("; about ", formatDuration(elapsed / double(runs_done) * double(left)),
+                  " left");
+  };
   for (int round = 1; round <= s.rounds; ++round) {
     const std::string in_round =
         s.rounds > 1 ? concat("round ", round, " of ", s.rounds, ": ") : std::string();
@@ -459,11 +473,13 @@ int runSweep(const SweepOptions& s) {
         failure = std::current_exception();
       }
       const std::string error = agreeOnGrid(failure, a.grid, agree);
+      ++runs_done;
       if (!error.empty()) {
         r["status"] = "failed";
         r["note"] = error;
+        slots[i] = r;
         failed.push_back(concat(a.grid.str(), ": ", error));
-        say(root, concat("grid ", a.grid.str(), ": failed: ", error));
+        say(root, concat("grid ", a.grid.str(), ": failed: ", error, timeLeft(round, i)));
       } else {
         rounds[i].push_back(std::move(measured));
         r["status"] = "measured";
@@ -475,7 +491,8 @@ int runSweep(const SweepOptions& s) {
                          std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
                                                   : std::string(),
                          "), peak ", formatBytes(r["peak_bytes"].get<double>()),
-                         " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")"));
+                         " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")",
+                         timeLeft(round, i)));
       }
       slots[i] = r;
       runCollectively(MPI_COMM_WORLD, [&] {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sweep_rounds.sh SWEEP DATA WORK LAUNCHER...: halo3d-sweep --rounds. Two ranks run two grids in turn twice (two
 # measured steps each time): the log must show the grids interleaved (A, B, A, B, not A, A, B, B), and each record
-# must pool its rounds: four steps, two round medians, the median of all four as measured_step_s.
+# must pool its rounds: four steps, two round medians, the median of all four as measured_step_s. Each grid's
+# summary line but the last says about how long the sweep has left.
 set -eu
 sweep="$1"; data="$2"; work="$3"; shift 3
 rm -rf "$work"
@@ -14,6 +15,10 @@ out, log = sys.argv[1], sys.argv[2]
 order = re.findall(r"^round (\d) of 2: grid \d of 2: (\S+) ", open(log).read(), re.M)
 expected = [("1", "1x1x2x1"), ("1", "2x1x1x1"), ("2", "1x1x2x1"), ("2", "2x1x1x1")]
 problems = [] if order == expected else [f"the grids ran in the order {order}, expected {expected}"]
+summaries = re.findall(r"^grid \S+: median .*$", open(log).read(), re.M)
+lefts = [bool(re.search(r"; about \d\d:\d\d:\d\d left$", line)) for line in summaries]
+if lefts != [True, True, True, False]:
+    problems.append(f"the time left in the grids' summary lines: {summaries}")
 records = [json.loads(line) for line in open(f"{out}/sweep.jsonl")]
 if [r["grid"] for r in records] != ["1x1x2x1", "2x1x1x1"]:
     problems.append(f"sweep.jsonl holds {[r['grid'] for r in records]}")
