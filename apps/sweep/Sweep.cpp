@@ -429,8 +429,7 @@ int runSweep(const SweepOptions& s) {
     if (left == 0) return std::string();
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return concat("; about ", formatDuration(elapsed / double(runs_done) * double(left)),
-                  " left");
+    return concat("; about ", formatDuration(elapsed / double(runs_done) * double(left)), " left");
   };
   for (int round = 1; round <= s.rounds; ++round) {
     const std::string in_round =
@@ -485,14 +484,14 @@ int runSweep(const SweepOptions& s) {
         r["status"] = "measured";
         r.update(mergeRounds(rounds[i]));
         const json& steps = r["step_s"];
-        say(root, concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
-                         " per step", rounds[i].size() > 1 ? " over its rounds so far" : "",
-                         " (min ", secondsText(steps["min"]), ", max ", secondsText(steps["max"]),
-                         std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
-                                                  : std::string(),
-                         "), peak ", formatBytes(r["peak_bytes"].get<double>()),
-                         " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")",
-                         timeLeft(round, i)));
+        say(root,
+            concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
+                   " per step", rounds[i].size() > 1 ? " over its rounds so far" : "", " (min ",
+                   secondsText(steps["min"]), ", max ", secondsText(steps["max"]),
+                   std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
+                                            : std::string(),
+                   "), peak ", formatBytes(r["peak_bytes"].get<double>()), " per rank (predicted ",
+                   formatBytes(double(a.predicted_bytes)), ")", timeLeft(round, i)));
       }
       slots[i] = r;
       runCollectively(MPI_COMM_WORLD, [&] {
