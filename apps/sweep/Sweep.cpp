@@ -473,27 +473,27 @@ int runSweep(const SweepOptions& s) {
       }
       const std::string error = agreeOnGrid(failure, a.grid, agree);
       ++runs_done;
+      std::string summary;
       if (!error.empty()) {
         r["status"] = "failed";
         r["note"] = error;
-        slots[i] = r;
         failed.push_back(concat(a.grid.str(), ": ", error));
-        say(root, concat("grid ", a.grid.str(), ": failed: ", error, timeLeft(round, i)));
+        summary = concat("grid ", a.grid.str(), ": failed: ", error);
       } else {
         rounds[i].push_back(std::move(measured));
         r["status"] = "measured";
         r.update(mergeRounds(rounds[i]));
         const json& steps = r["step_s"];
-        say(root,
-            concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
-                   " per step", rounds[i].size() > 1 ? " over its rounds so far" : "", " (min ",
-                   secondsText(steps["min"]), ", max ", secondsText(steps["max"]),
-                   std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
-                                            : std::string(),
-                   "), peak ", formatBytes(r["peak_bytes"].get<double>()), " per rank (predicted ",
-                   formatBytes(double(a.predicted_bytes)), ")", timeLeft(round, i)));
+        summary = concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
+                         " per step", rounds[i].size() > 1 ? " over its rounds so far" : "",
+                         " (min ", secondsText(steps["min"]), ", max ", secondsText(steps["max"]),
+                         std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
+                                                  : std::string(),
+                         "), peak ", formatBytes(r["peak_bytes"].get<double>()),
+                         " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")");
       }
-      slots[i] = r;
+      slots[i] = r;  // before timeLeft, which counts no run to come for a failed grid
+      say(root, summary + timeLeft(round, i));
       runCollectively(MPI_COMM_WORLD, [&] {
         if (root) writeSweepReports(s.out, records(), title);
       });

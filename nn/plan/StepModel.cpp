@@ -265,9 +265,9 @@ class Predictor {
   // stretches (a small model's layers, each ending in an exchange) do not add up to more lateness
   // than one slice each could give. The k ranks that meet wait for the latest, E[max of k normals]
   // sigma. The forward pass runs the layers in order, then the loss (no meeting of its own: its
-  // allreduces are priced as alpha terms), the backward pass in reverse; the last
-  // stretch ends at the gradient allreduce and the step's allreduces, where every rank meets. The
-  // lateness is booked on the layer whose synchronisation waits for it.
+  // allreduces are priced as alpha terms), the backward pass in reverse; the last stretch ends at
+  // the gradient allreduce and the step's allreduces, where every rank meets. The lateness is
+  // booked on the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
                    const std::vector<std::array<int, 2>>& groups, double loader, double input_store,
                    double loss) const {
