@@ -2,7 +2,7 @@
 # sweep_rounds.sh SWEEP DATA WORK LAUNCHER...: halo3d-sweep --rounds. Two ranks run two grids in turn twice (two
 # measured steps each time): the log must show the grids interleaved (A, B, A, B, not A, A, B, B), and each record
 # must pool its rounds: four steps, two round medians, the median of all four as measured_step_s. Each grid's
-# summary line but the last says about how long the sweep has left.
+# summary line but the last says about how long the sweep has left. Then a sweep whose grids fail.
 set -eu
 sweep="$1"; data="$2"; work="$3"; shift 3
 rm -rf "$work"
@@ -40,4 +40,28 @@ if problems:
     sys.exit("sweep rounds test:\n  " + "\n  ".join(problems))
 print("sweep rounds test: " + ", ".join(f"{r['grid']} {r['measured_step_s']:.4g} s over {r['step_s']['all']}"
                                          for r in records))
+PY
+
+# A grid that fails (here every grid: a learning rate that makes the loss NaN at the first step) is recorded as
+# failed in round 1 and not run in round 2; the sweep exits non-zero, naming the failed grids.
+cd "$work"
+rc=0
+"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 2 --warmup 0 --rounds 2 \
+  --grids 1x1x2x1,2x1x1x1 --lr 1e30 --out "$work/failed" > "$work/failed.log" 2>&1 || rc=$?
+python3 - "$work/failed" "$work/failed.log" "$rc" <<'PY'
+import json, sys
+out, log, rc = sys.argv[1], open(sys.argv[2]).read(), int(sys.argv[3])
+records = [json.loads(line) for line in open(f"{out}/sweep.jsonl")]
+problems = []
+if rc == 0:
+    problems.append("the sweep exited 0")
+if [(r["grid"], r["status"]) for r in records] != [("1x1x2x1", "failed"), ("2x1x1x1", "failed")]:
+    problems.append(f"records {[(r['grid'], r['status']) for r in records]}")
+if "round 2 of 2" in log:
+    problems.append("a failed grid ran again in round 2")
+if "2 of 2 valid grids failed at run time" not in log:
+    problems.append("no error naming the failed grids")
+if problems:
+    sys.exit("sweep rounds test, failed grids:\n  " + "\n  ".join(problems) + "\n" + log)
+print("sweep rounds test: both failed grids recorded in round 1 and not run again")
 PY
