@@ -56,6 +56,34 @@ inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index
   }
 }
 
+// maxPoolBackwardRowK2S2 for the two input rows of one output row (along H, rows ih and ih + 1 of
+// the window, W cells apart in the global linear index): each 8 outputs' dy and argmax are loaded,
+// offset and widened once for both rows, dx_a being row ih (base its cell 0) and dx_b row ih + 1.
+// The same cells, compare and +0 as two calls of the single row, so the same bits.
+inline void maxPoolBackwardRowPairK2S2(const float* dy, const index_t* argmax, index_t base,
+                                       index_t W, index_t count, float* dx_a, float* dx_b) {
+  const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i cell = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i cell_b = _mm512_add_epi32(cell, _mm512_set1_epi32(std::int32_t(W)));
+  const __m512 zero = _mm512_setzero_ps();
+  for (index_t i = 0; i < count; i += 16) {
+    const index_t m = count - i < 16 ? count - i : 16;
+    const __mmask16 cells = __mmask16((1u << m) - 1u);
+    const __mmask8 outs = __mmask8((1u << (m / 2)) - 1u);
+    const index_t o = i / 2;
+    const __m512i won =
+        _mm512_sub_epi64(_mm512_maskz_loadu_epi64(outs, argmax + o), _mm512_set1_epi64(base + i));
+    const __m512i offset = _mm512_maskz_permutexvar_epi32(
+        0xffff, dup, _mm512_castsi256_si512(_mm512_maskz_cvtepi64_epi32(0xff, won)));
+    const __m512 g = _mm512_maskz_permutexvar_ps(
+        0xffff, dup, _mm512_castps256_ps512(_mm256_maskz_loadu_ps(outs, dy + o)));
+    const __mmask16 hit_a = _mm512_cmpeq_epi32_mask(offset, cell);
+    const __mmask16 hit_b = _mm512_cmpeq_epi32_mask(offset, cell_b);
+    _mm512_mask_storeu_ps(dx_a + i, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit_a, g), zero));
+    _mm512_mask_storeu_ps(dx_b + i, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit_b, g), zero));
+  }
+}
+
 // Max pooling forward, window 2 along D, H and W, stride 2 along W, over `cells` output cells whose
 // taps all lie in the volume: rows[0..3] are the window's input rows in window order ((kd, kh) =
 // (0, 0), (0, 1), (1, 0), (1, 1)), each pointing at the first cell's tap kw = 0; off[r] is row r's

@@ -94,6 +94,10 @@ std::vector<Window> sweep() {
       {"unit_extent_k2s1p1", {1, 3, 1, 1, 1}, WindowGeometry::cubic(2, 1, 1)},
       {"non_cubic", {1, 2, 4, 9, 7}, general({2, 3, 1}, {1, 2, 3}, {1, 1, 0}, {1, 1, 2})},
       {"long_rows_k3s2p1", {1, 1, 2, 3, 41}, WindowGeometry::cubic(3, 2, 1)},
+      // k2s2 along W only (the dense max rows) with overlapping windows along H (rows with up to
+      // three outputs) or along D (planes with several).
+      {"w_k2s2_h_k3s1p1", {1, 2, 4, 6, 10}, general({2, 3, 2}, {2, 1, 2}, {0, 1, 0}, {1, 1, 1})},
+      {"w_k2s2_d_k3s1p1", {1, 2, 5, 4, 12}, general({3, 2, 2}, {1, 2, 2}, {1, 0, 0}, {1, 1, 1})},
   };
 }
 
