@@ -12,10 +12,12 @@
 // GB/s counts 2-byte x and y.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
+#include "halo3d/kernels/impl/Pool3dImpl.hpp"
 #include "support/ManualTime.hpp"
 #include "support/Pool3dRows.hpp"
 
@@ -69,6 +71,13 @@ void smallestCall(benchmark::State& state) {
 }
 
 void registerAll() {
+  // Streaming (non-temporal) dx stores from this many bytes of dx, so that a run can measure them
+  // against the cached stores: average backward (impl::poolStreamMinBytes, off by default) and max
+  // backward (impl::maxPoolStreamMinBytes, 16 MiB by default).
+  if (const char* bytes = std::getenv("HALO3D_POOL_STREAM_MIN_BYTES"))
+    kernels::impl::poolStreamMinBytes() = std::atof(bytes);
+  if (const char* bytes = std::getenv("HALO3D_MAXPOOL_STREAM_MIN_BYTES"))
+    kernels::impl::maxPoolStreamMinBytes() = std::atof(bytes);
   benchmark::RegisterBenchmark("pool3d_floor/empty_parallel_for", emptyParallelFor)
       ->Arg(64)
       ->UseManualTime()

@@ -59,8 +59,11 @@ inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index
 // maxPoolBackwardRowK2S2 for the two input rows of one output row (along H, rows ih and ih + 1 of
 // the window, W cells apart in the global linear index): each 8 outputs' dy and argmax are loaded,
 // offset and widened once for both rows, dx_a being row ih (base its cell 0) and dx_b row ih + 1.
-// The same cells, compare and +0 as two calls of the single row, so the same bits.
-inline void maxPoolBackwardRowPairK2S2(const float* dy, const index_t* argmax, index_t base,
+// The same cells, compare and +0 as two calls of the single row, so the same bits. With Stream,
+// whole 64-byte aligned steps of dx are stored around the caches (the caller fences); a template
+// argument, since a run-time test in the loop cost the cached rows of 16^3-32^3 volumes 14%.
+template <bool Stream>
+__attribute__((always_inline)) inline void maxPoolBackwardRowPairK2S2(const float* dy, const index_t* argmax, index_t base,
                                        index_t W, index_t count, float* dx_a, float* dx_b) {
   const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
   const __m512i cell = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -79,8 +82,16 @@ inline void maxPoolBackwardRowPairK2S2(const float* dy, const index_t* argmax, i
         0xffff, dup, _mm512_castps256_ps512(_mm256_maskz_loadu_ps(outs, dy + o)));
     const __mmask16 hit_a = _mm512_cmpeq_epi32_mask(offset, cell);
     const __mmask16 hit_b = _mm512_cmpeq_epi32_mask(offset, cell_b);
-    _mm512_mask_storeu_ps(dx_a + i, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit_a, g), zero));
-    _mm512_mask_storeu_ps(dx_b + i, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit_b, g), zero));
+    const __m512 va = _mm512_add_ps(_mm512_maskz_mov_ps(hit_a, g), zero);
+    const __m512 vb = _mm512_add_ps(_mm512_maskz_mov_ps(hit_b, g), zero);
+    if (Stream && m == 16 && reinterpret_cast<std::uintptr_t>(dx_a + i) % 64 == 0)
+      _mm512_stream_ps(dx_a + i, va);
+    else
+      _mm512_mask_storeu_ps(dx_a + i, cells, va);
+    if (Stream && m == 16 && reinterpret_cast<std::uintptr_t>(dx_b + i) % 64 == 0)
+      _mm512_stream_ps(dx_b + i, vb);
+    else
+      _mm512_mask_storeu_ps(dx_b + i, cells, vb);
   }
 }
 

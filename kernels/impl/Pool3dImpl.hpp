@@ -76,6 +76,16 @@ inline double& poolStreamMinBytes() {
   return bytes;
 }
 
+// The same for max pooling's dense backward planes (denseMaxPlane), on from 16 MiB of dx, the
+// direct convolution's threshold: a dx that large does not stay in the caches for its reader
+// anyway (half of the 32 MiB L3). On the U-Net's first pool (16 x 64^3, 16 MiB per sample) it took
+// 1.40 ms to 0.78 ms in five alternating quiet rounds (docs/PERFORMANCE.md, issue 12 item 3,
+// seventh round). A variable for the tests and the benchmark.
+inline double& maxPoolStreamMinBytes() {
+  static double bytes = double(index_t(16) << 20);
+  return bytes;
+}
+
 // Host calls that touch at most this many input cells (x or dx) run their planes on the calling
 // thread: a Kokkos parallel_for costs about as much as the whole work of a 4^3 channel set
 // (bench_pool3d's pool3d_floor rows), and host kernels are complete on return either way.
@@ -616,7 +626,7 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   bool dilated;                     // some dilation > 1: average pooling tests for window gaps
   bool planes = false;              // average: avgBackwardPlaneK3S2P1; max: denseMaxRow
   index_t dyw0 = 0, dyw1 = 0;       // dy_box along W
-  bool stream = false;              // dx stored around the caches (avgBackwardPlaneK3S2P1)
+  bool stream = false;  // dx stored around the caches (avgBackwardPlaneK3S2P1, denseMaxPlane)
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
@@ -685,6 +695,38 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
         const index_t o = iw / 2;
         dxrow[iw] = float((arow[o] == rowbase + iw ? Acc(dyrow[o]) : Acc(0)) + Acc(0));
       };
+      // The common case, a whole plane of whole rows in pairs (k2s2 along H as well, the box
+      // starting on an even row and cell, every row's output in dy_box): one loop over the
+      // output rows, without the per-row tests below, which cost the 16-cell rows of 16^3
+      // volumes a fifth of their time. The only rows that stream.
+      const PoolAxis& ah = ax[1];
+      if (od1 - od0 == 1 && ah.stride == 2 && ah.taps == 2 && ah.padding == 0 && ah.dilation == 1 &&
+          lo == w0 && hi == w1 && w0 % 2 == 0 && (w1 - w0) % 2 == 0 && h0 % 2 == 0 &&
+          (h1 - h0) % 2 == 0 && outputs.at(1, h0, 0) == h0 / 2 &&
+          outputs.at(1, h0, 1) == h0 / 2 + 1 && outputs.at(1, h1 - 1, 0) == (h1 - 1) / 2 &&
+          outputs.at(1, h1 - 1, 1) == (h1 - 1) / 2 + 1) {
+        const float* dyrow = &dy(n, c, od0 + ys[0], h0 / 2 + ys[1], 0) + ys[2] + w0 / 2;
+        const index_t* arow = &argmax(n, c, od0 + as[0], h0 / 2 + as[1], 0) + as[2] + w0 / 2;
+        index_t rowbase = (id * ah.extent + h0) * W + w0;
+        float* dxrow = dx0 + w0;
+        const auto rows = [&](auto streamed) {
+          for (index_t ih = h0; ih < h1; ih += 2) {
+            maxPoolBackwardRowPairK2S2<decltype(streamed)::value>(dyrow, arow, rowbase, W, w1 - w0,
+                                                                  dxrow, dxrow + dxs);
+            dyrow += dys;
+            arow += ars;
+            rowbase += 2 * W;
+            dxrow += 2 * dxs;
+          }
+        };
+        if (stream) {
+          rows(std::true_type());
+          _mm_sfence();  // the streamed dx lines, visible before the kernel returns
+        } else {
+          rows(std::false_type());
+        }
+        return true;
+      }
       for (index_t ih = h0; ih < h1;) {
         float* const dxrow = dx0 + (ih - h0) * dxs;
         const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
@@ -721,8 +763,8 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
         }
         const index_t even = 2 * ((hi - iw) / 2);
         if (pair)
-          maxPoolBackwardRowPairK2S2(dyrow + iw / 2, arow + iw / 2, rowbase + iw, W, even,
-                                     dxrow + iw, dxrow + dxs + iw);
+          maxPoolBackwardRowPairK2S2<false>(dyrow + iw / 2, arow + iw / 2, rowbase + iw, W, even,
+                                            dxrow + iw, dxrow + dxs + iw);
         else
           maxPoolBackwardRowK2S2(dyrow + iw / 2, arow + iw / 2, rowbase + iw, even, dxrow + iw);
         for (iw += even; iw < hi; ++iw)
@@ -1062,10 +1104,10 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                      : !body.dilated && g.kernel[2] == 3 && g.stride[2] == 2 && g.padding[2] == 1;
   body.dyw0 = dy_box.min(2);
   body.dyw1 = dy_box.max(2);
-  body.stream = kRunsOnHost<ExecSpace> && double(dx.block().localSamples()) *
-                                                  double(dx.block().channels()) *
-                                                  double(dx_box.size()) * sizeof(T) >=
-                                              poolStreamMinBytes();
+  body.stream =
+      kRunsOnHost<ExecSpace> && double(dx.block().localSamples()) * double(dx.block().channels()) *
+                                        double(dx_box.size()) * sizeof(T) >=
+                                    (kMax ? maxPoolStreamMinBytes() : poolStreamMinBytes());
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
     if (!dx_box.empty() && body.planes && poolChannelsApply(path, dx.block().channels()) &&

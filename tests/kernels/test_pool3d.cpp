@@ -497,6 +497,56 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
   impl::poolStreamMinBytes() = saved;
 }
 
+// Max backward k2s2 on the host planes (denseMaxPlane: the two input rows of an output row from
+// one load, AVX-512 where built) against the reference, with dx stored through the caches and
+// around them (streaming, whole aligned 16-cell steps: rows of 64 cells without W ghosts): the
+// planes' loop over whole rows in pairs (the whole box, and a box of even rows), and its general
+// rows (odd starts along D, H and W, so unpaired rows and odd first cells; dy_box cut on every
+// side), with ghosts along D and H, ties and signed zeros in dy. Streamed and cached dx must be
+// identical.
+TEST(Pool3dLongRows, MaxBackwardK2S2PlanesStreamedAndCached) {
+  const WindowGeometry g = WindowGeometry::cubic(2, 2);
+  const Window s{"k2s2", {2, 3, 6, 8, 64}, g};
+  const HaloWidths halo_x{{1, 2, 0}, {0, 1, 0}};
+  HaloTensor<float, Memory> x("x", TensorBlock::whole(s.x_shape, halo_x));
+  HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+  // Few levels: many ties, whose first maximum the argmax keeps.
+  fillGlobal(x, [](index_t n, index_t c, const Extents3& gc) {
+    return double((((n * 3 + c) * 7 + gc[0]) * 5 + gc[1] * 3 + gc[2]) % 4);
+  });
+  fillGlobal(dy, [](index_t n, index_t c, const Extents3& gc) {
+    const index_t k = ((n * 3 + c) * 11 + gc[0] * 5 + gc[1]) * 13 + gc[2];
+    return k % 6 == 0 ? -0.0 : valueAt(4, n, c, gc[0], gc[1], gc[2]);
+  });
+  HaloTensor<float, Memory> y("y", dy.block());
+  Argmax a("a", dy.block());
+  maxPool3dForward(Exec(), x, g, y, a, y.block().owned(), KernelPath::Fastest);
+  const Host host;
+  const auto hdy = hostCopy(dy);
+  const auto ha = hostCopy(a);
+  const Box dy_owned = dy.block().owned();
+  const double saved = impl::maxPoolStreamMinBytes();
+  for (const Box& dy_box : {dy_owned, dy_owned.grown({-1, 0, -1}, {0, -1, -3})})
+    for (const Box& dx_box :
+         {x.block().owned(), Box({1, 2, 0}, {5, 6, 64}), Box({1, 1, 3}, {5, 8, 61}),
+          Box({0, 3, 0}, {6, 4, 64})}) {
+      HaloTensor<float, Kokkos::HostSpace> dx_ref("dx_ref", x.block());
+      reference::maxPool3dBackward(host, hdy, ha, g, dx_ref, dx_box, dy_box);
+      HaloTensor<float, Memory> dx_cached("dx_cached", x.block()), dx_streamed("dx_streamed",
+                                                                               x.block());
+      impl::maxPoolStreamMinBytes() = 1e30;
+      maxPool3dBackward(Exec(), dy, a, g, dx_cached, dx_box, dy_box, KernelPath::Fastest);
+      impl::maxPoolStreamMinBytes() = 0.0;
+      maxPool3dBackward(Exec(), dy, a, g, dx_streamed, dx_box, dy_box, KernelPath::Fastest);
+      impl::maxPoolStreamMinBytes() = saved;
+      Exec().fence();
+      SCOPED_TRACE("dx box " + std::to_string(dx_box.min(0)) + " " +
+                   std::to_string(dx_box.min(1)) + " " + std::to_string(dx_box.min(2)));
+      EXPECT_EQ(maxRelError(hostCopy(dx_cached), dx_ref, dx_box), 0.0);
+      EXPECT_TRUE(testing::identical(hostCopy(dx_streamed), hostCopy(dx_cached)));
+    }
+}
+
 // Average pooling 16 channels at a time (impl/Pool3dHostChannels.hpp: float on AVX-512 hosts,
 // channels a multiple of 16; the forward on planes of at most impl::poolChannelPlaneCells() cells,
 // raised here so that every case takes it) gives every cell the bits of the planes it replaces,
