@@ -63,8 +63,11 @@ inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index
 // whole 64-byte aligned steps of dx are stored around the caches (the caller fences); a template
 // argument, since a run-time test in the loop cost the cached rows of 16^3-32^3 volumes 14%.
 template <bool Stream>
-__attribute__((always_inline)) inline void maxPoolBackwardRowPairK2S2(const float* dy, const index_t* argmax, index_t base,
-                                       index_t W, index_t count, float* dx_a, float* dx_b) {
+__attribute__((always_inline)) inline void maxPoolBackwardRowPairK2S2(const float* dy,
+                                                                      const index_t* argmax,
+                                                                      index_t base, index_t W,
+                                                                      index_t count, float* dx_a,
+                                                                      float* dx_b) {
   const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
   const __m512i cell = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i cell_b = _mm512_add_epi32(cell, _mm512_set1_epi32(std::int32_t(W)));
