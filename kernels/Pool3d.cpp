@@ -17,6 +17,15 @@ void validatePool3d(const WindowGeometry& g) {
   }
 }
 
+PoolStreamBytes poolStreamBytes() {
+  return {impl::maxPoolStreamMinBytes(), impl::poolStreamMinBytes()};
+}
+
+void setPoolStreamBytes(const PoolStreamBytes& bytes) {
+  impl::maxPoolStreamMinBytes() = bytes.max_pool;
+  impl::poolStreamMinBytes() = bytes.avg_pool;
+}
+
 HALO3D_POOL3D_INSTANTIATE(, float, Kokkos::DefaultExecutionSpace)
 HALO3D_POOL3D_INSTANTIATE(, double, Kokkos::DefaultExecutionSpace)
 HALO3D_POOL3D_INSTANTIATE(, ::halo3d::bf16, Kokkos::DefaultExecutionSpace)

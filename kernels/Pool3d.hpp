@@ -52,6 +52,17 @@ namespace halo3d::kernels {
 // dil (k - 1) + 1 along every dimension (PyTorch's rule).
 void validatePool3d(const WindowGeometry& g);
 
+// The dx size (bytes of one host call) from which the backward passes store dx around the caches
+// (non-temporal stores): max pooling's dense k2s2 planes (16 MiB by default) and average pooling's
+// k3s2p1 rows (off by default: infinity). Process-wide, for benchmarks that compare the two kinds
+// of store; not thread-safe against running kernels.
+struct PoolStreamBytes {
+  double max_pool;
+  double avg_pool;
+};
+PoolStreamBytes poolStreamBytes();
+void setPoolStreamBytes(const PoolStreamBytes& bytes);
+
 // Max pooling forward: assigns y(n, c, o) = max of x over the window of o inside the volume, and
 // argmax(n, c, o) = the global linear index of the first maximum in window order (kd, kh, kw), for
 // every sample, channel and o in `out_box`. Requires x (N, C, ...), y and argmax (N, C,

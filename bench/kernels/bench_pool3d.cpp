@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
-#include "halo3d/kernels/impl/Pool3dImpl.hpp"
 #include "support/ManualTime.hpp"
 #include "support/Pool3dRows.hpp"
 
@@ -72,12 +71,14 @@ void smallestCall(benchmark::State& state) {
 
 void registerAll() {
   // Streaming (non-temporal) dx stores from this many bytes of dx, so that a run can measure them
-  // against the cached stores: average backward (impl::poolStreamMinBytes, off by default) and max
-  // backward (impl::maxPoolStreamMinBytes, 16 MiB by default).
+  // against the cached stores (kernels::setPoolStreamBytes): average backward (off by default) and
+  // max backward (16 MiB by default).
+  kernels::PoolStreamBytes stream = kernels::poolStreamBytes();
   if (const char* bytes = std::getenv("HALO3D_POOL_STREAM_MIN_BYTES"))
-    kernels::impl::poolStreamMinBytes() = std::atof(bytes);
+    stream.avg_pool = std::atof(bytes);
   if (const char* bytes = std::getenv("HALO3D_MAXPOOL_STREAM_MIN_BYTES"))
-    kernels::impl::maxPoolStreamMinBytes() = std::atof(bytes);
+    stream.max_pool = std::atof(bytes);
+  kernels::setPoolStreamBytes(stream);
   benchmark::RegisterBenchmark("pool3d_floor/empty_parallel_for", emptyParallelFor)
       ->Arg(64)
       ->UseManualTime()
