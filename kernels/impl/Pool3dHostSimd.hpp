@@ -29,14 +29,32 @@ namespace halo3d::kernels::impl {
 
 #if HALO3D_POOL3D_AVX512
 
-// Max pooling backward over the input cells [0, count) of a row whose outputs are o0 + i / 2:
-// dx[i] = (argmax[i / 2] == base + i ? dy[i / 2] : 0) + 0, where dy and argmax point at output
-// o0 and base is the global linear index of cell 0 (the volume's indices fit 32 bits). count even.
-inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index_t base,
-                                   index_t count, float* dx) {
+// Max pooling backward over the input cells [0, count) of Rows (1 or 2) rows whose outputs are
+// o0 + i / 2: dx[i] = (argmax[i / 2] == base + i ? dy[i / 2] : 0) + 0, where dy and argmax point at
+// output o0 and base is the global linear index of cell 0 of the first row (the volume's indices
+// fit 32 bits); count even. With two rows, the second (dx_b) is the next input row along H of the
+// same outputs, W cells further in the global index: each 8 outputs' dy and argmax are loaded,
+// offset and widened once for both rows, with the same compare and +0 as one row at a time, so the
+// same bits. With Stream, whole 64-byte aligned steps of dx are stored around the caches (the
+// caller fences); a template argument, since a run-time test in the loop cost the cached rows of
+// 16^3-32^3 volumes 14%.
+template <int Rows, bool Stream>
+__attribute__((always_inline)) inline void maxPoolBackwardRowsK2S2(const float* dy,
+                                                                   const index_t* argmax,
+                                                                   index_t base, index_t W,
+                                                                   index_t count, float* dx_a,
+                                                                   float* dx_b) {
+  static_assert(Rows == 1 || Rows == 2, "one row or a pair");
   const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
   const __m512i cell = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i cell_b = _mm512_add_epi32(cell, _mm512_set1_epi32(std::int32_t(W)));
   const __m512 zero = _mm512_setzero_ps();
+  const auto store = [](float* out, index_t m, __mmask16 cells, __m512 v) {
+    if (Stream && m == 16 && reinterpret_cast<std::uintptr_t>(out) % 64 == 0)
+      _mm512_stream_ps(out, v);
+    else
+      _mm512_mask_storeu_ps(out, cells, v);
+  };
   for (index_t i = 0; i < count; i += 16) {
     const index_t m = count - i < 16 ? count - i : 16;
     const __mmask16 cells = __mmask16((1u << m) - 1u);
@@ -51,51 +69,29 @@ inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index
         0xffff, dup, _mm512_castsi256_si512(_mm512_maskz_cvtepi64_epi32(0xff, won)));
     const __m512 g = _mm512_maskz_permutexvar_ps(
         0xffff, dup, _mm512_castps256_ps512(_mm256_maskz_loadu_ps(outs, dy + o)));
-    const __mmask16 hit = _mm512_cmpeq_epi32_mask(offset, cell);
-    _mm512_mask_storeu_ps(dx + i, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit, g), zero));
+    const __mmask16 hit_a = _mm512_cmpeq_epi32_mask(offset, cell);
+    store(dx_a + i, m, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit_a, g), zero));
+    if constexpr (Rows == 2) {
+      const __mmask16 hit_b = _mm512_cmpeq_epi32_mask(offset, cell_b);
+      store(dx_b + i, m, cells, _mm512_add_ps(_mm512_maskz_mov_ps(hit_b, g), zero));
+    }
   }
 }
 
-// maxPoolBackwardRowK2S2 for the two input rows of one output row (along H, rows ih and ih + 1 of
-// the window, W cells apart in the global linear index): each 8 outputs' dy and argmax are loaded,
-// offset and widened once for both rows, dx_a being row ih (base its cell 0) and dx_b row ih + 1.
-// The same cells, compare and +0 as two calls of the single row, so the same bits. With Stream,
-// whole 64-byte aligned steps of dx are stored around the caches (the caller fences); a template
-// argument, since a run-time test in the loop cost the cached rows of 16^3-32^3 volumes 14%.
+// One row (see above).
+inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index_t base,
+                                   index_t count, float* dx) {
+  maxPoolBackwardRowsK2S2<1, false>(dy, argmax, base, 0, count, dx, nullptr);
+}
+
+// The two input rows of one output row (see above): dx_a row ih (base its cell 0), dx_b row ih + 1.
 template <bool Stream>
 __attribute__((always_inline)) inline void maxPoolBackwardRowPairK2S2(const float* dy,
                                                                       const index_t* argmax,
                                                                       index_t base, index_t W,
                                                                       index_t count, float* dx_a,
                                                                       float* dx_b) {
-  const __m512i dup = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-  const __m512i cell = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512i cell_b = _mm512_add_epi32(cell, _mm512_set1_epi32(std::int32_t(W)));
-  const __m512 zero = _mm512_setzero_ps();
-  for (index_t i = 0; i < count; i += 16) {
-    const index_t m = count - i < 16 ? count - i : 16;
-    const __mmask16 cells = __mmask16((1u << m) - 1u);
-    const __mmask8 outs = __mmask8((1u << (m / 2)) - 1u);
-    const index_t o = i / 2;
-    const __m512i won =
-        _mm512_sub_epi64(_mm512_maskz_loadu_epi64(outs, argmax + o), _mm512_set1_epi64(base + i));
-    const __m512i offset = _mm512_maskz_permutexvar_epi32(
-        0xffff, dup, _mm512_castsi256_si512(_mm512_maskz_cvtepi64_epi32(0xff, won)));
-    const __m512 g = _mm512_maskz_permutexvar_ps(
-        0xffff, dup, _mm512_castps256_ps512(_mm256_maskz_loadu_ps(outs, dy + o)));
-    const __mmask16 hit_a = _mm512_cmpeq_epi32_mask(offset, cell);
-    const __mmask16 hit_b = _mm512_cmpeq_epi32_mask(offset, cell_b);
-    const __m512 va = _mm512_add_ps(_mm512_maskz_mov_ps(hit_a, g), zero);
-    const __m512 vb = _mm512_add_ps(_mm512_maskz_mov_ps(hit_b, g), zero);
-    if (Stream && m == 16 && reinterpret_cast<std::uintptr_t>(dx_a + i) % 64 == 0)
-      _mm512_stream_ps(dx_a + i, va);
-    else
-      _mm512_mask_storeu_ps(dx_a + i, cells, va);
-    if (Stream && m == 16 && reinterpret_cast<std::uintptr_t>(dx_b + i) % 64 == 0)
-      _mm512_stream_ps(dx_b + i, vb);
-    else
-      _mm512_mask_storeu_ps(dx_b + i, cells, vb);
-  }
+  maxPoolBackwardRowsK2S2<2, Stream>(dy, argmax, base, W, count, dx_a, dx_b);
 }
 
 // Max pooling forward, window 2 along D, H and W, stride 2 along W, over `cells` output cells whose
