@@ -78,9 +78,10 @@ inline double& poolStreamMinBytes() {
 
 // The same for max pooling's dense backward planes (denseMaxPlane), on from 16 MiB of dx, the
 // direct convolution's threshold: a dx that large does not stay in the caches for its reader
-// anyway (half of the 32 MiB L3). On the U-Net's first pool (16 x 64^3, 16 MiB per sample) it took
-// 1.40 ms to 0.78 ms in five alternating quiet rounds (docs/PERFORMANCE.md, issue 12 item 3,
-// seventh round). A variable for the tests and the benchmark.
+// anyway (half of the 32 MiB L3). On the U-Net's first pool (16 x 64^3, 16 MiB per sample) the
+// streamed planes measured 1.05-1.38x the cached ones in four alternating rounds, and 1.8x with the
+// earlier per-row loop (docs/PERFORMANCE.md, issue 12 item 3, seventh round). Set through
+// kernels::setPoolStreamBytes.
 inline double& maxPoolStreamMinBytes() {
   static double bytes = double(index_t(16) << 20);
   return bytes;
