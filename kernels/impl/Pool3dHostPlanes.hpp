@@ -128,16 +128,8 @@ void avgBackwardPlaneK3S2P1(const Body& b, index_t n, index_t c, index_t id, ind
   constexpr index_t kLen = kCells / 2 + 2;  // their outputs
   const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
   const Acc sc = b.scale;
-  if (h1 <= h0) return;
-  // Row pointers from the plane's bases and the views' strides, not through the views' indexing
-  // per row and dy row.
-  T* const dx0 = &b.dx(n, c, id + b.xs[0], h0 + b.xs[1], 0) + b.xs[2];
-  const index_t dxs = index_t(b.dx.stride_3()), dys2 = index_t(b.dy.stride_2()),
-                dys3 = index_t(b.dy.stride_3());
-  const T* const dyn = b.dy.data() + n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()) +
-                       b.ys[0] * dys2 + b.ys[1] * dys3 + b.ys[2];
   for (index_t ih = h0; ih < h1; ++ih) {
-    T* dxrow = dx0 + (ih - h0) * dxs;
+    T* dxrow = &b.dx(n, c, id + b.xs[0], ih + b.xs[1], 0) + b.xs[2];
     const index_t oh0 = b.outputs.at(1, ih, 0), oh1 = b.outputs.at(1, ih, 1);
     if (od1 <= od0 || oh1 <= oh0) {
       for (index_t iw = w0; iw < w1; ++iw)
@@ -152,7 +144,7 @@ void avgBackwardPlaneK3S2P1(const Body& b, index_t n, index_t c, index_t id, ind
         int nrows = 0;
         for (index_t od = od0; od < od1; ++od)
           for (index_t oh = oh0; oh < oh1; ++oh)
-            rows[nrows++] = dyn + od * dys2 + oh * dys3;
+            rows[nrows++] = &b.dy(n, c, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
         index_t iw = w0;
         if (iw & 1) {  // an odd first cell: outputs iw / 2 and iw / 2 + 1
           Acc r0 = Acc(0), r1 = Acc(0);
