@@ -84,16 +84,6 @@ inline void maxPoolBackwardRowK2S2(const float* dy, const index_t* argmax, index
   maxPoolBackwardRowsK2S2<1, false>(dy, argmax, base, 0, count, dx, nullptr);
 }
 
-// The two input rows of one output row (see above): dx_a row ih (base its cell 0), dx_b row ih + 1.
-template <bool Stream>
-__attribute__((always_inline)) inline void maxPoolBackwardRowPairK2S2(const float* dy,
-                                                                      const index_t* argmax,
-                                                                      index_t base, index_t W,
-                                                                      index_t count, float* dx_a,
-                                                                      float* dx_b) {
-  maxPoolBackwardRowsK2S2<2, Stream>(dy, argmax, base, W, count, dx_a, dx_b);
-}
-
 // Max pooling forward, window 2 along D, H and W, stride 2 along W, over `cells` output cells whose
 // taps all lie in the volume: rows[0..3] are the window's input rows in window order ((kd, kh) =
 // (0, 0), (0, 1), (1, 0), (1, 1)), each pointing at the first cell's tap kw = 0; off[r] is row r's

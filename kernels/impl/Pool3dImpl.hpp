@@ -704,116 +704,47 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
       if (!(planes && denseMaxRow(n, c, id, ih, w0, w1))) hostRow(n, c, id, ih, w0, w1);
   }
 
-  // denseMaxRow over rows [h0, h1) of plane (n, c, id), which has at most one output along D,
-  // without its per-row look-ups: the row pointers step by the views' H strides,
-  // and the two input rows of an output row (ih and ih + 1) share one load of its dy and argmax
-  // (maxPoolBackwardRowPairK2S2). On 16^3 volumes (rows of 16 cells) the per-row set-up was most of
-  // the time. Rows with several outputs along H go through hostRow. False (nothing written) where
-  // the plane has several outputs along D, or without the AVX-512 rows.
+  // denseMaxRow over a whole plane of rows in pairs (k2s2 along H as well, the box starting on an
+  // even row and cell, every row's output in dy_box): one loop over the output rows, the row
+  // pointers stepped by the views' strides, and the two input rows of an output row (ih and
+  // ih + 1) from one load of its dy and argmax (maxPoolBackwardRowsK2S2). On 16^3 volumes (rows of
+  // 16 cells) the per-row set-up of denseMaxRow was most of the time. The only rows that stream.
+  // False (nothing written) for other planes, which take the rows, or without the AVX-512 rows.
   bool denseMaxPlane(index_t n, index_t c, index_t id, index_t h0, index_t h1, index_t w0,
                      index_t w1) const {
 #if HALO3D_POOL3D_AVX512
     if constexpr (std::is_same_v<T, float>) {
       const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
-      if (od1 - od0 > 1) return false;
-      if (h1 <= h0) return true;
+      const PoolAxis& ah = ax[1];
+      if (!(od1 - od0 == 1 && ah.stride == 2 && ah.taps == 2 && ah.padding == 0 &&
+            ah.dilation == 1 && 2 * dyw0 <= w0 && w1 <= 2 * dyw1 && w0 % 2 == 0 &&
+            (w1 - w0) % 2 == 0 && h1 > h0 && h0 % 2 == 0 && (h1 - h0) % 2 == 0 &&
+            outputs.at(1, h0, 0) == h0 / 2 && outputs.at(1, h0, 1) == h0 / 2 + 1 &&
+            outputs.at(1, h1 - 1, 0) == (h1 - 1) / 2 &&
+            outputs.at(1, h1 - 1, 1) == (h1 - 1) / 2 + 1))
+        return false;
       const index_t W = ax[2].extent;
-      // Cells [lo, hi) of every row with an output have it in dy_box; the others get 0.
-      index_t lo = std::max(w0, 2 * dyw0), hi = std::min(w1, 2 * dyw1);
-      if (hi <= lo) lo = hi = w1;
       const index_t dxs = index_t(dx.stride_3()), dys = index_t(dy.stride_3()),
                     ars = index_t(argmax.stride_3());
-      float* dx0 = &dx(n, c, id + xs[0], h0 + xs[1], 0) + xs[2];
-      const auto zeros = [&](float* row, index_t a, index_t b) {
-        for (index_t iw = a; iw < b; ++iw)
-          row[iw] = 0.0f;
+      const float* dyrow = &dy(n, c, od0 + ys[0], h0 / 2 + ys[1], 0) + ys[2] + w0 / 2;
+      const index_t* arow = &argmax(n, c, od0 + as[0], h0 / 2 + as[1], 0) + as[2] + w0 / 2;
+      float* dxrow = &dx(n, c, id + xs[0], h0 + xs[1], 0) + xs[2] + w0;
+      index_t rowbase = (id * ah.extent + h0) * W + w0;
+      const auto rows = [&](auto streamed) {
+        for (index_t ih = h0; ih < h1; ih += 2) {
+          maxPoolBackwardRowsK2S2<2, decltype(streamed)::value>(dyrow, arow, rowbase, W, w1 - w0,
+                                                                dxrow, dxrow + dxs);
+          dyrow += dys;
+          arow += ars;
+          rowbase += 2 * W;
+          dxrow += 2 * dxs;
+        }
       };
-      // dy and argmax at output row oh, W coordinate 0 (od0 exists whenever they are read).
-      const float* dyp = nullptr;
-      const index_t* ap = nullptr;
-      index_t oh_ref = 0;
-      // One output row's scalar cells (an odd first cell), as denseMaxRow's cell().
-      const auto cell = [&](const float* dyrow, const index_t* arow, index_t rowbase, float* dxrow,
-                            index_t iw) {
-        const index_t o = iw / 2;
-        dxrow[iw] = float((arow[o] == rowbase + iw ? Acc(dyrow[o]) : Acc(0)) + Acc(0));
-      };
-      // The common case, a whole plane of whole rows in pairs (k2s2 along H as well, the box
-      // starting on an even row and cell, every row's output in dy_box): one loop over the
-      // output rows, without the per-row tests below, which cost the 16-cell rows of 16^3
-      // volumes a fifth of their time. The only rows that stream.
-      const PoolAxis& ah = ax[1];
-      if (od1 - od0 == 1 && ah.stride == 2 && ah.taps == 2 && ah.padding == 0 && ah.dilation == 1 &&
-          lo == w0 && hi == w1 && w0 % 2 == 0 && (w1 - w0) % 2 == 0 && h0 % 2 == 0 &&
-          (h1 - h0) % 2 == 0 && outputs.at(1, h0, 0) == h0 / 2 &&
-          outputs.at(1, h0, 1) == h0 / 2 + 1 && outputs.at(1, h1 - 1, 0) == (h1 - 1) / 2 &&
-          outputs.at(1, h1 - 1, 1) == (h1 - 1) / 2 + 1) {
-        const float* dyrow = &dy(n, c, od0 + ys[0], h0 / 2 + ys[1], 0) + ys[2] + w0 / 2;
-        const index_t* arow = &argmax(n, c, od0 + as[0], h0 / 2 + as[1], 0) + as[2] + w0 / 2;
-        index_t rowbase = (id * ah.extent + h0) * W + w0;
-        float* dxrow = dx0 + w0;
-        const auto rows = [&](auto streamed) {
-          for (index_t ih = h0; ih < h1; ih += 2) {
-            maxPoolBackwardRowPairK2S2<decltype(streamed)::value>(dyrow, arow, rowbase, W, w1 - w0,
-                                                                  dxrow, dxrow + dxs);
-            dyrow += dys;
-            arow += ars;
-            rowbase += 2 * W;
-            dxrow += 2 * dxs;
-          }
-        };
-        if (stream) {
-          rows(std::true_type());
-          _mm_sfence();  // the streamed dx lines, visible before the kernel returns
-        } else {
-          rows(std::false_type());
-        }
-        return true;
-      }
-      for (index_t ih = h0; ih < h1;) {
-        float* const dxrow = dx0 + (ih - h0) * dxs;
-        const index_t oh0 = outputs.at(1, ih, 0), oh1 = outputs.at(1, ih, 1);
-        if (oh1 - oh0 > 1) {  // a window along H that overlaps: the general row
-          hostRow(n, c, id, ih++, w0, w1);
-          continue;
-        }
-        if (od1 <= od0 || oh1 <= oh0 || lo >= hi) {
-          zeros(dxrow, w0, w1);
-          ++ih;
-          continue;
-        }
-        if (!dyp) {
-          dyp = &dy(n, c, od0 + ys[0], oh0 + ys[1], 0) + ys[2];
-          ap = &argmax(n, c, od0 + as[0], oh0 + as[1], 0) + as[2];
-          oh_ref = oh0;
-        }
-        const float* dyrow = dyp + (oh0 - oh_ref) * dys;
-        const index_t* arow = ap + (oh0 - oh_ref) * ars;
-        // The next row shares this output row: both through the pair kernel.
-        const bool pair =
-            ih + 1 < h1 && outputs.at(1, ih + 1, 0) == oh0 && outputs.at(1, ih + 1, 1) == oh1;
-        const index_t rows = pair ? 2 : 1;
-        const index_t rowbase = (id * ax[1].extent + ih) * W;
-        for (index_t r = 0; r < rows; ++r) {
-          zeros(dxrow + r * dxs, w0, lo);
-          zeros(dxrow + r * dxs, hi, w1);
-        }
-        index_t iw = lo;
-        if (iw & 1) {
-          for (index_t r = 0; r < rows; ++r)
-            cell(dyrow, arow, rowbase + r * W, dxrow + r * dxs, iw);
-          ++iw;
-        }
-        const index_t even = 2 * ((hi - iw) / 2);
-        if (pair)
-          maxPoolBackwardRowPairK2S2<false>(dyrow + iw / 2, arow + iw / 2, rowbase + iw, W, even,
-                                            dxrow + iw, dxrow + dxs + iw);
-        else
-          maxPoolBackwardRowK2S2(dyrow + iw / 2, arow + iw / 2, rowbase + iw, even, dxrow + iw);
-        for (iw += even; iw < hi; ++iw)
-          for (index_t r = 0; r < rows; ++r)
-            cell(dyrow, arow, rowbase + r * W, dxrow + r * dxs, iw);
-        ih += rows;
+      if (stream) {
+        rows(std::true_type());
+        _mm_sfence();  // the streamed dx lines, visible before the kernel returns
+      } else {
+        rows(std::false_type());
       }
       return true;
     }
