@@ -24,6 +24,7 @@
 #include "halo3d/kernels/impl/Pool3dHostPlanes.hpp"
 #include "halo3d/kernels/impl/Pool3dHostRows.hpp"
 #include "halo3d/kernels/impl/Pool3dHostSimd.hpp"
+#include "halo3d/kernels/impl/Pool3dHostWholeRows.hpp"
 #include "halo3d/kernels/impl/TensorChecks.hpp"
 
 namespace halo3d::kernels::impl {
@@ -300,6 +301,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   bool index32 = false;  // the volume's linear indices fit 32 bits
   bool planes = false;   // average pooling through avgForwardPlane (Pool3dHostPlanes.hpp); max
                          // pooling through maxPlaneK2S2 (window 2x2x2, stride 2, float)
+  bool whole = false;    // average, float: whole rows through avgForwardWholeRowsK3S2P1
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
                                          index_t ow) const {
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
@@ -342,6 +344,21 @@ struct PoolForwardBody : PoolBodyCommon<T> {
                  index_t w1) const {
     if constexpr (kMax)
       if (planes && maxPlaneK2S2(n, c, od, h0, h1, w0, w1)) return;
+#if HALO3D_POOL3D_AVX512
+    if constexpr (!kMax && std::is_same_v<T, float>)
+      if (whole && w0 == 0 && 2 * w1 == ax[2].extent) {
+        switch (taps.at(0, od, 2) - taps.at(0, od, 1)) {
+          case 1:
+            return avgForwardWholeRowsK3S2P1<1>(*this, n, c, od, h0, h1);
+          case 2:
+            return avgForwardWholeRowsK3S2P1<2>(*this, n, c, od, h0, h1);
+          case 3:
+            return avgForwardWholeRowsK3S2P1<3>(*this, n, c, od, h0, h1);
+          default:
+            break;
+        }
+      }
+#endif
     if constexpr (!kMax)
       if (planes && withRowShape(ax[2].stride, ax[2].taps, ax[2].dilation, [&](auto s, auto k) {
             avgForwardPlane<decltype(s)::value, decltype(k)::value, T>(*this, n, c, od, h0, h1, w0,
@@ -670,6 +687,7 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   bool planes = false;              // average: avgBackwardPlaneK3S2P1; max: denseMaxRow
   index_t dyw0 = 0, dyw1 = 0;       // dy_box along W
   bool stream = false;  // dx stored around the caches (avgBackwardPlaneK3S2P1, denseMaxPlane)
+  bool whole = false;   // average, float: whole rows through avgBackwardWholeRowsK3S2P1
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
@@ -696,6 +714,12 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   // applies, otherwise row by row.
   void hostPlane(index_t n, index_t c, index_t id, index_t h0, index_t h1, index_t w0,
                  index_t w1) const {
+#if HALO3D_POOL3D_AVX512
+    if constexpr (!kMax && std::is_same_v<T, float>)
+      if (whole && w0 == 0 && w1 == ax[2].extent)
+        return stream ? avgBackwardWholeRowsK3S2P1<true>(*this, n, c, id, h0, h1)
+                      : avgBackwardWholeRowsK3S2P1<false>(*this, n, c, id, h0, h1);
+#endif
     if constexpr (!kMax)
       if (planes) return avgBackwardPlaneK3S2P1<T>(*this, n, c, id, h0, h1, w0, w1, dyw0, dyw1);
     if constexpr (kMax)
@@ -1014,6 +1038,12 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
                  g.padding == std::array<int, 3>{0, 0, 0} &&
                  g.dilation == std::array<int, 3>{1, 1, 1} && body.index32
            : g.dilation == std::array<int, 3>{1, 1, 1} && g.kernel[0] <= 3 && g.kernel[1] <= 3;
+  if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
+    const index_t W = x.block().globalExtents()[2];
+    body.whole = body.planes &&
+                 poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], W) &&
+                 W <= kPoolWholeRowMax && out_box.min(2) == 0 && 2 * out_box.max(2) == W;
+  }
   // The input cells read: about the window's span over the stride per output cell and axis.
   index_t input_cells = y.block().localSamples() * y.block().channels();
   for (int a = 0; a < 3; ++a)
@@ -1029,7 +1059,7 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     const index_t rw = std::min((wc - 1) * g.stride[2] + g.kernel[2], e[2]);
     const index_t rh = kPoolChannelRect / std::max<index_t>(rw, 1);
     const index_t hb = rh >= g.kernel[1] ? (rh - g.kernel[1]) / g.stride[1] + 1 : 0;
-    if (!out_box.empty() && body.planes && wc >= 1 && hb >= 1 &&
+    if (!out_box.empty() && body.planes && !body.whole && wc >= 1 && hb >= 1 &&
         withRowShape(g.stride[2], g.kernel[2], g.dilation[2], [](auto, auto) {}) &&
         poolChannelsApply(path, y.block().channels()) && e[1] * e[2] <= poolChannelPlaneCells()) {
       forEachChannelPlane(
@@ -1078,14 +1108,22 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                      : !body.dilated && g.kernel[2] == 3 && g.stride[2] == 2 && g.padding[2] == 1;
   body.dyw0 = dy_box.min(2);
   body.dyw1 = dy_box.max(2);
+  if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
+    // At most 4 covering (od, oh) rows per dx row: ceil(taps / stride) outputs per axis.
+    const auto covering = [&](int a) { return (g.kernel[a] + g.stride[a] - 1) / g.stride[a]; };
+    body.whole = body.planes &&
+                 poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], e[2]) &&
+                 covering(0) * covering(1) <= 4 && dx_box.min(2) == 0 && dx_box.max(2) == e[2] &&
+                 dy_box.min(2) == 0 && 2 * dy_box.max(2) == e[2];
+  }
   body.stream =
       kRunsOnHost<ExecSpace> && double(dx.block().localSamples()) * double(dx.block().channels()) *
                                         double(dx_box.size()) * sizeof(T) >=
                                     (kMax ? maxPoolStreamMinBytes() : poolStreamMinBytes());
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
-    if (!dx_box.empty() && body.planes && poolChannelsApply(path, dx.block().channels()) &&
-        poolChannelPlaneCells() > 0) {
+    if (!dx_box.empty() && body.planes && !body.whole &&
+        poolChannelsApply(path, dx.block().channels()) && poolChannelPlaneCells() > 0) {
       const index_t w0 = dx_box.min(2), w1 = dx_box.max(2);
       forEachChannelPlane(
           "halo3d::avgPool3dBackward", exec, dx.block().localSamples(), dx.block().channels(),

@@ -434,20 +434,15 @@ TEST(Pool3dLongRows, TiesAndInfinitiesFollowTheReference) {
   }
 }
 
-// Average backward k3s2p1 on the host path (the dense rows, AVX-512 where built): every dx cell
-// bit for bit the documented order, R(o) = ((+0 + dy(od0, oh0, o)) + dy(od0, oh0 + 1, o)) + ...
-// over the covering (od, oh) of dy_box, dx(2m) = R(m) / 27 and dx(2m + 1) = (R(m) + R(m + 1)) / 27
-// with R = 0 outside dy_box, on long rows with ghosts, a dy_box cut on every side, dx boxes with
-// odd and even starts along W, with dx stored through the caches and around them (streaming).
-TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
-  const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
-  const Window s{"k3s2p1", {2, 2, 5, 6, 77}, g};
-  HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
-  fillGlobal(dy, randomValues(3));
-  const Box dy_owned = dy.block().owned();
-  const Box dy_box({dy_owned.min(0), 1, 2}, {dy_owned.max(0) - 1, dy_owned.max(1), 36});
+// The number of dx cells of `dx_box` (every sample and channel) whose bits differ from the
+// documented order of the average backward k3s2p1 (window 3, stride 2, padding 1 on every axis):
+// R(o) = ((+0 + dy(od0, oh0, o)) + dy(od0, oh0 + 1, o)) + ... over the covering (od, oh) of dy_box,
+// od outer, dx(2m) = R(m) / 27 and dx(2m + 1) = (R(m) + R(m + 1)) / 27 with R = 0 outside dy_box.
+// The first few differences are reported.
+int avgBackwardK3S2P1OrderMisses(const HaloTensor<float, Kokkos::HostSpace>& hdy, const Box& dy_box,
+                                 const HaloTensor<float, Kokkos::HostSpace>& hdx,
+                                 const Box& dx_box) {
   const float sc = 1.0f / 27.0f;
-  const auto hdy = hostCopy(dy);
   const auto dyAt = [&](index_t n, index_t c, index_t od, index_t oh, index_t ow) {
     const Extents3 l = hdy.toLocal({od, oh, ow});
     return hdy.view()(n, c, l[0], l[1], l[2]);
@@ -456,6 +451,46 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
   const auto covering = [](index_t i, index_t lo, index_t hi) {
     return std::pair<index_t, index_t>{std::max(i / 2, lo), std::min((i + 1) / 2 + 1, hi)};
   };
+  int differ = 0;
+  for (index_t n = 0; n < hdx.block().localSamples(); ++n)
+    for (index_t c = 0; c < hdx.block().channels(); ++c)
+      for (index_t id = dx_box.min(0); id < dx_box.max(0); ++id)
+        for (index_t ih = dx_box.min(1); ih < dx_box.max(1); ++ih) {
+          const auto [od0, od1] = covering(id, dy_box.min(0), dy_box.max(0));
+          const auto [oh0, oh1] = covering(ih, dy_box.min(1), dy_box.max(1));
+          const auto R = [&](index_t o) {
+            float r = 0.0f;
+            if (o < dy_box.min(2) || o >= dy_box.max(2)) return r;
+            for (index_t od = od0; od < od1; ++od)
+              for (index_t oh = oh0; oh < oh1; ++oh)
+                r += dyAt(n, c, od, oh, o);
+            return r;
+          };
+          for (index_t iw = dx_box.min(2); iw < dx_box.max(2); ++iw) {
+            const index_t m = iw / 2;
+            const float expected = (iw & 1) ? (R(m) + R(m + 1)) * sc : R(m) * sc;
+            const Extents3 l = hdx.toLocal({id, ih, iw});
+            const float got = hdx.view()(n, c, l[0], l[1], l[2]);
+            if (std::memcmp(&got, &expected, sizeof(float)) != 0 && differ++ < 5)
+              ADD_FAILURE() << "dx(" << n << ", " << c << ", " << id << ", " << ih << ", " << iw
+                            << ") = " << got << ", expected " << expected;
+          }
+        }
+  return differ;
+}
+
+// Average backward k3s2p1 on the host path (the dense rows, AVX-512 where built): every dx cell
+// bit for bit the documented order (avgBackwardK3S2P1OrderMisses), on long rows with ghosts, a
+// dy_box cut on every side, dx boxes with odd and even starts along W, with dx stored through the
+// caches and around them (streaming).
+TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
+  const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
+  const Window s{"k3s2p1", {2, 2, 5, 6, 77}, g};
+  HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+  fillGlobal(dy, randomValues(3));
+  const Box dy_owned = dy.block().owned();
+  const Box dy_box({dy_owned.min(0), 1, 2}, {dy_owned.max(0) - 1, dy_owned.max(1), 36});
+  const auto hdy = hostCopy(dy);
   const double saved = impl::poolStreamMinBytes();
   for (double stream_min : {1e30, 0.0})
     for (const Box& dx_box :
@@ -466,34 +501,108 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
       HaloTensor<float, Memory> dx("dx", TensorBlock::whole(s.x_shape, kHaloX));
       avgPool3dBackward(Exec(), dy, g, dx, dx_box, dy_box, KernelPath::Fastest);
       Exec().fence();
-      const auto hdx = hostCopy(dx);
+      EXPECT_EQ(avgBackwardK3S2P1OrderMisses(hdy, dy_box, hostCopy(dx), dx_box), 0);
+    }
+  impl::poolStreamMinBytes() = saved;
+}
+
+// Average pooling k3s2p1 on rows a multiple of 32 cells long, the box spanning them along W (the
+// host's whole-row planes, impl/Pool3dHostWholeRows.hpp, where built; the other host forms
+// elsewhere): every cell bit for bit its documented order. Forward: y = (((+0 + h(2j - 1)) +
+// h(2j)) + h(2j + 1)) / 27, h(-1) = 0, h the sum over the window's H rows (from the first present
+// one) of the sums over its D planes (likewise); backward as avgBackwardK3S2P1OrderMisses. Rows of
+// 32, 64 and 96 cells, with and without ghosts along W (rows off and on 64-byte boundaries, so
+// that the streamed dx stores run and are skipped), boxes cut along D and H, dy_box cut along D and
+// H, 1, 4, 16 and 32 channels (the 16-channel forms' multiples), dx streamed and cached, and signed
+// zeros in the data.
+TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
+  const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
+  const float sc = 1.0f / 27.0f;
+  const auto signedZeros = [](index_t n, index_t c, const Extents3& gc) {
+    const index_t k = (((n * 7 + c) * 5 + gc[0]) * 3 + gc[1]) * 11 + gc[2];
+    return k % 5 == 0 ? -0.0 : (k % 7 == 0 ? 0.0 : valueAt(6, n, c, gc[0], gc[1], gc[2]));
+  };
+  const HaloWidths no_w_ghosts{{1, 2, 0}, {0, 1, 0}};
+  const double saved = impl::poolStreamMinBytes();
+  struct Case {
+    Shape5 shape;
+    HaloWidths halo;
+  };
+  for (const Case& k : {Case{{2, 1, 5, 6, 64}, kHaloX}, Case{{1, 4, 4, 5, 32}, no_w_ghosts},
+                        Case{{1, 16, 3, 4, 64}, no_w_ghosts}, Case{{1, 32, 2, 3, 96}, kHaloX}}) {
+    const Window s{"whole_rows", k.shape, g};
+    SCOPED_TRACE("x " + std::to_string(k.shape[1]) + "x" + std::to_string(k.shape[2]) + "x" +
+                 std::to_string(k.shape[3]) + "x" + std::to_string(k.shape[4]));
+    HaloTensor<float, Memory> x("x", TensorBlock::whole(s.x_shape, k.halo));
+    HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+    fillGlobal(x, signedZeros);
+    fillGlobal(dy, randomValues(7));
+    const auto hx = hostCopy(x), hdy = hostCopy(dy);
+    const Box y_owned = dy.block().owned(), x_owned = x.block().owned();
+    const Extents3 e = x.block().globalExtents();
+    const auto xAt = [&](index_t n, index_t c, index_t d, index_t h, index_t w) {
+      const Extents3 l = hx.toLocal({d, h, w});
+      return hx.view()(n, c, l[0], l[1], l[2]);
+    };
+    // Taps [lo, hi) of output o along an axis of extent ext.
+    const auto taps = [](index_t o, index_t ext) {
+      return std::pair<index_t, index_t>{std::max<index_t>(2 * o - 1, 0),
+                                         std::min<index_t>(2 * o + 2, ext)};
+    };
+    const Box cut_y({std::min<index_t>(1, y_owned.max(0) - 1), 1, 0},
+                    {y_owned.max(0), y_owned.max(1), y_owned.max(2)});
+    for (const Box& out_box : {y_owned, cut_y}) {
+      HaloTensor<float, Memory> y("y", dy.block());
+      avgPool3dForward(Exec(), x, g, y, out_box, KernelPath::Fastest);
+      Exec().fence();
+      const auto hy = hostCopy(y);
       int differ = 0;
-      for (index_t n = 0; n < 2; ++n)
-        for (index_t c = 0; c < 2; ++c)
-          for (index_t id = dx_box.min(0); id < dx_box.max(0); ++id)
-            for (index_t ih = dx_box.min(1); ih < dx_box.max(1); ++ih) {
-              const auto [od0, od1] = covering(id, dy_box.min(0), dy_box.max(0));
-              const auto [oh0, oh1] = covering(ih, dy_box.min(1), dy_box.max(1));
-              const auto R = [&](index_t o) {
-                float r = 0.0f;
-                if (o < dy_box.min(2) || o >= dy_box.max(2)) return r;
-                for (index_t od = od0; od < od1; ++od)
-                  for (index_t oh = oh0; oh < oh1; ++oh)
-                    r += dyAt(n, c, od, oh, o);
-                return r;
+      for (index_t n = 0; n < k.shape[0]; ++n)
+        for (index_t c = 0; c < k.shape[1]; ++c)
+          for (index_t od = out_box.min(0); od < out_box.max(0); ++od)
+            for (index_t oh = out_box.min(1); oh < out_box.max(1); ++oh) {
+              const auto [d0, d1] = taps(od, e[0]);
+              const auto [h0, h1] = taps(oh, e[1]);
+              const auto hsum = [&](index_t iw) {
+                float hs = 0.0f;
+                for (index_t ih = h0; ih < h1; ++ih) {
+                  float ds = xAt(n, c, d0, ih, iw);
+                  for (index_t id = d0 + 1; id < d1; ++id)
+                    ds += xAt(n, c, id, ih, iw);
+                  hs = ih == h0 ? ds : hs + ds;
+                }
+                return hs;
               };
-              for (index_t iw = dx_box.min(2); iw < dx_box.max(2); ++iw) {
-                const index_t m = iw / 2;
-                const float expected = (iw & 1) ? (R(m) + R(m + 1)) * sc : R(m) * sc;
-                const Extents3 l = hdx.toLocal({id, ih, iw});
-                const float got = hdx.view()(n, c, l[0], l[1], l[2]);
+              for (index_t ow = 0; ow < out_box.max(2); ++ow) {
+                float acc = 0.0f;
+                for (index_t iw = std::max<index_t>(2 * ow - 1, 0); iw <= 2 * ow + 1; ++iw)
+                  acc += hsum(iw);
+                const float expected = acc * sc;
+                const Extents3 l = hy.toLocal({od, oh, ow});
+                const float got = hy.view()(n, c, l[0], l[1], l[2]);
                 if (std::memcmp(&got, &expected, sizeof(float)) != 0 && differ++ < 5)
-                  ADD_FAILURE() << "dx(" << n << ", " << c << ", " << id << ", " << ih << ", " << iw
+                  ADD_FAILURE() << "y(" << n << ", " << c << ", " << od << ", " << oh << ", " << ow
                                 << ") = " << got << ", expected " << expected;
               }
             }
-      EXPECT_EQ(differ, 0);
+      EXPECT_EQ(differ, 0) << "forward, out_box from " << out_box.min(0) << ", " << out_box.min(1);
     }
+    const Box cut_x({1, 1, 0}, {x_owned.max(0), x_owned.max(1) - 1, x_owned.max(2)});
+    const Box cut_dy({0, 1, 0},
+                     {std::max<index_t>(1, y_owned.max(0) - 1), y_owned.max(1), y_owned.max(2)});
+    for (double stream_min : {1e30, 0.0})
+      for (const Box& dx_box : {x_owned, cut_x})
+        for (const Box& dy_box : {y_owned, cut_dy}) {
+          SCOPED_TRACE(std::string(stream_min > 0 ? "cached" : "streamed") + ", dx_box from " +
+                       std::to_string(dx_box.min(0)) + ", dy_box from " +
+                       std::to_string(dy_box.min(1)));
+          impl::poolStreamMinBytes() = stream_min;
+          HaloTensor<float, Memory> dx("dx", x.block());
+          avgPool3dBackward(Exec(), dy, g, dx, dx_box, dy_box, KernelPath::Fastest);
+          Exec().fence();
+          EXPECT_EQ(avgBackwardK3S2P1OrderMisses(hdy, dy_box, hostCopy(dx), dx_box), 0);
+        }
+  }
   impl::poolStreamMinBytes() = saved;
 }
 

@@ -1,0 +1,195 @@
+#pragma once
+// Host average pooling of CosmoFlow's window along W (3 taps, stride 2, padding 1, dilation 1) over
+// planes of whole rows: W a multiple of 32 cells, the box spanning the volume along W. Float only,
+// AVX-512. On the 32^3-128^3 volumes the planes (Pool3dHostPlanes.hpp) and the 16-channel forms
+// (Pool3dHostChannels.hpp) spent more time setting up each row (table look-ups, view indexing,
+// masks for partial steps, loops over a run-time count of rows) than in its few 16-cell steps, as
+// the max planes did before PoolBackwardBody::denseMaxPlane (docs/PERFORMANCE.md, issue 12 item 3).
+// Here every step is whole, the counts of D and H terms are template arguments, and a row's set-up
+// is its pointers.
+//
+// Every cell keeps the bits of the planes:
+// - Forward: (((+0 + h(2j - 1)) + h(2j)) + h(2j + 1)) * scale, h(-1) = 0, where h is the row
+//   summed over the window's H rows and those over its D planes, each from its first present term
+//   in window order. Its W taps come from two registers of h (32 cells) by one permute each for
+//   the even and odd cells and the odd ones shifted by a lane for h(2j - 1).
+// - Backward: R(m) = +0 plus the covering (od, oh) rows' dy(m), od outer, oh inner, R(W / 2) = 0;
+//   dx(2m) = R(m) scale, dx(2m + 1) = (R(m) + R(m + 1)) scale, as avgBackwardRowK3S2P1.
+//
+// Host-only: included by Pool3dImpl.hpp, called from the bodies' hostPlane on host execution spaces
+// where HALO3D_POOL3D_AVX512 is set.
+
+#include <cstdint>
+#include <type_traits>
+
+#include "halo3d/core/Types.hpp"
+#include "halo3d/kernels/impl/Pool3dHostSimd.hpp"
+
+namespace halo3d::kernels::impl {
+
+// The longest row the forward holds (four D-summed rows on the stack, 16 KiB).
+inline constexpr index_t kPoolWholeRowMax = 1024;
+
+// Whether the whole-row planes can take a call along W: the window and an extent W that they
+// cover, and a box spanning [0, W) of input cells (backward; forward [0, W / 2) of output cells).
+inline bool poolWholeRowsAlongW(int taps, int stride, int padding, int dilation, index_t W) {
+  return HALO3D_POOL3D_AVX512 && taps == 3 && stride == 2 && padding == 1 && dilation == 1 &&
+         W > 0 && W % 32 == 0;
+}
+
+#if HALO3D_POOL3D_AVX512
+
+// Output cells j of the pair (2j, 2j + 1) of 32 input cells in two registers, as lanes j.
+inline __m512 evenCells(__m512 a, __m512 b) {
+  const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  return _mm512_permutex2var_ps(a, idx, b);
+}
+inline __m512 oddCells(__m512 a, __m512 b) {
+  const __m512i idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  return _mm512_permutex2var_ps(a, idx, b);
+}
+
+// Average forward over the output rows [h0, h1) of plane (n, c, od), every cell of each, with ND
+// D taps in the volume (the plane's) and W a multiple of 32 of at most kPoolWholeRowMax.
+template <int ND, class Body>
+void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, index_t h0,
+                               index_t h1) {
+  const index_t W = b.ax[2].extent;
+  const index_t sd = index_t(b.x.stride_2());
+  const index_t d = b.taps.at(0, od, 0) + b.taps.at(0, od, 1);  // the first present plane
+  alignas(64) float ring[4][kPoolWholeRowMax];
+  index_t ring_row[4] = {-1, -1, -1, -1};
+  int next = 0;
+  // Row ih summed over the D taps. Four rows: an output row needs at most three consecutive ones,
+  // filled in increasing order, so the slot refilled never holds a row the current one needs.
+  const auto drow = [&](index_t ih) -> const float* {
+    for (int k = 0; k < 4; ++k)
+      if (ring_row[k] == ih) return ring[k];
+    float* out = ring[next];
+    ring_row[next] = ih;
+    next = (next + 1) & 3;
+    const float* p = &b.x(n, c, d + b.xs[0], ih + b.xs[1], 0) + b.xs[2];
+    for (index_t i = 0; i < W; i += 16) {
+      __m512 v = _mm512_loadu_ps(p + i);
+      if constexpr (ND > 1) v = _mm512_add_ps(v, _mm512_loadu_ps(p + sd + i));
+      if constexpr (ND > 2) v = _mm512_add_ps(v, _mm512_loadu_ps(p + 2 * sd + i));
+      _mm512_store_ps(out + i, v);
+    }
+    return out;
+  };
+  const __m512 scale = _mm512_set1_ps(b.scale), zero = _mm512_setzero_ps();
+  for (index_t oh = h0; oh < h1; ++oh) {
+    const index_t ih = b.taps.at(1, oh, 0) + b.taps.at(1, oh, 1);
+    const int nh = int(b.taps.at(1, oh, 2) - b.taps.at(1, oh, 1));
+    const float* r0 = drow(ih);
+    const float* r1 = nh > 1 ? drow(ih + 1) : r0;
+    const float* r2 = nh > 2 ? drow(ih + 2) : r0;
+    float* y = &b.y(n, c, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
+    const auto row = [&](auto nhc) {
+      constexpr int NH = decltype(nhc)::value;
+      const auto hsum = [&](index_t i) {
+        __m512 v = _mm512_load_ps(r0 + i);
+        if constexpr (NH > 1) v = _mm512_add_ps(v, _mm512_load_ps(r1 + i));
+        if constexpr (NH > 2) v = _mm512_add_ps(v, _mm512_load_ps(r2 + i));
+        return v;
+      };
+      __m512 prev = zero;  // the previous step's odd cells: lane 15 is h(2j - 1) of lane 0
+      for (index_t i = 0; i < W; i += 32) {
+        const __m512 a = hsum(i), bb = hsum(i + 16);
+        const __m512 even = evenCells(a, bb), odd = oddCells(a, bb);
+        // The zero-masked form (all lanes set): GCC 12's plain form starts from an undefined
+        // register.
+        const __m512 before = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+            0xffff, _mm512_castps_si512(odd), _mm512_castps_si512(prev), 15));
+        const __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(zero, before), even), odd);
+        _mm512_storeu_ps(y + i / 2, _mm512_mul_ps(acc, scale));
+        prev = odd;
+      }
+    };
+    if (nh == 1)
+      row(std::integral_constant<int, 1>());
+    else if (nh == 2)
+      row(std::integral_constant<int, 2>());
+    else
+      row(std::integral_constant<int, 3>());
+  }
+}
+
+// One dx row of `outs` outputs (a multiple of 16) from NR covering dy rows (see the top of the
+// file). With Stream, dx is 64-byte aligned and stored around the caches (the caller fences).
+template <int NR, bool Stream>
+inline void avgBackwardWholeRowK3S2P1(const float* const* rows, index_t outs, __m512 scale,
+                                      float* dx) {
+  const __m512i even = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(8));
+  const auto sums = [&](index_t m) {
+    __m512 r = _mm512_add_ps(_mm512_setzero_ps(), _mm512_loadu_ps(rows[0] + m));
+    for (int k = 1; k < NR; ++k)
+      r = _mm512_add_ps(r, _mm512_loadu_ps(rows[k] + m));
+    return r;
+  };
+  __m512 cur = sums(0);
+  for (index_t m = 0; m < outs; m += 16) {
+    const __m512 next = m + 16 < outs ? sums(m + 16) : _mm512_setzero_ps();
+    const __m512 shifted = _mm512_castsi512_ps(
+        _mm512_maskz_alignr_epi32(0xffff, _mm512_castps_si512(next), _mm512_castps_si512(cur), 1));
+    const __m512 e = _mm512_mul_ps(cur, scale);
+    const __m512 o = _mm512_mul_ps(_mm512_add_ps(cur, shifted), scale);
+    const __m512 lo = _mm512_permutex2var_ps(e, even, o), hi = _mm512_permutex2var_ps(e, odd, o);
+    if constexpr (Stream) {
+      _mm512_stream_ps(dx + 2 * m, lo);
+      _mm512_stream_ps(dx + 2 * m + 16, hi);
+    } else {
+      _mm512_storeu_ps(dx + 2 * m, lo);
+      _mm512_storeu_ps(dx + 2 * m + 16, hi);
+    }
+    cur = next;
+  }
+}
+
+// Average backward over the input rows [h0, h1) of plane (n, c, id), every cell of each, with
+// dy_box spanning [0, W / 2) along W and at most 4 covering (od, oh) rows per dx row. Stream: dx
+// rows whose start is 64-byte aligned are stored around the caches.
+template <bool Stream, class Body>
+void avgBackwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t id, index_t h0,
+                                index_t h1) {
+  const index_t W = b.ax[2].extent, outs = W / 2;
+  const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
+  const __m512 scale = _mm512_set1_ps(b.scale);
+  for (index_t ih = h0; ih < h1; ++ih) {
+    float* dx = &b.dx(n, c, id + b.xs[0], ih + b.xs[1], 0) + b.xs[2];
+    const index_t oh0 = b.outputs.at(1, ih, 0), oh1 = b.outputs.at(1, ih, 1);
+    const float* rows[4];
+    int k = 0;
+    for (index_t od = od0; od < od1; ++od)
+      for (index_t oh = oh0; oh < oh1; ++oh)
+        rows[k++] = &b.dy(n, c, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
+    if (k == 0) {
+      for (index_t i = 0; i < W; i += 16)
+        _mm512_storeu_ps(dx + i, _mm512_setzero_ps());
+      continue;
+    }
+    const auto run = [&](auto stream) {
+      constexpr bool S = decltype(stream)::value;
+      switch (k) {
+        case 1:
+          return avgBackwardWholeRowK3S2P1<1, S>(rows, outs, scale, dx);
+        case 2:
+          return avgBackwardWholeRowK3S2P1<2, S>(rows, outs, scale, dx);
+        case 3:
+          return avgBackwardWholeRowK3S2P1<3, S>(rows, outs, scale, dx);
+        default:
+          return avgBackwardWholeRowK3S2P1<4, S>(rows, outs, scale, dx);
+      }
+    };
+    if (Stream && (reinterpret_cast<std::uintptr_t>(dx) & 63) == 0)
+      run(std::true_type());
+    else
+      run(std::false_type());
+  }
+  if constexpr (Stream) _mm_sfence();  // the streamed dx lines, visible before the kernel returns
+}
+
+#endif
+
+}  // namespace halo3d::kernels::impl
