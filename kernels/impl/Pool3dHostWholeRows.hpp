@@ -55,8 +55,17 @@ template <int ND, class Body>
 void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, index_t h0,
                                index_t h1) {
   const index_t W = b.ax[2].extent;
-  const index_t sd = index_t(b.x.stride_2());
+  const index_t sd = index_t(b.x.stride_2()), sh = index_t(b.x.stride_3());
   const index_t d = b.taps.at(0, od, 0) + b.taps.at(0, od, 1);  // the first present plane
+  // Offsets from the views' data, kept as integers: a split block's shift can put global row 0
+  // before its allocation.
+  const float* x = b.x.data() + (n * index_t(b.x.stride_0()) + c * index_t(b.x.stride_1()) +
+                                 (d + b.xs[0]) * sd + b.xs[2]);
+  const index_t xh = b.xs[1];
+  float* y = b.y.data() + n * index_t(b.y.stride_0()) + c * index_t(b.y.stride_1()) +
+             (od + b.ys[0]) * index_t(b.y.stride_2()) + (h0 + b.ys[1]) * index_t(b.y.stride_3()) +
+             b.ys[2];
+  const index_t ysh = index_t(b.y.stride_3());
   alignas(64) float ring[4][kPoolWholeRowMax];
   index_t ring_row[4] = {-1, -1, -1, -1};
   int next = 0;
@@ -68,7 +77,7 @@ void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, 
     float* out = ring[next];
     ring_row[next] = ih;
     next = (next + 1) & 3;
-    const float* p = &b.x(n, c, d + b.xs[0], ih + b.xs[1], 0) + b.xs[2];
+    const float* p = x + (ih + xh) * sh;
     for (index_t i = 0; i < W; i += 16) {
       __m512 v = _mm512_loadu_ps(p + i);
       if constexpr (ND > 1) v = _mm512_add_ps(v, _mm512_loadu_ps(p + sd + i));
@@ -78,13 +87,12 @@ void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, 
     return out;
   };
   const __m512 scale = _mm512_set1_ps(b.scale), zero = _mm512_setzero_ps();
-  for (index_t oh = h0; oh < h1; ++oh) {
+  for (index_t oh = h0; oh < h1; ++oh, y += ysh) {
     const index_t ih = b.taps.at(1, oh, 0) + b.taps.at(1, oh, 1);
     const int nh = int(b.taps.at(1, oh, 2) - b.taps.at(1, oh, 1));
     const float* r0 = drow(ih);
     const float* r1 = nh > 1 ? drow(ih + 1) : r0;
     const float* r2 = nh > 2 ? drow(ih + 2) : r0;
-    float* y = &b.y(n, c, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
     const auto row = [&](auto nhc) {
       constexpr int NH = decltype(nhc)::value;
       const auto hsum = [&](index_t i) {
@@ -156,14 +164,26 @@ void avgBackwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t id,
   const index_t W = b.ax[2].extent, outs = W / 2;
   const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
   const __m512 scale = _mm512_set1_ps(b.scale);
-  for (index_t ih = h0; ih < h1; ++ih) {
-    float* dx = &b.dx(n, c, id + b.xs[0], ih + b.xs[1], 0) + b.xs[2];
+  // Offsets from the views' data, kept as integers: a split block's shift can put global row 0
+  // before its allocation.
+  const index_t ysh = index_t(b.dy.stride_3()), yh = b.ys[1];
+  index_t planes[2] = {0, 0};
+  for (index_t od = od0; od < od1 && od < od0 + 2; ++od)
+    planes[od - od0] = n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()) +
+                       (od + b.ys[0]) * index_t(b.dy.stride_2()) + b.ys[2];
+  const int nd = int(od1 - od0);
+  const float* dy = b.dy.data();
+  float* dx = b.dx.data() + n * index_t(b.dx.stride_0()) + c * index_t(b.dx.stride_1()) +
+              (id + b.xs[0]) * index_t(b.dx.stride_2()) +
+              (h0 + b.xs[1]) * index_t(b.dx.stride_3()) + b.xs[2];
+  const index_t xsh = index_t(b.dx.stride_3());
+  for (index_t ih = h0; ih < h1; ++ih, dx += xsh) {
     const index_t oh0 = b.outputs.at(1, ih, 0), oh1 = b.outputs.at(1, ih, 1);
     const float* rows[4];
     int k = 0;
-    for (index_t od = od0; od < od1; ++od)
+    for (int j = 0; j < nd; ++j)
       for (index_t oh = oh0; oh < oh1; ++oh)
-        rows[k++] = &b.dy(n, c, od + b.ys[0], oh + b.ys[1], 0) + b.ys[2];
+        rows[k++] = dy + planes[j] + (oh + yh) * ysh;
     if (k == 0) {
       for (index_t i = 0; i < W; i += 16)
         _mm512_storeu_ps(dx + i, _mm512_setzero_ps());
