@@ -32,6 +32,8 @@ inline constexpr index_t kPoolWholeRowMax = 1024;
 
 // Whether the whole-row planes can take a call along W: the window and an extent W that they
 // cover, and a box spanning [0, W) of input cells (backward; forward [0, W / 2) of output cells).
+// Shorter rows stay with the 16-channel forms and the planes: per channel, the rows of 4-16 cells
+// (masked steps) measured 1.5-4x slower than the 16-channel forms.
 inline bool poolWholeRowsAlongW(int taps, int stride, int padding, int dilation, index_t W) {
   return HALO3D_POOL3D_AVX512 && taps == 3 && stride == 2 && padding == 1 && dilation == 1 &&
          W > 0 && W % 32 == 0;
@@ -123,19 +125,23 @@ void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, 
   }
 }
 
-// One dx row of `outs` outputs (a multiple of 16) from NR covering dy rows (see the top of the
-// file). With Stream, dx is 64-byte aligned and stored around the caches (the caller fences).
-template <int NR, bool Stream>
-inline void avgBackwardWholeRowK3S2P1(const float* const* rows, index_t outs, __m512 scale,
-                                      float* dx) {
+// One dx row of W cells from the covering dy rows (see the top of the file): ND planes (od) of NH
+// rows (oh) each, a at row oh0 of plane od0, the row oh0 + 1 at a + hs, plane od0 + 1 at a + ds.
+// W a multiple of 32. With Stream, dx is 64-byte aligned and stored around the caches (the caller
+// fences).
+template <int ND, int NH, bool Stream>
+inline void avgBackwardWholeRowK3S2P1(const float* a, index_t hs, index_t ds, index_t W,
+                                      __m512 scale, float* dx) {
   const __m512i even = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(8));
   const auto sums = [&](index_t m) {
-    __m512 r = _mm512_add_ps(_mm512_setzero_ps(), _mm512_loadu_ps(rows[0] + m));
-    for (int k = 1; k < NR; ++k)
-      r = _mm512_add_ps(r, _mm512_loadu_ps(rows[k] + m));
+    __m512 r = _mm512_add_ps(_mm512_setzero_ps(), _mm512_loadu_ps(a + m));
+    if constexpr (NH > 1) r = _mm512_add_ps(r, _mm512_loadu_ps(a + hs + m));
+    if constexpr (ND > 1) r = _mm512_add_ps(r, _mm512_loadu_ps(a + ds + m));
+    if constexpr (ND > 1 && NH > 1) r = _mm512_add_ps(r, _mm512_loadu_ps(a + ds + hs + m));
     return r;
   };
+  const index_t outs = W / 2;
   __m512 cur = sums(0);
   for (index_t m = 0; m < outs; m += 16) {
     const __m512 next = m + 16 < outs ? sums(m + 16) : _mm512_setzero_ps();
@@ -155,59 +161,60 @@ inline void avgBackwardWholeRowK3S2P1(const float* const* rows, index_t outs, __
   }
 }
 
-// Average backward over the input rows [h0, h1) of plane (n, c, id), every cell of each, with
-// dy_box spanning [0, W / 2) along W and at most 4 covering (od, oh) rows per dx row. Stream: dx
-// rows whose start is 64-byte aligned are stored around the caches.
-template <bool Stream, class Body>
-void avgBackwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t id, index_t h0,
+// The rows of avgBackwardWholeRowsK3S2P1 for ND covering planes.
+template <int ND, bool Stream, class Body>
+void avgBackwardWholeRowsK3S2P1(const Body& b, const float* dy0, index_t ds, float* dx, index_t h0,
                                 index_t h1) {
-  const index_t W = b.ax[2].extent, outs = W / 2;
-  const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
+  const index_t W = b.ax[2].extent;
+  const index_t ysh = index_t(b.dy.stride_3()), xsh = index_t(b.dx.stride_3()), yh = b.ys[1];
   const __m512 scale = _mm512_set1_ps(b.scale);
-  // Offsets from the views' data, kept as integers: a split block's shift can put global row 0
-  // before its allocation.
-  const index_t ysh = index_t(b.dy.stride_3()), yh = b.ys[1];
-  index_t planes[2] = {0, 0};
-  for (index_t od = od0; od < od1 && od < od0 + 2; ++od)
-    planes[od - od0] = n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()) +
-                       (od + b.ys[0]) * index_t(b.dy.stride_2()) + b.ys[2];
-  const int nd = int(od1 - od0);
-  const float* dy = b.dy.data();
-  float* dx = b.dx.data() + n * index_t(b.dx.stride_0()) + c * index_t(b.dx.stride_1()) +
-              (id + b.xs[0]) * index_t(b.dx.stride_2()) +
-              (h0 + b.xs[1]) * index_t(b.dx.stride_3()) + b.xs[2];
-  const index_t xsh = index_t(b.dx.stride_3());
   for (index_t ih = h0; ih < h1; ++ih, dx += xsh) {
     const index_t oh0 = b.outputs.at(1, ih, 0), oh1 = b.outputs.at(1, ih, 1);
-    const float* rows[4];
-    int k = 0;
-    for (int j = 0; j < nd; ++j)
-      for (index_t oh = oh0; oh < oh1; ++oh)
-        rows[k++] = dy + planes[j] + (oh + yh) * ysh;
-    if (k == 0) {
+    if (ND == 0 || oh1 <= oh0) {
       for (index_t i = 0; i < W; i += 16)
         _mm512_storeu_ps(dx + i, _mm512_setzero_ps());
       continue;
     }
-    const auto run = [&](auto stream) {
-      constexpr bool S = decltype(stream)::value;
-      switch (k) {
-        case 1:
-          return avgBackwardWholeRowK3S2P1<1, S>(rows, outs, scale, dx);
-        case 2:
-          return avgBackwardWholeRowK3S2P1<2, S>(rows, outs, scale, dx);
-        case 3:
-          return avgBackwardWholeRowK3S2P1<3, S>(rows, outs, scale, dx);
-        default:
-          return avgBackwardWholeRowK3S2P1<4, S>(rows, outs, scale, dx);
-      }
-    };
-    if (Stream && (reinterpret_cast<std::uintptr_t>(dx) & 63) == 0)
-      run(std::true_type());
-    else
-      run(std::false_type());
+    const float* a = dy0 + (oh0 + yh) * ysh;
+    const bool aligned = Stream && (reinterpret_cast<std::uintptr_t>(dx) & 63) == 0;
+    if (oh1 - oh0 == 1) {
+      if (aligned)
+        avgBackwardWholeRowK3S2P1<ND, 1, true>(a, ysh, ds, W, scale, dx);
+      else
+        avgBackwardWholeRowK3S2P1<ND, 1, false>(a, ysh, ds, W, scale, dx);
+    } else {
+      if (aligned)
+        avgBackwardWholeRowK3S2P1<ND, 2, true>(a, ysh, ds, W, scale, dx);
+      else
+        avgBackwardWholeRowK3S2P1<ND, 2, false>(a, ysh, ds, W, scale, dx);
+    }
   }
   if constexpr (Stream) _mm_sfence();  // the streamed dx lines, visible before the kernel returns
+}
+
+// Average backward over the input rows [h0, h1) of plane (n, c, id), every cell of each, with
+// dy_box spanning [0, W / 2) along W and at most 2 covering outputs along D and along H. Stream: dx
+// rows whose start is 64-byte aligned are stored around the caches.
+template <bool Stream, class Body>
+void avgBackwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t id, index_t h0,
+                                index_t h1) {
+  const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
+  // Offsets from the views' data, kept as integers: a split block's shift can put global row 0
+  // before its allocation.
+  const index_t ds = index_t(b.dy.stride_2());
+  const float* dy0 =
+      b.dy.data() + (od1 > od0 ? n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()) +
+                                     (od0 + b.ys[0]) * ds + b.ys[2]
+                               : 0);
+  float* dx = b.dx.data() + n * index_t(b.dx.stride_0()) + c * index_t(b.dx.stride_1()) +
+              (id + b.xs[0]) * index_t(b.dx.stride_2()) +
+              (h0 + b.xs[1]) * index_t(b.dx.stride_3()) + b.xs[2];
+  if (od1 - od0 == 1)
+    avgBackwardWholeRowsK3S2P1<1, Stream>(b, dy0, ds, dx, h0, h1);
+  else if (od1 - od0 == 2)
+    avgBackwardWholeRowsK3S2P1<2, Stream>(b, dy0, ds, dx, h0, h1);
+  else
+    avgBackwardWholeRowsK3S2P1<0, Stream>(b, dy0, ds, dx, h0, h1);
 }
 
 #endif

@@ -1109,12 +1109,12 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
   body.dyw0 = dy_box.min(2);
   body.dyw1 = dy_box.max(2);
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
-    // At most 4 covering (od, oh) rows per dx row: ceil(taps / stride) outputs per axis.
+    // At most 2 covering outputs along D and H: ceil(taps / stride) per axis.
     const auto covering = [&](int a) { return (g.kernel[a] + g.stride[a] - 1) / g.stride[a]; };
     body.whole = body.planes &&
                  poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], e[2]) &&
-                 covering(0) * covering(1) <= 4 && dx_box.min(2) == 0 && dx_box.max(2) == e[2] &&
-                 dy_box.min(2) == 0 && 2 * dy_box.max(2) == e[2];
+                 covering(0) <= 2 && covering(1) <= 2 && dx_box.min(2) == 0 &&
+                 dx_box.max(2) == e[2] && dy_box.min(2) == 0 && 2 * dy_box.max(2) == e[2];
   }
   body.stream =
       kRunsOnHost<ExecSpace> && double(dx.block().localSamples()) * double(dx.block().channels()) *
