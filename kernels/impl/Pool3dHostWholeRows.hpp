@@ -31,12 +31,16 @@ namespace halo3d::kernels::impl {
 inline constexpr index_t kPoolWholeRowMax = 1024;
 
 // Whether the whole-row planes can take a call along W: the window and an extent W that they
-// cover, and a box spanning [0, W) of input cells (backward; forward [0, W / 2) of output cells).
-// Shorter rows stay with the 16-channel forms and the planes: per channel, the rows of 4-16 cells
-// (masked steps) measured 1.5-4x slower than the 16-channel forms.
-inline bool poolWholeRowsAlongW(int taps, int stride, int padding, int dilation, index_t W) {
+// cover (the caller checks that the box spans [0, W) of input cells backward, [0, W / 2) of output
+// cells forward).
+// Forward: W a multiple of 32; shorter rows stay with the 16-channel forms and the planes (per
+// channel, rows of 4-16 cells in masked steps measured 1.5-4x slower than the 16-channel forms).
+// Backward: also W = 16 (1.2-1.3x the 16-channel forms on 16^3 volumes; rows of 4 and 8 cells
+// measured 0.4-0.7x of them).
+inline bool poolWholeRowsAlongW(int taps, int stride, int padding, int dilation, index_t W,
+                                bool backward) {
   return HALO3D_POOL3D_AVX512 && taps == 3 && stride == 2 && padding == 1 && dilation == 1 &&
-         W > 0 && W % 32 == 0;
+         W > 0 && (W % 32 == 0 || (backward && W == 16));
 }
 
 #if HALO3D_POOL3D_AVX512
@@ -127,8 +131,8 @@ void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, 
 
 // One dx row of W cells from the covering dy rows (see the top of the file): ND planes (od) of NH
 // rows (oh) each, a at row oh0 of plane od0, the row oh0 + 1 at a + hs, plane od0 + 1 at a + ds.
-// W a multiple of 32. With Stream, dx is 64-byte aligned and stored around the caches (the caller
-// fences).
+// W a multiple of 32, or 16 (never streamed). With Stream, dx is 64-byte aligned and stored around
+// the caches (the caller fences).
 template <int ND, int NH, bool Stream>
 inline void avgBackwardWholeRowK3S2P1(const float* a, index_t hs, index_t ds, index_t W,
                                       __m512 scale, float* dx) {
@@ -141,6 +145,19 @@ inline void avgBackwardWholeRowK3S2P1(const float* a, index_t hs, index_t ds, in
     if constexpr (ND > 1 && NH > 1) r = _mm512_add_ps(r, _mm512_loadu_ps(a + ds + hs + m));
     return r;
   };
+  if (W == 16) {  // one step: 8 outputs loaded under a mask, 16 cells stored
+    const __mmask16 in = 0xff;
+    __m512 r = _mm512_add_ps(_mm512_setzero_ps(), _mm512_maskz_loadu_ps(in, a));
+    if constexpr (NH > 1) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(in, a + hs));
+    if constexpr (ND > 1) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(in, a + ds));
+    if constexpr (ND > 1 && NH > 1) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(in, a + ds + hs));
+    const __m512 shifted = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+        0xffff, _mm512_castps_si512(_mm512_setzero_ps()), _mm512_castps_si512(r), 1));
+    const __m512 e = _mm512_mul_ps(r, scale);
+    const __m512 o = _mm512_mul_ps(_mm512_add_ps(r, shifted), scale);
+    _mm512_storeu_ps(dx, _mm512_permutex2var_ps(e, even, o));
+    return;
+  }
   const index_t outs = W / 2;
   __m512 cur = sums(0);
   for (index_t m = 0; m < outs; m += 16) {

@@ -1040,9 +1040,10 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
            : g.dilation == std::array<int, 3>{1, 1, 1} && g.kernel[0] <= 3 && g.kernel[1] <= 3;
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
     const index_t W = x.block().globalExtents()[2];
-    body.whole = body.planes &&
-                 poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], W) &&
-                 W <= kPoolWholeRowMax && out_box.min(2) == 0 && 2 * out_box.max(2) == W;
+    body.whole =
+        body.planes &&
+        poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], W, false) &&
+        W <= kPoolWholeRowMax && out_box.min(2) == 0 && 2 * out_box.max(2) == W;
   }
   // The input cells read: about the window's span over the stride per output cell and axis.
   index_t input_cells = y.block().localSamples() * y.block().channels();
@@ -1111,10 +1112,11 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
     // At most 2 covering outputs along D and H: ceil(taps / stride) per axis.
     const auto covering = [&](int a) { return (g.kernel[a] + g.stride[a] - 1) / g.stride[a]; };
-    body.whole = body.planes &&
-                 poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], e[2]) &&
-                 covering(0) <= 2 && covering(1) <= 2 && dx_box.min(2) == 0 &&
-                 dx_box.max(2) == e[2] && dy_box.min(2) == 0 && 2 * dy_box.max(2) == e[2];
+    body.whole =
+        body.planes &&
+        poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], e[2], true) &&
+        covering(0) <= 2 && covering(1) <= 2 && dx_box.min(2) == 0 && dx_box.max(2) == e[2] &&
+        dy_box.min(2) == 0 && 2 * dy_box.max(2) == e[2];
   }
   body.stream =
       kRunsOnHost<ExecSpace> && double(dx.block().localSamples()) * double(dx.block().channels()) *

@@ -508,10 +508,11 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 
 // Average pooling k3s2p1 on rows a multiple of 32 cells long, the box spanning them along W (the
 // host's whole-row planes, impl/Pool3dHostWholeRows.hpp, where built; the other host forms
-// elsewhere): every cell bit for bit its documented order. Forward: y = (((+0 + h(2j - 1)) +
+// elsewhere; rows of 16 cells backward only): every cell bit for bit its documented order.
+// Forward: y = (((+0 + h(2j - 1)) +
 // h(2j)) + h(2j + 1)) / 27, h(-1) = 0, h the sum over the window's H rows (from the first present
 // one) of the sums over its D planes (likewise); backward as avgBackwardK3S2P1OrderMisses. Rows of
-// 32, 64 and 96 cells, with and without ghosts along W (rows off and on 64-byte boundaries, so
+// 16, 32, 64 and 96 cells, with and without ghosts along W (rows off and on 64-byte boundaries, so
 // that the streamed dx stores run and are skipped), boxes cut along D and H, dy_box cut along D and
 // H, 1, 4, 16 and 32 channels (the 16-channel forms' multiples), dx streamed and cached, and signed
 // zeros in the data.
@@ -529,7 +530,8 @@ TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
     HaloWidths halo;
   };
   for (const Case& k : {Case{{2, 1, 5, 6, 64}, kHaloX}, Case{{1, 4, 4, 5, 32}, no_w_ghosts},
-                        Case{{1, 16, 3, 4, 64}, no_w_ghosts}, Case{{1, 32, 2, 3, 96}, kHaloX}}) {
+                        Case{{1, 16, 3, 4, 64}, no_w_ghosts}, Case{{1, 32, 2, 3, 96}, kHaloX},
+                        Case{{2, 3, 5, 4, 16}, kHaloX}, Case{{1, 16, 4, 6, 16}, no_w_ghosts}}) {
     const Window s{"whole_rows", k.shape, g};
     SCOPED_TRACE("x " + std::to_string(k.shape[1]) + "x" + std::to_string(k.shape[2]) + "x" +
                  std::to_string(k.shape[3]) + "x" + std::to_string(k.shape[4]));
