@@ -302,6 +302,7 @@ struct PoolForwardBody : PoolBodyCommon<T> {
   bool planes = false;   // average pooling through avgForwardPlane (Pool3dHostPlanes.hpp); max
                          // pooling through maxPlaneK2S2 (window 2x2x2, stride 2, float)
   bool whole = false;    // average, float: whole rows through avgForwardWholeRowsK3S2P1
+  bool plane8 = false;   // average, float: 8 x 8 planes through avgForwardPlane8x8K3S2P1
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t od, index_t oh,
                                          index_t ow) const {
     const index_t fd = taps.at(0, od, 0), kd0 = taps.at(0, od, 1), kd1 = taps.at(0, od, 2);
@@ -345,6 +346,19 @@ struct PoolForwardBody : PoolBodyCommon<T> {
     if constexpr (kMax)
       if (planes && maxPlaneK2S2(n, c, od, h0, h1, w0, w1)) return;
 #if HALO3D_POOL3D_AVX512
+    if constexpr (!kMax && std::is_same_v<T, float>)
+      if (plane8 && h0 == 0 && h1 == 4 && w0 == 0 && w1 == 4) {
+        switch (taps.at(0, od, 2) - taps.at(0, od, 1)) {
+          case 1:
+            return avgForwardPlane8x8K3S2P1<1>(*this, n, c, od);
+          case 2:
+            return avgForwardPlane8x8K3S2P1<2>(*this, n, c, od);
+          case 3:
+            return avgForwardPlane8x8K3S2P1<3>(*this, n, c, od);
+          default:
+            break;
+        }
+      }
     if constexpr (!kMax && std::is_same_v<T, float>)
       if (whole && w0 == 0 && 2 * w1 == ax[2].extent) {
         switch (taps.at(0, od, 2) - taps.at(0, od, 1)) {
@@ -688,6 +702,7 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   index_t dyw0 = 0, dyw1 = 0;       // dy_box along W
   bool stream = false;  // dx stored around the caches (avgBackwardPlaneK3S2P1, denseMaxPlane)
   bool whole = false;   // average, float: whole rows through avgBackwardWholeRowsK3S2P1
+  bool plane8 = false;  // average, float: 8 x 8 planes through avgBackwardPlane8x8K3S2P1
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
@@ -715,6 +730,13 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   void hostPlane(index_t n, index_t c, index_t id, index_t h0, index_t h1, index_t w0,
                  index_t w1) const {
 #if HALO3D_POOL3D_AVX512
+    if constexpr (!kMax && std::is_same_v<T, float>)
+      if (plane8 && h0 == 0 && h1 == 8 && w0 == 0 && w1 == 8) {
+        const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
+        if (od1 - od0 == 1) return avgBackwardPlane8x8K3S2P1<1>(*this, n, c, id, od0);
+        if (od1 - od0 == 2) return avgBackwardPlane8x8K3S2P1<2>(*this, n, c, id, od0);
+        if (od1 <= od0) return avgBackwardPlane8x8K3S2P1<0>(*this, n, c, id, od0);
+      }
     if constexpr (!kMax && std::is_same_v<T, float>)
       if (whole && w0 == 0 && w1 == ax[2].extent)
         return stream ? avgBackwardWholeRowsK3S2P1<true>(*this, n, c, id, h0, h1)
@@ -1044,6 +1066,9 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
         body.planes &&
         poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], W, false) &&
         W <= kPoolWholeRowMax && out_box.min(2) == 0 && 2 * out_box.max(2) == W;
+    body.plane8 = body.planes && poolPlane8x8(g, x.block().globalExtents()) &&
+                  x.view().stride_3() == 8 && y.view().stride_3() == 4 && out_box.min(1) == 0 &&
+                  out_box.max(1) == 4 && out_box.min(2) == 0 && out_box.max(2) == 4;
   }
   // The input cells read: about the window's span over the stride per output cell and axis.
   index_t input_cells = y.block().localSamples() * y.block().channels();
@@ -1060,7 +1085,7 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     const index_t rw = std::min((wc - 1) * g.stride[2] + g.kernel[2], e[2]);
     const index_t rh = kPoolChannelRect / std::max<index_t>(rw, 1);
     const index_t hb = rh >= g.kernel[1] ? (rh - g.kernel[1]) / g.stride[1] + 1 : 0;
-    if (!out_box.empty() && body.planes && !body.whole && wc >= 1 && hb >= 1 &&
+    if (!out_box.empty() && body.planes && !body.whole && !body.plane8 && wc >= 1 && hb >= 1 &&
         withRowShape(g.stride[2], g.kernel[2], g.dilation[2], [](auto, auto) {}) &&
         poolChannelsApply(path, y.block().channels()) && e[1] * e[2] <= poolChannelPlaneCells()) {
       forEachChannelPlane(
@@ -1117,6 +1142,11 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
         poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], e[2], true) &&
         covering(0) <= 2 && covering(1) <= 2 && dx_box.min(2) == 0 && dx_box.max(2) == e[2] &&
         dy_box.min(2) == 0 && 2 * dy_box.max(2) == e[2];
+    body.plane8 = body.planes && !body.dilated && poolPlane8x8(g, e) && covering(0) <= 2 &&
+                  dx.view().stride_3() == 8 && dy.view().stride_3() == 4 && dx_box.min(1) == 0 &&
+                  dx_box.max(1) == 8 && dx_box.min(2) == 0 && dx_box.max(2) == 8 &&
+                  dy_box.min(1) == 0 && dy_box.max(1) == 4 && dy_box.min(2) == 0 &&
+                  dy_box.max(2) == 4;
   }
   body.stream =
       kRunsOnHost<ExecSpace> && double(dx.block().localSamples()) * double(dx.block().channels()) *
@@ -1124,7 +1154,7 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                                     (kMax ? maxPoolStreamMinBytes() : poolStreamMinBytes());
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
-    if (!dx_box.empty() && body.planes && !body.whole &&
+    if (!dx_box.empty() && body.planes && !body.whole && !body.plane8 &&
         poolChannelsApply(path, dx.block().channels()) && poolChannelPlaneCells() > 0) {
       const index_t w0 = dx_box.min(2), w1 = dx_box.max(2);
       forEachChannelPlane(

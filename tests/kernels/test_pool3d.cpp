@@ -508,14 +508,16 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 
 // Average pooling k3s2p1 on rows a multiple of 32 cells long, the box spanning them along W (the
 // host's whole-row planes, impl/Pool3dHostWholeRows.hpp, where built; the other host forms
-// elsewhere; rows of 16 cells backward only): every cell bit for bit its documented order.
+// elsewhere; rows of 16 cells backward only), and on planes of 8 x 8 cells stored densely (its
+// register planes there): every cell bit for bit its documented order.
 // Forward: y = (((+0 + h(2j - 1)) +
 // h(2j)) + h(2j + 1)) / 27, h(-1) = 0, h the sum over the window's H rows (from the first present
 // one) of the sums over its D planes (likewise); backward as avgBackwardK3S2P1OrderMisses. Rows of
 // 16, 32, 64 and 96 cells, with and without ghosts along W (rows off and on 64-byte boundaries, so
 // that the streamed dx stores run and are skipped), boxes cut along D and H, dy_box cut along D and
 // H, 1, 4, 16 and 32 channels (the 16-channel forms' multiples), dx streamed and cached, and signed
-// zeros in the data.
+// zeros in the data; the 8 x 8 planes with ghosts along D and H and without, whole boxes (their
+// only boxes) and others, dy_box cut along D alone.
 TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   const float sc = 1.0f / 27.0f;
@@ -525,18 +527,23 @@ TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
   };
   const HaloWidths no_w_ghosts{{1, 2, 0}, {0, 1, 0}};
   const double saved = impl::poolStreamMinBytes();
+  const HaloWidths y_no_w_ghosts{{1, 1, 0}, {0, 2, 0}};
   struct Case {
     Shape5 shape;
-    HaloWidths halo;
+    HaloWidths halo, y_halo;
   };
-  for (const Case& k : {Case{{2, 1, 5, 6, 64}, kHaloX}, Case{{1, 4, 4, 5, 32}, no_w_ghosts},
-                        Case{{1, 16, 3, 4, 64}, no_w_ghosts}, Case{{1, 32, 2, 3, 96}, kHaloX},
-                        Case{{2, 3, 5, 4, 16}, kHaloX}, Case{{1, 16, 4, 6, 16}, no_w_ghosts}}) {
+  for (const Case& k :
+       {Case{{2, 1, 5, 6, 64}, kHaloX, kHaloY}, Case{{1, 4, 4, 5, 32}, no_w_ghosts, kHaloY},
+        Case{{1, 16, 3, 4, 64}, no_w_ghosts, kHaloY}, Case{{1, 32, 2, 3, 96}, kHaloX, kHaloY},
+        Case{{2, 3, 5, 4, 16}, kHaloX, kHaloY}, Case{{1, 16, 4, 6, 16}, no_w_ghosts, kHaloY},
+        Case{{2, 3, 8, 8, 8}, no_w_ghosts, y_no_w_ghosts},
+        Case{{1, 16, 5, 8, 8}, no_w_ghosts, y_no_w_ghosts},
+        Case{{1, 2, 3, 8, 8}, kHaloX, y_no_w_ghosts}}) {
     const Window s{"whole_rows", k.shape, g};
     SCOPED_TRACE("x " + std::to_string(k.shape[1]) + "x" + std::to_string(k.shape[2]) + "x" +
                  std::to_string(k.shape[3]) + "x" + std::to_string(k.shape[4]));
     HaloTensor<float, Memory> x("x", TensorBlock::whole(s.x_shape, k.halo));
-    HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), kHaloY));
+    HaloTensor<float, Memory> dy("dy", TensorBlock::whole(outputShape(s), k.y_halo));
     fillGlobal(x, signedZeros);
     fillGlobal(dy, randomValues(7));
     const auto hx = hostCopy(x), hdy = hostCopy(dy);
@@ -592,9 +599,11 @@ TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
     const Box cut_x({1, 1, 0}, {x_owned.max(0), x_owned.max(1) - 1, x_owned.max(2)});
     const Box cut_dy({0, 1, 0},
                      {std::max<index_t>(1, y_owned.max(0) - 1), y_owned.max(1), y_owned.max(2)});
+    const Box cut_dy_d({std::min<index_t>(1, y_owned.max(0) - 1), 0, 0},
+                       {y_owned.max(0), y_owned.max(1), y_owned.max(2)});
     for (double stream_min : {1e30, 0.0})
       for (const Box& dx_box : {x_owned, cut_x})
-        for (const Box& dy_box : {y_owned, cut_dy}) {
+        for (const Box& dy_box : {y_owned, cut_dy, cut_dy_d}) {
           SCOPED_TRACE(std::string(stream_min > 0 ? "cached" : "streamed") + ", dx_box from " +
                        std::to_string(dx_box.min(0)) + ", dy_box from " +
                        std::to_string(dy_box.min(1)));
