@@ -19,6 +19,7 @@
 // Host-only: included by Pool3dImpl.hpp, called from the bodies' hostPlane on host execution spaces
 // where HALO3D_POOL3D_AVX512 is set.
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -42,6 +43,14 @@ inline bool poolWholeRowsAlongW(int taps, int stride, int padding, int dilation,
                                 bool backward) {
   return HALO3D_POOL3D_AVX512 && taps == 3 && stride == 2 && padding == 1 && dilation == 1 &&
          W > 0 && (W % 32 == 0 || (backward && W == 16));
+}
+
+// Whether a call is on volumes of avgForwardVolume4K3S2P1 and avgBackwardVolume4K3S2P1 (the caller
+// checks the storage and the boxes): 4 x 4 x 4 cells, k3s2p1 along every axis.
+inline bool poolVolume4(const WindowGeometry& g, const Extents3& e) {
+  const WindowGeometry k3s2p1 = WindowGeometry::cubic(3, 2, 1);
+  return HALO3D_POOL3D_AVX512 && e == Extents3{4, 4, 4} && g.kernel == k3s2p1.kernel &&
+         g.stride == k3s2p1.stride && g.padding == k3s2p1.padding && g.dilation == k3s2p1.dilation;
 }
 
 // Whether a call's volume has the planes of avgForwardPlane8x8K3S2P1 and avgBackwardPlane8x8K3S2P1
@@ -249,6 +258,12 @@ void avgBackwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t id,
 // operations instead of eight rows of set-up (the 16-channel forms' transposes measured 27-49% of
 // the stream bandwidth on these volumes). The same terms in the same order as the rows above.
 
+// Lane l of the result is v's lane idx[l]. The zero-masked form (all lanes set): GCC 12's plain
+// form starts from an undefined register.
+inline __m512 permuteLanes(__m512i idx, __m512 v) {
+  return _mm512_maskz_permutexvar_ps(0xffff, idx, v);
+}
+
 // Blocks of four lanes: Imm picks blocks 0 and 1 from a, 2 and 3 from b. The zero-masked form (all
 // lanes set): GCC 12's plain form starts from an undefined register.
 template <int Imm>
@@ -335,6 +350,99 @@ void avgBackwardPlane8x8K3S2P1(const Body& b, index_t n, index_t c, index_t id, 
     _mm512_storeu_ps(dx + 16, r1);
     _mm512_storeu_ps(dx + 32, r2);
     _mm512_storeu_ps(dx + 48, r3);
+  }
+}
+
+// Volumes of 4 x 4 x 4 cells stored densely (CosmoFlow's last pools), k3s2p1 along every axis: a
+// channel's whole volume is four registers (one per plane, lane 4 h + w) and its 2 x 2 x 2 outputs
+// half of one, so that a channel is a few vector operations; 16 channels per call, whose work
+// items are (sample, 16 channels) (per plane, the 16-channel forms' transposes measured 14-30% of
+// the stream bandwidth here). The same terms in the same order as the rows above.
+
+// Average forward of channels [c0, c0 + 16) of sample n.
+template <class Body>
+void avgForwardVolume4K3S2P1(const Body& b, index_t n, index_t c0) {
+  const __m512 scale = _mm512_set1_ps(b.scale), zero = _mm512_setzero_ps();
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i back = _mm512_setr_epi32(0, 1, 0, 5, 0, 9, 0, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  for (index_t c = c0; c < c0 + kPoolLanes; ++c) {
+    const float* x = b.x.data() + (n * index_t(b.x.stride_0()) + c * index_t(b.x.stride_1()));
+    const __m512 p0 = _mm512_loadu_ps(x), p1 = _mm512_loadu_ps(x + 16),
+                 p2 = _mm512_loadu_ps(x + 32), p3 = _mm512_loadu_ps(x + 48);
+    // D: output plane 0 has planes 0 and 1, plane 1 planes 1, 2 and 3.
+    const __m512 d0 = _mm512_add_ps(p0, p1), d1 = _mm512_add_ps(_mm512_add_ps(p1, p2), p3);
+    // H, one output row per block (od 2 + oh): row 0 has rows 0 and 1, row 1 rows 1, 2 and 3.
+    __m512 h = _mm512_add_ps(shuffleBlocks<0x44>(d0, d1), shuffleBlocks<0x99>(d0, d1));
+    h = _mm512_mask_add_ps(h, 0xf0f0, h, shuffleBlocks<0xcc>(d0, d1));
+    // W, lane 2 (block) + ow: cell 0 has cells 0 and 1, cell 1 cells 1, 2 and 3.
+    const __m512 before = _mm512_maskz_permutexvar_ps(0xaa, back, h);
+    const __m512 acc = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(zero, before), permuteLanes(even, h)), permuteLanes(odd, h));
+    float* y = b.y.data() + n * index_t(b.y.stride_0()) + c * index_t(b.y.stride_1());
+    _mm512_mask_storeu_ps(y, 0xff, _mm512_mul_ps(acc, scale));
+  }
+}
+
+// Average backward of channels [c0, c0 + 16) of sample n. `terms` (see avgBackwardVolume4Terms)
+// places each dx cell's dy terms in order.
+struct PoolVolume4Terms {
+  __m512i index[4][4];   // [dx plane][term]: the dy cell (4 od + 2 oh + ow) of each lane
+  __mmask16 mask[4][4];  // the lanes that have the term
+  int terms[4];          // the terms of each dx plane
+};
+
+// The terms of every dx cell of the 4^3 volume, lane 4 ih + iw of plane id: R(m) (m = iw / 2) of
+// the backward rows, its covering (od, oh) in order, od outer, then for an odd iw its R(m + 1)
+// added after the sum (0 past the volume) by the caller.
+inline PoolVolume4Terms avgBackwardVolume4Terms() {
+  alignas(64) std::int32_t index[4][4][16] = {};
+  __mmask16 mask[4][4] = {};
+  const auto covering = [](int i, int& o0, int& o1) {  // outputs of input i, k3s2p1, 2 outputs
+    o0 = i / 2;
+    o1 = std::min((i + 1) / 2 + 1, 2);
+  };
+  for (int id = 0; id < 4; ++id)
+    for (int lane = 0; lane < 16; ++lane) {
+      const int ih = lane / 4, m = (lane % 4) / 2;
+      int od0, od1, oh0, oh1;
+      covering(id, od0, od1);
+      covering(ih, oh0, oh1);
+      int k = 0;
+      for (int od = od0; od < od1; ++od)
+        for (int oh = oh0; oh < oh1; ++oh, ++k) {
+          index[id][k][lane] = od * 4 + oh * 2 + m;
+          mask[id][k] = __mmask16(mask[id][k] | (1u << lane));
+        }
+    }
+  PoolVolume4Terms t;
+  for (int id = 0; id < 4; ++id) {
+    t.terms[id] = 0;
+    for (int k = 0; k < 4; ++k) {
+      t.index[id][k] = _mm512_load_si512(index[id][k]);
+      t.mask[id][k] = mask[id][k];
+      if (mask[id][k]) t.terms[id] = k + 1;
+    }
+  }
+  return t;
+}
+
+template <class Body>
+void avgBackwardVolume4K3S2P1(const Body& b, const PoolVolume4Terms& t, index_t n, index_t c0) {
+  const __m512 scale = _mm512_set1_ps(b.scale), zero = _mm512_setzero_ps();
+  // R(m + 1) for the lanes of an odd cell of m = 0 (lane 4 ih + 1 takes lane 4 ih + 2).
+  const __m512i next = _mm512_setr_epi32(0, 2, 0, 0, 0, 6, 0, 0, 0, 10, 0, 0, 0, 14, 0, 0);
+  for (index_t c = c0; c < c0 + kPoolLanes; ++c) {
+    const float* dy = b.dy.data() + (n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()));
+    const __m512 d = _mm512_maskz_loadu_ps(0xff, dy);
+    float* dx = b.dx.data() + n * index_t(b.dx.stride_0()) + c * index_t(b.dx.stride_1());
+    for (int id = 0; id < 4; ++id) {
+      __m512 r = zero;
+      for (int k = 0; k < t.terms[id]; ++k)
+        r = _mm512_mask_add_ps(r, t.mask[id][k], r, permuteLanes(t.index[id][k], d));
+      const __m512 rn = _mm512_maskz_permutexvar_ps(0x2222, next, r);
+      _mm512_storeu_ps(dx + 16 * id, _mm512_mul_ps(_mm512_add_ps(r, rn), scale));
+    }
   }
 }
 

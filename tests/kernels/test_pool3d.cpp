@@ -508,8 +508,8 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 
 // Average pooling k3s2p1 on rows a multiple of 32 cells long, the box spanning them along W (the
 // host's whole-row planes, impl/Pool3dHostWholeRows.hpp, where built; the other host forms
-// elsewhere; rows of 16 cells backward only), and on planes of 8 x 8 cells stored densely (its
-// register planes there): every cell bit for bit its documented order.
+// elsewhere; rows of 16 cells backward only), on planes of 8 x 8 cells and volumes of 4^3 stored
+// densely (its register planes and volumes there): every cell bit for bit its documented order.
 // Forward: y = (((+0 + h(2j - 1)) +
 // h(2j)) + h(2j + 1)) / 27, h(-1) = 0, h the sum over the window's H rows (from the first present
 // one) of the sums over its D planes (likewise); backward as avgBackwardK3S2P1OrderMisses. Rows of
@@ -517,7 +517,8 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 // that the streamed dx stores run and are skipped), boxes cut along D and H, dy_box cut along D and
 // H, 1, 4, 16 and 32 channels (the 16-channel forms' multiples), dx streamed and cached, and signed
 // zeros in the data; the 8 x 8 planes with ghosts along D and H and without, whole boxes (their
-// only boxes) and others, dy_box cut along D alone.
+// only boxes) and others, dy_box cut along D alone; the dense 4^3 volumes (16 and 32 channels,
+// their whole boxes) and one with ghosts, which the other forms take.
 TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   const float sc = 1.0f / 27.0f;
@@ -538,7 +539,10 @@ TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
         Case{{2, 3, 5, 4, 16}, kHaloX, kHaloY}, Case{{1, 16, 4, 6, 16}, no_w_ghosts, kHaloY},
         Case{{2, 3, 8, 8, 8}, no_w_ghosts, y_no_w_ghosts},
         Case{{1, 16, 5, 8, 8}, no_w_ghosts, y_no_w_ghosts},
-        Case{{1, 2, 3, 8, 8}, kHaloX, y_no_w_ghosts}}) {
+        Case{{1, 2, 3, 8, 8}, kHaloX, y_no_w_ghosts},
+        Case{{2, 16, 4, 4, 4}, HaloWidths{}, HaloWidths{}},
+        Case{{1, 32, 4, 4, 4}, HaloWidths{}, HaloWidths{}},
+        Case{{1, 16, 4, 4, 4}, no_w_ghosts, HaloWidths{}}}) {
     const Window s{"whole_rows", k.shape, g};
     SCOPED_TRACE("x " + std::to_string(k.shape[1]) + "x" + std::to_string(k.shape[2]) + "x" +
                  std::to_string(k.shape[3]) + "x" + std::to_string(k.shape[4]));
