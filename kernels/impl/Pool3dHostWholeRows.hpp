@@ -203,6 +203,27 @@ void avgBackwardWholeRowsK3S2P1(const Body& b, const float* dy0, index_t ds, flo
   const index_t W = b.ax[2].extent;
   const index_t ysh = index_t(b.dy.stride_3()), xsh = index_t(b.dx.stride_3()), yh = b.ys[1];
   const __m512 scale = _mm512_set1_ps(b.scale);
+  const auto row = [&](auto nh, const float* a, float* to) {
+    constexpr int NH = decltype(nh)::value;
+    if (Stream && (reinterpret_cast<std::uintptr_t>(to) & 63) == 0)
+      avgBackwardWholeRowK3S2P1<ND, NH, true>(a, ysh, ds, W, scale, to);
+    else
+      avgBackwardWholeRowK3S2P1<ND, NH, false>(a, ysh, ds, W, scale, to);
+  };
+  if (ND > 0 && b.pairs_h && h0 == 0 && h1 == b.ax[1].extent) {
+    // Rows 2 q have dy row q, rows 2 q + 1 dy rows q and q + 1 (the last only q): no look-ups.
+    const index_t rows = h1 / 2;
+    const float* a = dy0 + yh * ysh;
+    for (index_t q = 0; q < rows; ++q, a += ysh, dx += 2 * xsh) {
+      row(std::integral_constant<int, 1>(), a, dx);
+      if (q + 1 < rows)
+        row(std::integral_constant<int, 2>(), a, dx + xsh);
+      else
+        row(std::integral_constant<int, 1>(), a, dx + xsh);
+    }
+    if constexpr (Stream) _mm_sfence();
+    return;
+  }
   for (index_t ih = h0; ih < h1; ++ih, dx += xsh) {
     const index_t oh0 = b.outputs.at(1, ih, 0), oh1 = b.outputs.at(1, ih, 1);
     if (ND == 0 || oh1 <= oh0) {
@@ -211,18 +232,10 @@ void avgBackwardWholeRowsK3S2P1(const Body& b, const float* dy0, index_t ds, flo
       continue;
     }
     const float* a = dy0 + (oh0 + yh) * ysh;
-    const bool aligned = Stream && (reinterpret_cast<std::uintptr_t>(dx) & 63) == 0;
-    if (oh1 - oh0 == 1) {
-      if (aligned)
-        avgBackwardWholeRowK3S2P1<ND, 1, true>(a, ysh, ds, W, scale, dx);
-      else
-        avgBackwardWholeRowK3S2P1<ND, 1, false>(a, ysh, ds, W, scale, dx);
-    } else {
-      if (aligned)
-        avgBackwardWholeRowK3S2P1<ND, 2, true>(a, ysh, ds, W, scale, dx);
-      else
-        avgBackwardWholeRowK3S2P1<ND, 2, false>(a, ysh, ds, W, scale, dx);
-    }
+    if (oh1 - oh0 == 1)
+      row(std::integral_constant<int, 1>(), a, dx);
+    else
+      row(std::integral_constant<int, 2>(), a, dx);
   }
   if constexpr (Stream) _mm_sfence();  // the streamed dx lines, visible before the kernel returns
 }

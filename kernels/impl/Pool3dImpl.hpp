@@ -703,6 +703,8 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   bool stream = false;  // dx stored around the caches (avgBackwardPlaneK3S2P1, denseMaxPlane)
   bool whole = false;   // average, float: whole rows through avgBackwardWholeRowsK3S2P1
   bool plane8 = false;  // average, float: 8 x 8 planes through avgBackwardPlane8x8K3S2P1
+  bool pairs_h =
+      false;  // k3s2p1 along H over every row of an even H, dy_box too: whole rows in pairs
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
@@ -1152,6 +1154,9 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
         poolWholeRowsAlongW(g.kernel[2], g.stride[2], g.padding[2], g.dilation[2], e[2], true) &&
         covering(0) <= 2 && covering(1) <= 2 && dx_box.min(2) == 0 && dx_box.max(2) == e[2] &&
         dy_box.min(2) == 0 && 2 * dy_box.max(2) == e[2];
+    body.pairs_h = g.kernel[1] == 3 && g.stride[1] == 2 && g.padding[1] == 1 &&
+                   g.dilation[1] == 1 && e[1] % 2 == 0 && dx_box.min(1) == 0 &&
+                   dx_box.max(1) == e[1] && dy_box.min(1) == 0 && 2 * dy_box.max(1) == e[1];
     body.plane8 = body.planes && !body.dilated && poolPlane8x8(g, e) && covering(0) <= 2 &&
                   dx.view().stride_3() == 8 && dy.view().stride_3() == 4 && dx_box.min(1) == 0 &&
                   dx_box.max(1) == 8 && dx_box.min(2) == 0 && dx_box.max(2) == 8 &&
