@@ -1039,6 +1039,23 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
   if (argmax) body.argmax = argmax->view();
   body.x = x.view();
   body.y = y.view();
+#if HALO3D_POOL3D_AVX512
+  // Whole dense 4^3 volumes, 16 channels per work item, before the tables that they do not use (a
+  // call is a few hundred nanoseconds); the body by address, not copied with its views' counts.
+  if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
+    if (poolVolume4(g, x.block().globalExtents()) &&
+        poolChannelsApply(path, y.block().channels()) && x.view().stride_2() == 16 &&
+        x.view().stride_3() == 4 && y.view().stride_2() == 4 && y.view().stride_3() == 2 &&
+        out_box == Box::fromExtents({2, 2, 2})) {
+      const auto* b = &body;
+      forEachChannelPlane(
+          "halo3d::avgPool3dForward", exec, y.block().localSamples(), y.block().channels(), 0, 1,
+          [=](index_t n, index_t c0, index_t) { avgForwardVolume4K3S2P1(*b, n, c0); },
+          y.block().localSamples() * y.block().channels() * 64);
+      return;
+    }
+  }
+#endif
   body.taps = PoolRanges<MemorySpace>::template make<ExecSpace>(
       out_box, [&](int a, index_t o, index_t* row) {
         index_t first;
@@ -1087,16 +1104,6 @@ void pool3dForward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& x,
     const index_t rw = std::min((wc - 1) * g.stride[2] + g.kernel[2], e[2]);
     const index_t rh = kPoolChannelRect / std::max<index_t>(rw, 1);
     const index_t hb = rh >= g.kernel[1] ? (rh - g.kernel[1]) / g.stride[1] + 1 : 0;
-    // Whole dense 4^3 volumes, 16 channels per work item.
-    if (poolVolume4(g, e) && poolChannelsApply(path, y.block().channels()) &&
-        x.view().stride_2() == 16 && x.view().stride_3() == 4 && y.view().stride_2() == 4 &&
-        y.view().stride_3() == 2 && out_box == Box::fromExtents({2, 2, 2})) {
-      forEachChannelPlane(
-          "halo3d::avgPool3dForward", exec, y.block().localSamples(), y.block().channels(), 0, 1,
-          [=](index_t n, index_t c0, index_t) { avgForwardVolume4K3S2P1(body, n, c0); },
-          input_cells);
-      return;
-    }
     if (!out_box.empty() && body.planes && !body.whole && !body.plane8 && wc >= 1 && hb >= 1 &&
         withRowShape(g.stride[2], g.kernel[2], g.dilation[2], [](auto, auto) {}) &&
         poolChannelsApply(path, y.block().channels()) && e[1] * e[2] <= poolChannelPlaneCells()) {
@@ -1132,6 +1139,24 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
   if (argmax) body.argmax = argmax->view();
   body.dy = dy.view();
   body.dx = dx.view();
+#if HALO3D_POOL3D_AVX512
+  // Whole dense 4^3 volumes, 16 channels per work item, before the tables that they do not use (a
+  // call is a few hundred nanoseconds); the body by address, not copied with its views' counts.
+  if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
+    if (poolVolume4(g, dx.block().globalExtents()) &&
+        poolChannelsApply(path, dx.block().channels()) && dx.view().stride_2() == 16 &&
+        dx.view().stride_3() == 4 && dy.view().stride_2() == 4 && dy.view().stride_3() == 2 &&
+        dx_box == Box::fromExtents({4, 4, 4}) && dy_box == Box::fromExtents({2, 2, 2})) {
+      static const PoolVolume4Terms terms = avgBackwardVolume4Terms();
+      const auto* b = &body;
+      forEachChannelPlane(
+          "halo3d::avgPool3dBackward", exec, dx.block().localSamples(), dx.block().channels(), 0, 1,
+          [=](index_t n, index_t c0, index_t) { avgBackwardVolume4K3S2P1(*b, terms, n, c0); },
+          dx.block().localSamples() * dx.block().channels() * dx_box.size());
+      return;
+    }
+  }
+#endif
   body.outputs = PoolRanges<MemorySpace>::template make<ExecSpace>(
       dx_box, [&](int a, index_t i, index_t* row) {
         body.ax[a].outputsOver(i, dy_box.min(a), dy_box.max(a), row[0], row[1]);
@@ -1169,18 +1194,6 @@ void pool3dBackward(const ExecSpace& exec, const HaloTensor<T, MemorySpace>& dy,
                                     (kMax ? maxPoolStreamMinBytes() : poolStreamMinBytes());
 #if HALO3D_POOL3D_AVX512
   if constexpr (!kMax && kRunsOnHost<ExecSpace> && std::is_same_v<T, float>) {
-    // Whole dense 4^3 volumes, 16 channels per work item.
-    if (poolVolume4(g, e) && poolChannelsApply(path, dx.block().channels()) &&
-        dx.view().stride_2() == 16 && dx.view().stride_3() == 4 && dy.view().stride_2() == 4 &&
-        dy.view().stride_3() == 2 && dx_box == Box::fromExtents({4, 4, 4}) &&
-        dy_box == Box::fromExtents({2, 2, 2})) {
-      static const PoolVolume4Terms terms = avgBackwardVolume4Terms();
-      forEachChannelPlane(
-          "halo3d::avgPool3dBackward", exec, dx.block().localSamples(), dx.block().channels(), 0, 1,
-          [=](index_t n, index_t c0, index_t) { avgBackwardVolume4K3S2P1(body, terms, n, c0); },
-          dx.block().localSamples() * dx.block().channels() * dx_box.size());
-      return;
-    }
     if (!dx_box.empty() && body.planes && !body.whole && !body.plane8 &&
         poolChannelsApply(path, dx.block().channels()) && poolChannelPlaneCells() > 0) {
       const index_t w0 = dx_box.min(2), w1 = dx_box.max(2);
