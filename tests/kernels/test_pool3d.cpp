@@ -456,8 +456,11 @@ int avgBackwardK3S2P1OrderMisses(const HaloTensor<float, Kokkos::HostSpace>& hdy
     for (index_t c = 0; c < hdx.block().channels(); ++c)
       for (index_t id = dx_box.min(0); id < dx_box.max(0); ++id)
         for (index_t ih = dx_box.min(1); ih < dx_box.max(1); ++ih) {
-          const auto [od0, od1] = covering(id, dy_box.min(0), dy_box.max(0));
-          const auto [oh0, oh1] = covering(ih, dy_box.min(1), dy_box.max(1));
+          // Plain variables, not structured bindings, which a C++17 lambda cannot capture.
+          const index_t od0 = covering(id, dy_box.min(0), dy_box.max(0)).first,
+                        od1 = covering(id, dy_box.min(0), dy_box.max(0)).second;
+          const index_t oh0 = covering(ih, dy_box.min(1), dy_box.max(1)).first,
+                        oh1 = covering(ih, dy_box.min(1), dy_box.max(1)).second;
           const auto R = [&](index_t o) {
             float r = 0.0f;
             if (o < dy_box.min(2) || o >= dy_box.max(2)) return r;
@@ -574,8 +577,8 @@ TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
         for (index_t c = 0; c < k.shape[1]; ++c)
           for (index_t od = out_box.min(0); od < out_box.max(0); ++od)
             for (index_t oh = out_box.min(1); oh < out_box.max(1); ++oh) {
-              const auto [d0, d1] = taps(od, e[0]);
-              const auto [h0, h1] = taps(oh, e[1]);
+              const index_t d0 = taps(od, e[0]).first, d1 = taps(od, e[0]).second;
+              const index_t h0 = taps(oh, e[1]).first, h1 = taps(oh, e[1]).second;
               const auto hsum = [&](index_t iw) {
                 float hs = 0.0f;
                 for (index_t ih = h0; ih < h1; ++ih) {
