@@ -36,7 +36,7 @@ inline constexpr index_t kPoolWholeRowMax = 1024;
 // cover (the caller checks that the box spans [0, W) of input cells backward, [0, W / 2) of output
 // cells forward).
 // Forward: W a multiple of 32; shorter rows stay with the 16-channel forms and the planes (per
-// channel, rows of 4-16 cells in masked steps measured 1.5-4x slower than the 16-channel forms).
+// channel, rows of 4-16 cells in masked steps measured 1.5-4.5x slower than the 16-channel forms).
 // Backward: also W = 16 (1.2-1.3x the 16-channel forms on 16^3 volumes; rows of 4 and 8 cells
 // measured 0.4-0.7x of them).
 inline bool poolWholeRowsAlongW(int taps, int stride, int padding, int dilation, index_t W,
@@ -268,7 +268,7 @@ void avgBackwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t id,
 // Planes of 8 x 8 cells (the 8^3 volumes of CosmoFlow's last pools), k3s2p1 along H and W, rows
 // stored densely (8 cells apart in x and dx, 4 in y and dy): a whole plane is four registers of two
 // rows, and a whole output plane one register, so that a (channel, plane) is some twenty vector
-// operations instead of eight rows of set-up (the 16-channel forms' transposes measured 27-49% of
+// operations instead of eight rows of set-up (the 16-channel forms' transposes measured 26-47% of
 // the stream bandwidth on these volumes). The same terms in the same order as the rows above.
 
 // Lane l of the result is v's lane idx[l]. The zero-masked form (all lanes set): GCC 12's plain
