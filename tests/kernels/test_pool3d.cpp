@@ -521,7 +521,7 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 // H, 1, 4, 16 and 32 channels (the 16-channel forms' multiples), dx streamed and cached, and signed
 // zeros in the data; the 8 x 8 planes with ghosts along D and H and without, whole boxes (their
 // only boxes) and others, dy_box cut along D alone; the dense 4^3 volumes (16 and 32 channels,
-// their whole boxes) and one with ghosts, which the other forms take.
+// their whole boxes, ghosts along D only), and one with ghosts along H, which the other forms take.
 TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   const float sc = 1.0f / 27.0f;
@@ -545,7 +545,10 @@ TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
         Case{{1, 2, 3, 8, 8}, kHaloX, y_no_w_ghosts},
         Case{{2, 16, 4, 4, 4}, HaloWidths{}, HaloWidths{}},
         Case{{1, 32, 4, 4, 4}, HaloWidths{}, HaloWidths{}},
-        Case{{1, 16, 4, 4, 4}, no_w_ghosts, HaloWidths{}}}) {
+        Case{{1, 16, 4, 4, 4}, no_w_ghosts, HaloWidths{}},
+        Case{{1, 16, 4, 4, 4},
+             HaloWidths{{1, 0, 0}, {1, 0, 0}},
+             HaloWidths{{2, 0, 0}, {0, 0, 0}}}}) {
     const Window s{"whole_rows", k.shape, g};
     SCOPED_TRACE("x " + std::to_string(k.shape[1]) + "x" + std::to_string(k.shape[2]) + "x" +
                  std::to_string(k.shape[3]) + "x" + std::to_string(k.shape[4]));
