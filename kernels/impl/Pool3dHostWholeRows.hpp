@@ -379,10 +379,15 @@ void avgForwardVolume4K3S2P1(const Body& b, index_t n, index_t c0) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i back = _mm512_setr_epi32(0, 1, 0, 5, 0, 9, 0, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-  for (index_t c = c0; c < c0 + kPoolLanes; ++c) {
-    // Global plane 0 sits past the ghosts along D (none along H and W in this storage).
-    const float* x = b.x.data() + (n * index_t(b.x.stride_0()) + c * index_t(b.x.stride_1()) +
-                                   b.xs[0] * 16 + b.xs[1] * 4 + b.xs[2]);
+  // Global cell 0 sits past the ghosts along D (none along H and W in this storage). The pointers
+  // and strides in locals: the stores below may alias the body for all the compiler knows.
+  const float* x0 = b.x.data() + (n * index_t(b.x.stride_0()) + c0 * index_t(b.x.stride_1()) +
+                                  b.xs[0] * 16 + b.xs[1] * 4 + b.xs[2]);
+  float* y0 = b.y.data() + n * index_t(b.y.stride_0()) + c0 * index_t(b.y.stride_1()) +
+              b.ys[0] * 4 + b.ys[1] * 2 + b.ys[2];
+  const index_t xc = index_t(b.x.stride_1()), yc = index_t(b.y.stride_1());
+  for (index_t l = 0; l < kPoolLanes; ++l) {
+    const float* x = x0 + l * xc;
     const __m512 p0 = _mm512_loadu_ps(x), p1 = _mm512_loadu_ps(x + 16),
                  p2 = _mm512_loadu_ps(x + 32), p3 = _mm512_loadu_ps(x + 48);
     // D: output plane 0 has planes 0 and 1, plane 1 planes 1, 2 and 3.
@@ -394,8 +399,7 @@ void avgForwardVolume4K3S2P1(const Body& b, index_t n, index_t c0) {
     const __m512 before = _mm512_maskz_permutexvar_ps(0xaa, back, h);
     const __m512 acc = _mm512_add_ps(
         _mm512_add_ps(_mm512_add_ps(zero, before), permuteLanes(even, h)), permuteLanes(odd, h));
-    float* y = b.y.data() + n * index_t(b.y.stride_0()) + c * index_t(b.y.stride_1()) +
-               b.ys[0] * 4 + b.ys[1] * 2 + b.ys[2];
+    float* y = y0 + l * yc;
     _mm512_mask_storeu_ps(y, 0xff, _mm512_mul_ps(acc, scale));
   }
 }
@@ -448,12 +452,16 @@ void avgBackwardVolume4K3S2P1(const Body& b, const PoolVolume4Terms& t, index_t 
   const __m512 scale = _mm512_set1_ps(b.scale), zero = _mm512_setzero_ps();
   // R(m + 1) for the lanes of an odd cell of m = 0 (lane 4 ih + 1 takes lane 4 ih + 2).
   const __m512i next = _mm512_setr_epi32(0, 2, 0, 0, 0, 6, 0, 0, 0, 10, 0, 0, 0, 14, 0, 0);
-  for (index_t c = c0; c < c0 + kPoolLanes; ++c) {
-    const float* dy = b.dy.data() + (n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()) +
-                                     b.ys[0] * 4 + b.ys[1] * 2 + b.ys[2]);
-    const __m512 d = _mm512_maskz_loadu_ps(0xff, dy);
-    float* dx = b.dx.data() + n * index_t(b.dx.stride_0()) + c * index_t(b.dx.stride_1()) +
-                b.xs[0] * 16 + b.xs[1] * 4 + b.xs[2];
+  // Global cell 0 sits past the ghosts along D (none along H and W in this storage). The pointers
+  // and strides in locals: the stores below may alias the body for all the compiler knows.
+  const float* dy0 = b.dy.data() + (n * index_t(b.dy.stride_0()) + c0 * index_t(b.dy.stride_1()) +
+                                    b.ys[0] * 4 + b.ys[1] * 2 + b.ys[2]);
+  float* dx0 = b.dx.data() + n * index_t(b.dx.stride_0()) + c0 * index_t(b.dx.stride_1()) +
+               b.xs[0] * 16 + b.xs[1] * 4 + b.xs[2];
+  const index_t yc = index_t(b.dy.stride_1()), xc = index_t(b.dx.stride_1());
+  for (index_t l = 0; l < kPoolLanes; ++l) {
+    const __m512 d = _mm512_maskz_loadu_ps(0xff, dy0 + l * yc);
+    float* dx = dx0 + l * xc;
     for (int id = 0; id < 4; ++id) {
       __m512 r = zero;
       for (int k = 0; k < t.terms[id]; ++k)
