@@ -1,12 +1,13 @@
 #pragma once
 // Host average pooling of CosmoFlow's window along W (3 taps, stride 2, padding 1, dilation 1) over
-// planes of whole rows: W a multiple of 32 cells, the box spanning the volume along W. Float only,
-// AVX-512. On the 32^3-128^3 volumes the planes (Pool3dHostPlanes.hpp) and the 16-channel forms
-// (Pool3dHostChannels.hpp) spent more time setting up each row (table look-ups, view indexing,
-// masks for partial steps, loops over a run-time count of rows) than in its few 16-cell steps, as
-// the max planes did before PoolBackwardBody::denseMaxPlane (docs/PERFORMANCE.md, issue 12 item 3).
-// Here every step is whole, the counts of D and H terms are template arguments, and a row's set-up
-// is its pointers.
+// planes of whole rows: W a multiple of 32 cells (backward also 16), the box spanning the volume
+// along W. Float only, AVX-512. Further down, the same window on whole 8 x 8 planes and whole 4^3
+// volumes held in registers (see there). On the 32^3-128^3 volumes the planes
+// (Pool3dHostPlanes.hpp) and the 16-channel forms (Pool3dHostChannels.hpp) spent more time setting
+// up each row (table look-ups, view indexing, masks for partial steps, loops over a run-time count
+// of rows) than in its few 16-cell steps, as the max planes did before
+// PoolBackwardBody::denseMaxPlane (docs/PERFORMANCE.md, issue 12 item 3). Here every step is whole,
+// the counts of D and H terms are template arguments, and a row's set-up is its pointers.
 //
 // Every cell keeps the bits of the planes:
 // - Forward: (((+0 + h(2j - 1)) + h(2j)) + h(2j + 1)) * scale, h(-1) = 0, where h is the row
