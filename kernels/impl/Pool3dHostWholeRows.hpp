@@ -64,6 +64,15 @@ inline bool poolPlane8x8(const WindowGeometry& g, const Extents3& e) {
 
 #if HALO3D_POOL3D_AVX512
 
+// The offset from v.data() of global cell (d, h, 0) of channel c of sample n, where local = global
+// + s. An integer, and a pointer only once an offset lands in the allocation: a split block's shift
+// can put global plane or row 0 before its allocation.
+template <class View, class Shift>
+index_t cellOffset(const View& v, const Shift& s, index_t n, index_t c, index_t d, index_t h) {
+  return n * index_t(v.stride_0()) + c * index_t(v.stride_1()) +
+         (d + s[0]) * index_t(v.stride_2()) + (h + s[1]) * index_t(v.stride_3()) + s[2];
+}
+
 // Output cells j of the pair (2j, 2j + 1) of 32 input cells in two registers, as lanes j.
 inline __m512 evenCells(__m512 a, __m512 b) {
   const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -82,14 +91,8 @@ void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, 
   const index_t W = b.ax[2].extent;
   const index_t sd = index_t(b.x.stride_2()), sh = index_t(b.x.stride_3());
   const index_t d = b.taps.at(0, od, 0) + b.taps.at(0, od, 1);  // the first present plane
-  // Offsets from the views' data, kept as integers: a split block's shift can put global row 0
-  // before its allocation.
-  const float* x = b.x.data() + (n * index_t(b.x.stride_0()) + c * index_t(b.x.stride_1()) +
-                                 (d + b.xs[0]) * sd + b.xs[2]);
-  const index_t xh = b.xs[1];
-  float* y = b.y.data() + n * index_t(b.y.stride_0()) + c * index_t(b.y.stride_1()) +
-             (od + b.ys[0]) * index_t(b.y.stride_2()) + (h0 + b.ys[1]) * index_t(b.y.stride_3()) +
-             b.ys[2];
+  const index_t x0 = cellOffset(b.x, b.xs, n, c, d, 0);
+  float* y = b.y.data() + cellOffset(b.y, b.ys, n, c, od, h0);
   const index_t ysh = index_t(b.y.stride_3());
   alignas(64) float ring[4][kPoolWholeRowMax];
   index_t ring_row[4] = {-1, -1, -1, -1};
@@ -102,7 +105,7 @@ void avgForwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t od, 
     float* out = ring[next];
     ring_row[next] = ih;
     next = (next + 1) & 3;
-    const float* p = x + (ih + xh) * sh;
+    const float* p = b.x.data() + (x0 + ih * sh);
     for (index_t i = 0; i < W; i += 16) {
       __m512 v = _mm512_loadu_ps(p + i);
       if constexpr (ND > 1) v = _mm512_add_ps(v, _mm512_loadu_ps(p + sd + i));
@@ -199,10 +202,11 @@ inline void avgBackwardWholeRowK3S2P1(const float* a, index_t hs, index_t ds, in
 
 // The rows of avgBackwardWholeRowsK3S2P1 for ND covering planes.
 template <int ND, bool Stream, class Body>
-void avgBackwardWholeRowsK3S2P1(const Body& b, const float* dy0, index_t ds, float* dx, index_t h0,
+void avgBackwardWholeRowsK3S2P1(const Body& b, index_t dy0, index_t ds, float* dx, index_t h0,
                                 index_t h1) {
   const index_t W = b.ax[2].extent;
-  const index_t ysh = index_t(b.dy.stride_3()), xsh = index_t(b.dx.stride_3()), yh = b.ys[1];
+  const index_t ysh = index_t(b.dy.stride_3()), xsh = index_t(b.dx.stride_3());
+  const float* dy = b.dy.data();
   const __m512 scale = _mm512_set1_ps(b.scale);
   const auto row = [&](auto nh, const float* a, float* to) {
     constexpr int NH = decltype(nh)::value;
@@ -214,7 +218,7 @@ void avgBackwardWholeRowsK3S2P1(const Body& b, const float* dy0, index_t ds, flo
   if (ND > 0 && b.pairs_h && h0 == 0 && h1 == b.ax[1].extent) {
     // Rows 2 q have dy row q, rows 2 q + 1 dy rows q and q + 1 (the last only q): no look-ups.
     const index_t rows = h1 / 2;
-    const float* a = dy0 + yh * ysh;
+    const float* a = dy + dy0;
     for (index_t q = 0; q < rows; ++q, a += ysh, dx += 2 * xsh) {
       row(std::integral_constant<int, 1>(), a, dx);
       if (q + 1 < rows)
@@ -232,7 +236,7 @@ void avgBackwardWholeRowsK3S2P1(const Body& b, const float* dy0, index_t ds, flo
         _mm512_storeu_ps(dx + i, _mm512_setzero_ps());
       continue;
     }
-    const float* a = dy0 + (oh0 + yh) * ysh;
+    const float* a = dy + (dy0 + oh0 * ysh);
     if (oh1 - oh0 == 1)
       row(std::integral_constant<int, 1>(), a, dx);
     else
@@ -248,16 +252,9 @@ template <bool Stream, class Body>
 void avgBackwardWholeRowsK3S2P1(const Body& b, index_t n, index_t c, index_t id, index_t h0,
                                 index_t h1) {
   const index_t od0 = b.outputs.at(0, id, 0), od1 = b.outputs.at(0, id, 1);
-  // Offsets from the views' data, kept as integers: a split block's shift can put global row 0
-  // before its allocation.
   const index_t ds = index_t(b.dy.stride_2());
-  const float* dy0 =
-      b.dy.data() + (od1 > od0 ? n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()) +
-                                     (od0 + b.ys[0]) * ds + b.ys[2]
-                               : 0);
-  float* dx = b.dx.data() + n * index_t(b.dx.stride_0()) + c * index_t(b.dx.stride_1()) +
-              (id + b.xs[0]) * index_t(b.dx.stride_2()) +
-              (h0 + b.xs[1]) * index_t(b.dx.stride_3()) + b.xs[2];
+  const index_t dy0 = cellOffset(b.dy, b.ys, n, c, od0, 0);  // row 0 of the first covering plane
+  float* dx = b.dx.data() + cellOffset(b.dx, b.xs, n, c, id, h0);
   if (od1 - od0 == 1)
     avgBackwardWholeRowsK3S2P1<1, Stream>(b, dy0, ds, dx, h0, h1);
   else if (od1 - od0 == 2)
@@ -290,8 +287,7 @@ template <int ND, class Body>
 void avgForwardPlane8x8K3S2P1(const Body& b, index_t n, index_t c, index_t od) {
   const index_t sd = index_t(b.x.stride_2());
   const index_t d = b.taps.at(0, od, 0) + b.taps.at(0, od, 1);  // the first present plane
-  const float* p = b.x.data() + (n * index_t(b.x.stride_0()) + c * index_t(b.x.stride_1()) +
-                                 (d + b.xs[0]) * sd + b.xs[1] * 8 + b.xs[2]);
+  const float* p = b.x.data() + cellOffset(b.x, b.xs, n, c, d, 0);
   __m512 a[4];  // rows (0, 1), (2, 3), (4, 5), (6, 7), summed over the D taps
   for (int r = 0; r < 4; ++r) {
     __m512 v = _mm512_loadu_ps(p + 16 * r);
@@ -315,8 +311,7 @@ void avgForwardPlane8x8K3S2P1(const Body& b, index_t n, index_t c, index_t od) {
   const __m512 before = _mm512_maskz_permutexvar_ps(0xeeee, back, odd);
   const __m512 zero = _mm512_setzero_ps();
   const __m512 acc = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(zero, before), even), odd);
-  float* y = b.y.data() + n * index_t(b.y.stride_0()) + c * index_t(b.y.stride_1()) +
-             (od + b.ys[0]) * index_t(b.y.stride_2()) + b.ys[1] * 4 + b.ys[2];
+  float* y = b.y.data() + cellOffset(b.y, b.ys, n, c, od, 0);
   _mm512_storeu_ps(y, _mm512_mul_ps(acc, _mm512_set1_ps(b.scale)));
 }
 
@@ -324,16 +319,14 @@ void avgForwardPlane8x8K3S2P1(const Body& b, index_t n, index_t c, index_t od) {
 // from od0).
 template <int ND, class Body>
 void avgBackwardPlane8x8K3S2P1(const Body& b, index_t n, index_t c, index_t id, index_t od0) {
-  float* dx = b.dx.data() + n * index_t(b.dx.stride_0()) + c * index_t(b.dx.stride_1()) +
-              (id + b.xs[0]) * index_t(b.dx.stride_2()) + b.xs[1] * 8 + b.xs[2];
+  float* dx = b.dx.data() + cellOffset(b.dx, b.xs, n, c, id, 0);
   if constexpr (ND == 0) {
     for (int r = 0; r < 4; ++r)
       _mm512_storeu_ps(dx + 16 * r, _mm512_setzero_ps());
     return;
   } else {
     const index_t sd = index_t(b.dy.stride_2());
-    const float* q = b.dy.data() + (n * index_t(b.dy.stride_0()) + c * index_t(b.dy.stride_1()) +
-                                    (od0 + b.ys[0]) * sd + b.ys[1] * 4 + b.ys[2]);
+    const float* q = b.dy.data() + cellOffset(b.dy, b.ys, n, c, od0, 0);
     __m512 d[ND];  // the dy planes, lane 4 oh + ow
     for (int k = 0; k < ND; ++k)
       d[k] = _mm512_loadu_ps(q + k * sd);
@@ -380,12 +373,10 @@ void avgForwardVolume4K3S2P1(const Body& b, index_t n, index_t c0) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 0, 0, 0, 0, 0, 0, 0, 0);
   const __m512i back = _mm512_setr_epi32(0, 1, 0, 5, 0, 9, 0, 13, 0, 0, 0, 0, 0, 0, 0, 0);
-  // Global cell 0 sits past the ghosts along D (none along H and W in this storage). The pointers
-  // and strides in locals: the stores below may alias the body for all the compiler knows.
-  const float* x0 = b.x.data() + (n * index_t(b.x.stride_0()) + c0 * index_t(b.x.stride_1()) +
-                                  b.xs[0] * 16 + b.xs[1] * 4 + b.xs[2]);
-  float* y0 = b.y.data() + n * index_t(b.y.stride_0()) + c0 * index_t(b.y.stride_1()) +
-              b.ys[0] * 4 + b.ys[1] * 2 + b.ys[2];
+  // The pointers and strides in locals: the stores below may alias the body for all the compiler
+  // knows.
+  const float* x0 = b.x.data() + cellOffset(b.x, b.xs, n, c0, 0, 0);
+  float* y0 = b.y.data() + cellOffset(b.y, b.ys, n, c0, 0, 0);
   const index_t xc = index_t(b.x.stride_1()), yc = index_t(b.y.stride_1());
   for (index_t l = 0; l < kPoolLanes; ++l) {
     const float* x = x0 + l * xc;
@@ -453,12 +444,10 @@ void avgBackwardVolume4K3S2P1(const Body& b, const PoolVolume4Terms& t, index_t 
   const __m512 scale = _mm512_set1_ps(b.scale), zero = _mm512_setzero_ps();
   // R(m + 1) for the lanes of an odd cell of m = 0 (lane 4 ih + 1 takes lane 4 ih + 2).
   const __m512i next = _mm512_setr_epi32(0, 2, 0, 0, 0, 6, 0, 0, 0, 10, 0, 0, 0, 14, 0, 0);
-  // Global cell 0 sits past the ghosts along D (none along H and W in this storage). The pointers
-  // and strides in locals: the stores below may alias the body for all the compiler knows.
-  const float* dy0 = b.dy.data() + (n * index_t(b.dy.stride_0()) + c0 * index_t(b.dy.stride_1()) +
-                                    b.ys[0] * 4 + b.ys[1] * 2 + b.ys[2]);
-  float* dx0 = b.dx.data() + n * index_t(b.dx.stride_0()) + c0 * index_t(b.dx.stride_1()) +
-               b.xs[0] * 16 + b.xs[1] * 4 + b.xs[2];
+  // The pointers and strides in locals: the stores below may alias the body for all the compiler
+  // knows.
+  const float* dy0 = b.dy.data() + cellOffset(b.dy, b.ys, n, c0, 0, 0);
+  float* dx0 = b.dx.data() + cellOffset(b.dx, b.xs, n, c0, 0, 0);
   const index_t yc = index_t(b.dy.stride_1()), xc = index_t(b.dx.stride_1());
   for (index_t l = 0; l < kPoolLanes; ++l) {
     const __m512 d = _mm512_maskz_loadu_ps(0xff, dy0 + l * yc);

@@ -703,8 +703,8 @@ struct PoolBackwardBody : PoolBodyCommon<T> {
   bool stream = false;  // dx stored around the caches (avgBackwardPlaneK3S2P1, denseMaxPlane)
   bool whole = false;   // average, float: whole rows through avgBackwardWholeRowsK3S2P1
   bool plane8 = false;  // average, float: 8 x 8 planes through avgBackwardPlane8x8K3S2P1
-  bool pairs_h =
-      false;  // k3s2p1 along H over every row of an even H, dy_box too: whole rows in pairs
+  // k3s2p1 along H over every row of an even H, dy_box too: the whole rows go in pairs
+  bool pairs_h = false;
   KOKKOS_INLINE_FUNCTION void operator()(index_t n, index_t c, index_t id, index_t ih,
                                          index_t iw) const {
     const index_t od0 = outputs.at(0, id, 0), od1 = outputs.at(0, id, 1);
