@@ -3,7 +3,10 @@
 // are N=1, n^3 volumes, 3^3 kernels, padding 1, stride 1: (a) C4_K16_D128, (b) C16_K32_D64,
 // (c) C32_K64_D32, (d) C64_K64_D16, (e) C32_K32_D64, plus a tiny `smoke` shape that CTest runs; and
 // C<in>_K<out>_D<n>_s2 with stride 2, CosmoFlow's strided convolution (and a strided `smoke`).
-// Both libraries honour OMP_NUM_THREADS, reported as `threads`.
+// Both libraries honour OMP_NUM_THREADS, reported as `threads`. `pct_of_fma_peak` puts the rate of
+// the products that read data (dataFlops) against the fp32 FMA peak measured once in the same
+// process, with as many threads (support/FmaPeak.hpp; row `fma_peak` reports it): the machine's
+// limit for any convolution.
 //
 // Timing: manual time, fenced on both sides (Kokkos fence / oneDNN stream wait before starting and
 // stopping the clock). `GFLOP/s` counts 2 N O I k^3 Do Ho Wo flops for every pass. Buffers are
@@ -23,6 +26,7 @@
 #include <unordered_map>
 
 #include "support/ConvPasses.hpp"
+#include "support/FmaPeak.hpp"
 #include "support/ManualTime.hpp"
 #include "support/OneDnnMemory.hpp"
 
@@ -32,10 +36,44 @@ namespace {
 using Exec = Kokkos::DefaultExecutionSpace;
 using Shape = Conv3dShape;
 
-void setCounters(benchmark::State& state, const Shape& s, int threads) {
+// FLOP/s of the FMA peak, measured the first time it is asked for: before the first row's timing.
+double fmaPeak() {
+  static const double peak = fmaPeakFlopsPerSecond();
+  return peak;
+}
+
+// 2 N O I times the (output cell, tap) pairs whose input cell lies inside the volume: the products
+// that read data. Neither library multiplies the padding (halo3d leaves out the kd and kh taps that
+// read only padding; oneDNN computes each output row's tap range), so this is what both compute,
+// bar the padding W taps inside vectors: 88% of s.flops() on (d)'s 16^3, 98% on (a)'s 128^3.
+double dataFlops(const Shape& s) {
+  double pairs = 1.0;
+  for (int d = 0; d < 3; ++d) {
+    index_t count = 0;
+    for (index_t o = 0; o < s.outExtent(); ++o)
+      for (int k = 0; k < s.kernel; ++k) {
+        const index_t i = o * s.stride - s.pad + k;
+        count += i >= 0 && i < s.extent;
+      }
+    pairs *= double(count);
+  }
+  return 2.0 * double(s.out_ch * s.in_ch) * pairs;
+}
+
+// `seconds`: the timed seconds of all iterations.
+void setCounters(benchmark::State& state, const Shape& s, int threads, double seconds) {
   state.counters["GFLOP/s"] =
       benchmark::Counter(s.flops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["pct_of_fma_peak"] =
+      100.0 * dataFlops(s) * double(state.iterations()) / seconds / fmaPeak();
   state.counters["threads"] = threads;
+}
+
+void benchFmaPeak(benchmark::State& state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(fmaPeak());
+  state.counters["GFLOP/s"] = fmaPeak() * 1e-9;
+  state.counters["threads"] = Kokkos::DefaultHostExecutionSpace().concurrency();
 }
 
 // A pattern in x's owned cells (its ghosts stay zero: the padding).
@@ -53,11 +91,12 @@ void fillInput(const HaloTensor<float>& x, const Shape& s) {
 }
 
 void benchHalo3d(benchmark::State& state, Shape s, Pass pass) {
+  fmaPeak();
   const Conv3dBuffers<Exec::memory_space> c(s, /*bias=*/true);
   fillInput(c.x, s);
   const Exec exec;
-  timeFenced(state, exec, [&] { c.run(exec, pass); });
-  setCounters(state, s, exec.concurrency());
+  const double seconds = timeFenced(state, exec, [&] { c.run(exec, pass); });
+  setCounters(state, s, exec.concurrency(), seconds);
 }
 
 // oneDNN.
@@ -67,6 +106,7 @@ using tag = memory::format_tag;
 using dt = memory::data_type;
 
 void benchOneDnn(benchmark::State& state, Shape s, Pass pass) {
+  fmaPeak();
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
   const index_t o = s.outExtent(), k = s.kernel;
@@ -120,9 +160,9 @@ void benchOneDnn(benchmark::State& state, Shape s, Pass pass) {
       break;
     }
   }
-  timeManually(
+  const double seconds = timeManually(
       state, [&](const char*) { strm.wait(); }, [&] { prim.execute(strm, args); });
-  setCounters(state, s, Kokkos::DefaultHostExecutionSpace().concurrency());
+  setCounters(state, s, Kokkos::DefaultHostExecutionSpace().concurrency(), seconds);
 }
 
 // CosmoFlow's strided convolution (features.9: 64 -> 128, 3^3, stride 2, padding 1) at 128^3 and
@@ -145,6 +185,7 @@ void registerShape(const Shape& s) {
 }
 
 const bool registered = [] {
+  benchmark::RegisterBenchmark("fma_peak", benchFmaPeak)->Iterations(1);
   for (const Shape& s : kConv3dShapes)
     registerShape(s);
   for (const Shape& s : kStridedShapes)

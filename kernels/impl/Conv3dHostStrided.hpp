@@ -148,7 +148,8 @@ struct StridedChunk {
   index_t begin, end;
 };
 
-// Runs every sample, chunk and channel block in parallel. The Tiler fills a tile from its
+// Runs every sample, chunk and channel block in parallel, the items taken dynamically as in
+// runDirect (Conv3dHostDirect.hpp). The Tiler fills a tile from its
 // positions (class, global cells d, h, w of lane 0, lane counts):
 //   void operator()(const StridedClass&, const index_t* d, const index_t* h, const index_t* w,
 //                   const int* lanes, int R, StridedTile<T>&) const
@@ -168,7 +169,9 @@ void runStrided(const ExecSpace& exec, const char* label, DirectConv<T> p,
   const index_t nb = index_t(blocks.size()), nc = index_t(chunks.size());
   const typename Simd<T>::index stride_index = Simd<T>::strideIndex(out_stride);
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, samples * nc * nb),
+      label,
+      Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<index_t>>(
+          exec, 0, samples * nc * nb),
       [=](index_t item) {
         (void)packed;  // captured: the packed weights live as long as the kernel
         const ChannelBlock& blk = blocks[std::size_t(item % nb)];
