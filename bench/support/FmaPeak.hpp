@@ -24,54 +24,45 @@ namespace fma_peak_detail {
 
 constexpr int kChains = 24;
 
-// Runs `iterations` steps of every chain from `seed`; returns a value depending on all of them, so
-// that nothing is optimised away. Flops: 2 * kChains * lanes() * iterations.
+// Runs `iterations` steps of kChains chains of vectors V of `Lanes` floats from `seed` (set1, fma
+// and store are the vector's intrinsics); returns a value depending on all of them, so that
+// nothing is optimised away.
+template <class V, int Lanes, class Set1, class Fma, class Store>
+float chains(long iterations, float seed, Set1 set1, Fma fma, Store store) {
+  V acc[kChains];
+  for (int k = 0; k < kChains; ++k)
+    acc[k] = set1(seed + float(k));
+  const V m = set1(0.999999f), c = set1(1e-7f);
+  for (long i = 0; i < iterations; ++i)
+#pragma GCC unroll 24
+    for (int k = 0; k < kChains; ++k)
+      acc[k] = fma(acc[k], m, c);
+  alignas(64) float out[Lanes * kChains];
+  for (int k = 0; k < kChains; ++k)
+    store(out + k * Lanes, acc[k]);
+  float sum = 0;
+  for (float v : out)
+    sum += v;
+  return sum;
+}
+
+// Flops: 2 * kChains * lanes() * iterations.
 inline float run(long iterations, float seed) {
 #if defined(__AVX512F__)
-  __m512 acc[kChains];
-  for (int k = 0; k < kChains; ++k)
-    acc[k] = _mm512_set1_ps(seed + float(k));
-  const __m512 m = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
-  for (long i = 0; i < iterations; ++i)
-#pragma GCC unroll 24
-    for (int k = 0; k < kChains; ++k)
-      acc[k] = _mm512_fmadd_ps(acc[k], m, c);
-  alignas(64) float lanes[16];
-  for (int k = 1; k < kChains; ++k)
-    acc[0] = _mm512_add_ps(acc[0], acc[k]);
-  _mm512_store_ps(lanes, acc[0]);
-  float sum = 0;
-  for (float v : lanes)
-    sum += v;
-  return sum;
+  return chains<__m512, 16>(
+      iterations, seed, [](float v) { return _mm512_set1_ps(v); },
+      [](__m512 a, __m512 b, __m512 c) { return _mm512_fmadd_ps(a, b, c); },
+      [](float* p, __m512 v) { _mm512_store_ps(p, v); });
 #elif defined(__AVX2__) && defined(__FMA__)
-  __m256 acc[kChains];
-  for (int k = 0; k < kChains; ++k)
-    acc[k] = _mm256_set1_ps(seed + float(k));
-  const __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
-  for (long i = 0; i < iterations; ++i)
-#pragma GCC unroll 24
-    for (int k = 0; k < kChains; ++k)
-      acc[k] = _mm256_fmadd_ps(acc[k], m, c);
-  alignas(32) float lanes[8];
-  for (int k = 1; k < kChains; ++k)
-    acc[0] = _mm256_add_ps(acc[0], acc[k]);
-  _mm256_store_ps(lanes, acc[0]);
-  float sum = 0;
-  for (float v : lanes)
-    sum += v;
-  return sum;
+  return chains<__m256, 8>(
+      iterations, seed, [](float v) { return _mm256_set1_ps(v); },
+      [](__m256 a, __m256 b, __m256 c) { return _mm256_fmadd_ps(a, b, c); },
+      [](float* p, __m256 v) { _mm256_store_ps(p, v); });
 #else
-  float acc[kChains];
-  for (int k = 0; k < kChains; ++k)
-    acc[k] = seed + float(k);
-  for (long i = 0; i < iterations; ++i)
-    for (int k = 0; k < kChains; ++k)
-      acc[k] = std::fma(acc[k], 0.999999f, 1e-7f);
-  float sum = 0;
-  for (float v : acc)
-    sum += v;
-  return sum;
+  return chains<float, 1>(
+      iterations, seed, [](float v) { return v; },
+      [](float a, float b, float c) { return std::fma(a, b, c); },
+      [](float* p, float v) { *p = v; });
 #endif
 }
 
