@@ -420,19 +420,23 @@ inline constexpr index_t kInputChunkBytes = 768 * 1024;
 // On (a) (128 MiB out) that traffic held two threads to 1.4x one thread.
 inline constexpr index_t kStreamBytes = index_t(16) << 20;
 
+// The work items of the host engines, taken dynamically (each thread takes the next free item):
+// the cores of a shared machine do not run at one speed (one vCPU here ran 20-30% slower than the
+// other for minutes at a time, docs/scaling.md), and with a static split the faster thread waited
+// for the slower at the end of every call. Dynamic: 1.04-1.10x on two threads ((b), (d), (e)
+// backward-data; PERFORMANCE.md). Each item writes its own outputs in a fixed order, so the result
+// does not depend on which thread ran it.
+template <class ExecSpace>
+using HostItems =
+    Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<index_t>>;
+
 // Runs the pass over every sample and output cell of `box`, in parallel over (sample, chunk of
 // positions, channel block), blocks fastest so that the items of one chunk, whichever threads take
 // them, read the same input rows while they are in the caches. `row_bytes` is what one output row
 // reads of the input (all channels and kernel planes); a sample's positions are cut into as many
 // chunks as needed for each to fit kInputChunkBytes, the cuts at multiples of every R in use (so
-// that only a sample's last tile is partial) and as even as that allows.
-//
-// Items go to threads dynamically (each takes the next free item): the cores of a shared machine
-// do not run at one speed (one vCPU here ran 20-30% slower than the other for minutes at a time,
-// docs/scaling.md), and with a static split the faster thread waited for the slower at the end of
-// every call. Dynamic: 1.04-1.10x on two threads ((b), (d), (e) backward-data; PERFORMANCE.md).
-// Each item writes its own outputs in a fixed order, so the result does not depend on which
-// thread ran it. `packed` (from packWeights) is captured, so it lives as long as the kernel.
+// that only a sample's last tile is partial) and as even as that allows (HostItems). `packed`
+// (from packWeights) is captured, so it lives as long as the kernel.
 template <class ExecSpace, class T, class Tiler>
 void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
@@ -463,10 +467,7 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                       p.out_channel % Simd<T>::lanes == 0 && p.out_sample % Simd<T>::lanes == 0 &&
                       reinterpret_cast<std::uintptr_t>(p.out) % 64 == 0;
   Kokkos::parallel_for(
-      label,
-      Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<index_t>>(
-          exec, 0, samples * chunks * nb),
-      [=](index_t item) {
+      label, HostItems<ExecSpace>(exec, 0, samples * chunks * nb), [=](index_t item) {
         (void)packed;  // captured: the packed weights live as long as the kernel
         const ChannelBlock& blk = blocks[std::size_t(item % nb)];
         const index_t c = (item / nb) % chunks;

@@ -148,8 +148,8 @@ struct StridedChunk {
   index_t begin, end;
 };
 
-// Runs every sample, chunk and channel block in parallel, the items taken dynamically as in
-// runDirect (Conv3dHostDirect.hpp). The Tiler fills a tile from its
+// Runs every sample, chunk and channel block in parallel (HostItems, Conv3dHostDirect.hpp). The
+// Tiler fills a tile from its
 // positions (class, global cells d, h, w of lane 0, lane counts):
 //   void operator()(const StridedClass&, const index_t* d, const index_t* h, const index_t* w,
 //                   const int* lanes, int R, StridedTile<T>&) const
@@ -168,51 +168,47 @@ void runStrided(const ExecSpace& exec, const char* label, DirectConv<T> p,
   if (chunks.empty() || samples == 0) return;
   const index_t nb = index_t(blocks.size()), nc = index_t(chunks.size());
   const typename Simd<T>::index stride_index = Simd<T>::strideIndex(out_stride);
-  Kokkos::parallel_for(
-      label,
-      Kokkos::RangePolicy<ExecSpace, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<index_t>>(
-          exec, 0, samples * nc * nb),
-      [=](index_t item) {
-        (void)packed;  // captured: the packed weights live as long as the kernel
-        const ChannelBlock& blk = blocks[std::size_t(item % nb)];
-        const StridedChunk& ch = chunks[std::size_t((item / nb) % nc)];
-        const index_t n = item / (nb * nc);
-        const StridedClass& cls = classes[std::size_t(ch.cls)];
-        StridedTile<T> tile(p.taps);
-        auto range = [&](auto ob) {
-          constexpr int OB = decltype(ob)::value;
-          constexpr int R = kStridedR<OB>;
-          constexpr int V = Simd<T>::lanes;
-          index_t d[R], h[R], w[R];
-          int lanes[R];
-          for (index_t p0 = ch.begin; p0 < ch.end; p0 += R) {
-            for (int r = 0; r < R; ++r) {
-              const index_t q = std::min(p0 + r, ch.end - 1), row = q / cls.vectors;
-              const index_t v = q % cls.vectors;
-              d[r] = cls.first[0] + cls.step[0] * (row / cls.count[1]);
-              h[r] = cls.first[1] + cls.step[1] * (row % cls.count[1]);
-              w[r] = cls.first[2] + cls.step[2] * v * V;
-              lanes[r] = int(std::min<index_t>(V, cls.count[2] - v * V));
-            }
-            tiler(cls, d, h, w, lanes, R, tile);
-            stridedTile<T, OB, R, Scatter>(p, blk.first, n, tile, stride_index);
-          }
-        };
-        switch (blk.size) {
-          case 8:
-            range(std::integral_constant<int, 8>());
-            break;
-          case 4:
-            range(std::integral_constant<int, 4>());
-            break;
-          case 2:
-            range(std::integral_constant<int, 2>());
-            break;
-          default:
-            range(std::integral_constant<int, 1>());
-            break;
+  Kokkos::parallel_for(label, HostItems<ExecSpace>(exec, 0, samples * nc * nb), [=](index_t item) {
+    (void)packed;  // captured: the packed weights live as long as the kernel
+    const ChannelBlock& blk = blocks[std::size_t(item % nb)];
+    const StridedChunk& ch = chunks[std::size_t((item / nb) % nc)];
+    const index_t n = item / (nb * nc);
+    const StridedClass& cls = classes[std::size_t(ch.cls)];
+    StridedTile<T> tile(p.taps);
+    auto range = [&](auto ob) {
+      constexpr int OB = decltype(ob)::value;
+      constexpr int R = kStridedR<OB>;
+      constexpr int V = Simd<T>::lanes;
+      index_t d[R], h[R], w[R];
+      int lanes[R];
+      for (index_t p0 = ch.begin; p0 < ch.end; p0 += R) {
+        for (int r = 0; r < R; ++r) {
+          const index_t q = std::min(p0 + r, ch.end - 1), row = q / cls.vectors;
+          const index_t v = q % cls.vectors;
+          d[r] = cls.first[0] + cls.step[0] * (row / cls.count[1]);
+          h[r] = cls.first[1] + cls.step[1] * (row % cls.count[1]);
+          w[r] = cls.first[2] + cls.step[2] * v * V;
+          lanes[r] = int(std::min<index_t>(V, cls.count[2] - v * V));
         }
-      });
+        tiler(cls, d, h, w, lanes, R, tile);
+        stridedTile<T, OB, R, Scatter>(p, blk.first, n, tile, stride_index);
+      }
+    };
+    switch (blk.size) {
+      case 8:
+        range(std::integral_constant<int, 8>());
+        break;
+      case 4:
+        range(std::integral_constant<int, 4>());
+        break;
+      case 2:
+        range(std::integral_constant<int, 2>());
+        break;
+      default:
+        range(std::integral_constant<int, 1>());
+        break;
+    }
+  });
 }
 
 // Backward-data: the phase classes of dx_box, and per tile the dy cells each tap reads.
