@@ -4,6 +4,7 @@
 // synchronisations, so that asynchronous launches are counted whole.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "halo3d/core/KokkosCompat.hpp"
@@ -33,6 +34,21 @@ template <class Exec, class Run>
 double timeFenced(benchmark::State& state, const Exec& exec, Run&& run) {
   return timeManually(
       state, [&](const char* what) { halo3d::fence(exec, what); }, run);
+}
+
+// The anchors' measure (StreamBandwidth.hpp, FmaPeak.hpp): `run()` (which waits for its own
+// work) once untimed, then the seconds of the fastest of `repeats` runs.
+template <class Run>
+double bestOfSeconds(int repeats, Run&& run) {
+  run();
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
 }
 
 // `GB/s`: `bytes` moved per iteration over the timed seconds of all iterations.

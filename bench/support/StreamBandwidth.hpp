@@ -7,11 +7,10 @@
 // benchmarks run on are shared and drift between runs.
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <cstddef>
 
 #include "halo3d/core/KokkosCompat.hpp"
+#include "support/ManualTime.hpp"
 
 namespace halo3d::bench {
 
@@ -31,14 +30,7 @@ inline double streamCopyBytesPerSecond(std::size_t bytes = std::size_t(256) << 2
         KOKKOS_LAMBDA(const std::size_t i) { b(i) = a(i); });
     halo3d::fence(exec, "stream copy");
   };
-  copy();
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    copy();
-    best = std::min(best,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  const double best = bestOfSeconds(repeats, copy);
   return 2.0 * double(n) * sizeof(float) / best;
 }
 
