@@ -29,7 +29,9 @@
 // one (a microbenchmark of the W-vector tile's pattern ran at half the FMA peak from L1, the
 // broadcast pattern at the peak): the W-vector engine's x loads at W offsets 1 and 2 mostly cross.
 //
-// Applies to W kernels of 3 with W dilation 1 (any stride); the W-vector engine takes the rest.
+// Applies to W kernels of 3 with W dilation 1 (any stride: x is read one broadcast value at a time,
+// so W strides above 1 come here too rather than to the strided engine); the W-vector engine and,
+// for W strides above 1, the strided engine take the rest.
 
 #include <Kokkos_Core.hpp>
 
@@ -47,12 +49,6 @@
 
 namespace halo3d::kernels::impl {
 
-#if HALO3D_CONV3D_AVX512
-
-// Cells per chunk: a 4-vector block's dy copy of the chunk is 128 KiB, streamed from L2 by every
-// tile, while the tiles' double-precision flushes come half as often as at 256. In A/B runs under
-// load 512 was no slower than 256 on (b)-(e) and 128 and 64 were slower (docs/PERFORMANCE.md).
-inline constexpr int kLanesChunk = 512;
 inline constexpr int kLanesTaps = 3;
 
 // Below a whole vector of output channels most lanes would be empty: CosmoFlow's first convolution
@@ -64,6 +60,13 @@ inline bool hostFilterLanesApplies(const WindowGeometry& g, index_t output_chann
   return g.kernel[2] == kLanesTaps && g.dilation[2] == 1 &&
          output_channels >= kLanesMinOutputChannels;
 }
+
+#if HALO3D_CONV3D_AVX512
+
+// Cells per chunk: a 4-vector block's dy copy of the chunk is 128 KiB, streamed from L2 by every
+// tile, while the tiles' double-precision flushes come half as often as at 256. In A/B runs under
+// load 512 was no slower than 256 on (b)-(e) and 128 and 64 were slower (docs/PERFORMANCE.md).
+inline constexpr int kLanesChunk = 512;
 
 // dst[k * ld + o] = src[o * stride + k] for k < cells, o < 16: zero where o >= channels. A 16 x 16
 // transpose in registers: unpacks of pairs and quads, then two rounds of 128-bit block shuffles.

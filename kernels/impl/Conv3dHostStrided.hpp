@@ -29,6 +29,7 @@
 #include "halo3d/core/HaloWidths.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
+#include "halo3d/kernels/impl/Conv3dHostFilterLanes.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
@@ -40,9 +41,18 @@ namespace halo3d::kernels::impl {
 inline bool hostStridedBackwardDataApplies(const WindowGeometry& g) {
   return g.stride[0] > 1 || g.stride[1] > 1 || g.stride[2] > 1;
 }
-// Also backward-filter, which reads x through the same de-interleaved W phases as forward.
 inline bool hostStridedForwardApplies(const WindowGeometry& g) {
   return g.stride[2] > 1;
+}
+// Backward-filter, which reads x through the same de-interleaved W phases as forward, for W strides
+// above 1 except where the output-channel lanes engine applies: that one broadcasts x one value at
+// a time, so a stride costs it nothing, and on CosmoFlow's strided convolution (64 -> 128, 3^3,
+// stride 2) it took 1.3 ms against this engine's 6.8 ms at 16^3 and 9.0 against 28.6 ms at 32^3
+// (1 thread; docs/PERFORMANCE.md).
+template <class T>
+bool hostStridedBackwardFilterApplies(const WindowGeometry& g, index_t output_channels) {
+  return hostStridedForwardApplies(g) &&
+         !(std::is_same<T, float>::value && hostFilterLanesApplies(g, output_channels));
 }
 
 #if HALO3D_CONV3D_AVX512

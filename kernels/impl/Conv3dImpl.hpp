@@ -87,7 +87,7 @@ void conv3dBackwardFilter(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   runConv3dPass<T>(
       exec, path, true,
       [&](const auto& e) {
-        if (hostStridedForwardApplies(g))
+        if (hostStridedBackwardFilterApplies<T>(g, index_t(dw.extent(0))))
           return conv3dBackwardFilterStrided(e, x, dy, g, dw, db, out_box, accumulate);
         conv3dBackwardFilterHost(e, x, dy, g, dw, db, out_box, accumulate);
       },

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "halo3d/kernels/impl/Conv3dHostFilterLanes.hpp"
+#include "halo3d/kernels/impl/Conv3dHostStrided.hpp"
 #include "halo3d/kernels/reference/Conv3d.hpp"
 #include "test_conv3d_support.hpp"
 
@@ -83,6 +84,8 @@ TEST(Conv3dFilterLanes, MatchesReference) {
       {{1, 2, 16, {6, 7, 45}, geometry({1, 2, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}), true}, false},
       // W stride 2 and strides elsewhere, padding and dilation along D and H.
       {{1, 3, 20, {9, 11, 50}, geometry({3, 3, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}), true}, true},
+      // CosmoFlow's strided convolution (3^3, stride 2, padding 1), which the dispatch sends here.
+      {{2, 4, 32, {9, 10, 17}, WindowGeometry::cubic(3, 2, 1), true}, false},
   };
   for (const LanesCase& lc : cases)
     run(lc);
@@ -101,6 +104,22 @@ TEST(Conv3dFilterLanes, TakesWholeVectorsOfOutputChannelsOnly) {
 }
 
 #endif
+
+// The dispatch's choice for W strides above 1: this engine wherever it applies to fp32 (it reads x
+// one broadcast value at a time, so a stride costs it nothing), the strided engine's de-interleaved
+// phases for the rest; stride 1 never goes to the strided engine.
+TEST(Conv3dFilterLanes, TakesWStridedFloatGeometriesBeforeTheStridedEngine) {
+  using kernels::impl::hostStridedBackwardFilterApplies;
+  const WindowGeometry s2 = WindowGeometry::cubic(3, 2, 1);
+  EXPECT_FALSE(hostStridedBackwardFilterApplies<float>(s2, 32));
+  EXPECT_TRUE(hostStridedBackwardFilterApplies<float>(s2, 8));
+  EXPECT_TRUE(hostStridedBackwardFilterApplies<double>(s2, 32));
+  EXPECT_TRUE(hostStridedBackwardFilterApplies<float>(
+      geometry({3, 3, 5}, {1, 1, 2}, {1, 1, 1}, {1, 1, 2}), 32));
+  EXPECT_FALSE(hostStridedBackwardFilterApplies<float>(WindowGeometry::cubic(3, 1, 1), 8));
+  EXPECT_FALSE(hostStridedBackwardFilterApplies<double>(
+      geometry({3, 3, 3}, {2, 2, 1}, {1, 1, 1}, {1, 1, 1}), 32));
+}
 
 }  // namespace
 }  // namespace halo3d::testing
