@@ -68,12 +68,10 @@ constexpr std::size_t kHostChunk = 4096;
 
 template <class Update>
 void hostChunks(const char* label, std::size_t n, const Update& update) {
-  Kokkos::parallel_for(label,
-                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(
-                           0, (n + kHostChunk - 1) / kHostChunk),
-                       [&](std::size_t c) {
-                         update(c * kHostChunk, std::min(n, (c + 1) * kHostChunk));
-                       });
+  Kokkos::parallel_for(
+      label,
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, (n + kHostChunk - 1) / kHostChunk),
+      [&](std::size_t c) { update(c * kHostChunk, std::min(n, (c + 1) * kHostChunk)); });
 }
 
 void sgdRange(real* __restrict p, const real* __restrict g, real* __restrict buf, std::size_t begin,
@@ -90,8 +88,8 @@ struct AdamScalars {
   real step_size, bc2_sqrt, b1, b2, eps, wd;
 };
 
-void adamRange(real* __restrict p, const real* __restrict g, real* __restrict m,
-               real* __restrict v, std::size_t begin, std::size_t end, AdamScalars a) {
+void adamRange(real* __restrict p, const real* __restrict g, real* __restrict m, real* __restrict v,
+               std::size_t begin, std::size_t end, AdamScalars a) {
   for (std::size_t i = begin; i < end; ++i) {
     const real grad = g[i] + a.wd * p[i];
     const real mi = a.b1 * m[i] + (real(1) - a.b1) * grad;
