@@ -64,10 +64,9 @@ namespace {
 // 6.3 ms of memory traffic for CosmoFlow 128^3 at width 1 (9.4 M parameters; docs/PERFORMANCE.md).
 // nn/CMakeLists.txt compiles this file with -fno-math-errno: otherwise GCC calls sqrt per element
 // to set errno. Each element sees the same operations as in the device lambda.
-constexpr std::size_t kHostChunk = 4096;
-
 template <class Update>
 void hostChunks(const char* label, std::size_t n, const Update& update) {
+  constexpr std::size_t kHostChunk = 4096;
   Kokkos::parallel_for(
       label,
       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, (n + kHostChunk - 1) / kHostChunk),
