@@ -22,7 +22,7 @@ template <class T, class C>
 KOKKOS_INLINE_FUNCTION void leakyReluBackwardRow(index_t width, T* dx, const T* x, const T* dy,
                                                  C slope) {
   index_t i = 0;
-#if defined(__AVX512F__) && !defined(__CUDA_ARCH__)
+#if defined(__AVX512F__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__)
   if constexpr (std::is_same<T, float>::value) {
     const __m512 s = _mm512_set1_ps(slope), zero = _mm512_setzero_ps();
     for (; i + 16 <= width; i += 16) {
