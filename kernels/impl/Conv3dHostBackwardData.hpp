@@ -189,7 +189,7 @@ void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& d
   // dy read per dx row: every channel and kernel plane.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));
-  runDirect(exec, "halo3d::conv3dBackwardData(host simd)", p, packWeights<T>(w, 1),
+  runDirect(exec, "halo3d::conv3dBackwardData(host simd)", p, packWeights<T>(exec, w, 1),
             dx.block().channels(), samples, dx_box, row_bytes,
             BackwardDataTiler<T>(ix, dyv, dxv, dy_box, dx.block().globalExtents()));
 }

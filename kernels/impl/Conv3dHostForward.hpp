@@ -112,8 +112,8 @@ void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   // Input read per output row: every channel, kernel plane and the rows the H stride advances by.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));
-  runDirect(exec, "halo3d::conv3dForward(host simd)", p, packWeights<T>(w, 0), y.block().channels(),
-            samples, out_box, row_bytes,
+  runDirect(exec, "halo3d::conv3dForward(host simd)", p, packWeights<T>(exec, w, 0),
+            y.block().channels(), samples, out_box, row_bytes,
             ForwardTiler<T>(ix, xv, yv, x.block().globalExtents(), y.block().globalExtents()));
 }
 

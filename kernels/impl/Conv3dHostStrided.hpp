@@ -330,11 +330,13 @@ void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>
   const StridedBackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box);
   const auto classes = StridedBackwardDataTiler<T>::classes(ix, dx_box);
   if (g.stride[2] > 1)
-    runStrided<T, true>(exec, "halo3d::conv3dBackwardData(host strided)", p, packWeights<T>(w, 1),
-                        dx.block().channels(), samples, classes, g.stride[2], tiler);
+    runStrided<T, true>(exec, "halo3d::conv3dBackwardData(host strided)", p,
+                        packWeights<T>(exec, w, 1), dx.block().channels(), samples, classes,
+                        g.stride[2], tiler);
   else
-    runStrided<T, false>(exec, "halo3d::conv3dBackwardData(host strided)", p, packWeights<T>(w, 1),
-                         dx.block().channels(), samples, classes, 1, tiler);
+    runStrided<T, false>(exec, "halo3d::conv3dBackwardData(host strided)", p,
+                         packWeights<T>(exec, w, 1), dx.block().channels(), samples, classes, 1,
+                         tiler);
 }
 
 // x as the strided passes read it: with W stride s > 1, every row of x's allocation (all samples,
@@ -464,8 +466,8 @@ void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   }
   cls.vectors = (cls.count[2] + Simd<T>::lanes - 1) / Simd<T>::lanes;
   runStrided<T, false>(
-      exec, "halo3d::conv3dForward(host strided)", p, packWeights<T>(w, 0), y.block().channels(),
-      samples, {cls}, 1,
+      exec, "halo3d::conv3dForward(host strided)", p, packWeights<T>(exec, w, 0),
+      y.block().channels(), samples, {cls}, 1,
       StridedForwardTiler<T>(ix, in, index_t(yv.stride_2()), index_t(yv.stride_3())));
 }
 
