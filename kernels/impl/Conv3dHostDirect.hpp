@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "halo3d/core/IndexSpace.hpp"
@@ -154,7 +155,12 @@ inline void directStep(typename Simd<T>::vec (&acc)[OB][R], const T* const (&src
   }
 }
 
-template <class T, int OB, int R, TapMode M, SimdLoad L>
+// IC > 0: the pass has exactly IC input channels, and the channel loop is unrolled whole. runDirect
+// compiles IC = 4, CosmoFlow's first layer ((a) of docs/PERFORMANCE.md): with 4 channels a tap is a
+// few dozen cycles, and the loop's counter, compare and exit branch are a visible share of that
+// ((a)'s forward 4-6% faster on one thread). IC = 1 (the U-Net's first layer) measured level: that
+// layer's 8 output channels make it bound by its stores.
+template <class T, int OB, int R, TapMode M, SimdLoad L, int IC>
 void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, const TileTaps<T>& taps,
                 const TileOut<T>& out) {
   using S = Simd<T>;
@@ -189,11 +195,21 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
         m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
       }
     }
-    for (index_t ic = 0; ic < p.in_channels; ++ic) {
-      directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
+    if constexpr (IC > 0) {
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-        src[r] += p.in_channel;
+      for (int ic = 0; ic < IC; ++ic) {
+        directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          src[r] += p.in_channel;
+      }
+    } else {
+      for (index_t ic = 0; ic < p.in_channels; ++ic) {
+        directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          src[r] += p.in_channel;
+      }
     }
   }
   T* out_n = p.out + n * p.out_sample;
@@ -350,7 +366,7 @@ struct PositionGrid {
 //   void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int R,
 //             TileTaps<T>&, TileOut<T>&) const
 //   void cuts(const Box&, index_t (&lo)[2], index_t (&hi)[2]) const
-template <class T, int OB, class Tiler>
+template <class T, int OB, int IC, class Tiler>
 void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
                  const PositionGrid& grid, index_t begin, index_t end, const Tiler& tiler,
                  TileTaps<T>& taps, TileOut<T>& out, bool stream) {
@@ -393,18 +409,18 @@ void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
     for (int r = 0; r < R && out.stream; ++r)
       out.stream = lanes[r] == V && out.offset[r] % V == 0;
     if (out.mode == TapMode::Table) {
-      directTile<T, OB, R, TapMode::Table, SimdLoad::Masked>(p, blk, n, taps, out);
+      directTile<T, OB, R, TapMode::Table, SimdLoad::Masked, IC>(p, blk, n, taps, out);
       continue;
     }
     switch (out.load) {
       case SimdLoad::Full:
-        directTile<T, OB, R, TapMode::Affine, SimdLoad::Full>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Full, IC>(p, blk, n, taps, out);
         break;
       case SimdLoad::Masked:
-        directTile<T, OB, R, TapMode::Affine, SimdLoad::Masked>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Masked, IC>(p, blk, n, taps, out);
         break;
       case SimdLoad::Gather:
-        directTile<T, OB, R, TapMode::Affine, SimdLoad::Gather>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Gather, IC>(p, blk, n, taps, out);
         break;
     }
   }
@@ -475,20 +491,27 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
         const index_t n = item / (nb * chunks);
         TileTaps<T> taps(p.taps);
         TileOut<T> out;
-        switch (blk.size) {
-          case 8:
-            directRange<T, 8>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
-            break;
-          case 4:
-            directRange<T, 4>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
-            break;
-          case 2:
-            directRange<T, 2>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
-            break;
-          default:
-            directRange<T, 1>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
-            break;
-        }
+        const auto range = [&](auto ic) {
+          constexpr int IC = decltype(ic)::value;
+          switch (blk.size) {
+            case 8:
+              directRange<T, 8, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              break;
+            case 4:
+              directRange<T, 4, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              break;
+            case 2:
+              directRange<T, 2, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              break;
+            default:
+              directRange<T, 1, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              break;
+          }
+        };
+        if (p.in_channels == 4)
+          range(std::integral_constant<int, 4>());
+        else
+          range(std::integral_constant<int, 0>());
         // Non-temporal stores are weakly ordered: drain them before the item counts as done.
         if (stream) _mm_sfence();
       });
