@@ -3,7 +3,7 @@
 over time, keeping per timing the median of the passes.
 
     scripts/retime_machine.py MACHINE [--passes 3] [--ranks 1,2,4,8] [--plan build/apps/plan/halo3d-plan]
-                              [--keep-passes DIR] [--from-passes FILE...] [--note TEXT]
+                              [--layers PREFIX...] [--keep-passes DIR] [--from-passes FILE...] [--note TEXT]
 
 Each pass runs `halo3d-plan --calibrate FILE --missing` for each model, one after the other, starting from a copy of
 MACHINE that holds only its batch-read timings (halo3d-sweep times those on the validation data), so that the pass
@@ -16,6 +16,10 @@ Why passes: on a shared virtual machine one core can run 20-30% slower than the 
 layers it happened to time: in one pass, the U-Net's 2x2x1x1 layers summed to 900 ms where a pass a few minutes
 later summed them to 823 ms. The median of passes a few minutes apart keeps each timing at the machine's usual
 speed. --from-passes merges pass files written earlier (by --keep-passes) instead of timing.
+
+--layers re-times only the timings whose layer name starts with one of the prefixes (after a kernel change,
+e.g. --layers "Conv3d(4->"): each pass starts from MACHINE without those, so the layers around them keep their
+timings and the step-order calibration runs with them in place.
 """
 import argparse
 import json
@@ -39,6 +43,13 @@ def key(t):
     return json.dumps({k: v for k, v in t.items() if k not in ("forward_s", "backward_s")}, sort_keys=True)
 
 
+def selected(args, t):
+    """Whether timing t is one this run re-times."""
+    if t["layer"].startswith("batch read"):
+        return False
+    return not args.layers or any(t["layer"].startswith(p) for p in args.layers)
+
+
 def timed_pass(args, start, workdir, index):
     """One pass over MODELS; returns the path of its last file (which holds every timing of the pass)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
@@ -59,6 +70,7 @@ def main():
     parser.add_argument("--ranks", default="1,2,4,8")
     parser.add_argument("--plan", default=str(pathlib.Path(__file__).resolve().parent.parent /
                                               "build/apps/plan/halo3d-plan"))
+    parser.add_argument("--layers", nargs="+", help="re-time only the layers whose name starts with one of these")
     parser.add_argument("--keep-passes", type=pathlib.Path, help="write the passes' files here")
     parser.add_argument("--from-passes", type=pathlib.Path, nargs="+", help="merge these pass files; time nothing")
     parser.add_argument("--note", help="the sentence added to compute.source")
@@ -73,8 +85,7 @@ def main():
         workdir = args.keep_passes or pathlib.Path(tempfile.mkdtemp(prefix="retime_machine."))
         workdir.mkdir(parents=True, exist_ok=True)
         start = workdir / "start.json"
-        start.write_text(json.dumps(dict(machine, layers=[t for t in machine["layers"]
-                                                          if t["layer"].startswith("batch read")])))
+        start.write_text(json.dumps(dict(machine, layers=[t for t in machine["layers"] if not selected(args, t)])))
         pass_files = []
         for p in range(args.passes):
             pass_files.append(timed_pass(args, start, workdir, p + 1))
@@ -82,7 +93,7 @@ def main():
     timings = {}
     for f in pass_files:
         for t in json.loads(pathlib.Path(f).read_text())["layers"]:
-            if not t["layer"].startswith("batch read"):
+            if selected(args, t):
                 timings.setdefault(key(t), []).append(t)
     replaced = 0
     layers = []
@@ -98,7 +109,8 @@ def main():
                            backward_s=statistics.median(r["backward_s"] for r in runs)))
     added = len(layers) - len(machine["layers"])
     machine["layers"] = layers
-    note = args.note or (f"the timings of the models of scripts/validate_model.sh at --ranks {args.ranks} re-timed "
+    which = f"the {', '.join(repr(p) for p in args.layers)} timings" if args.layers else "the timings"
+    note = args.note or (f"{which} of the models of scripts/validate_model.sh at --ranks {args.ranks} re-timed "
                          f"as the median of {len(pass_files)} passes (scripts/retime_machine.py)")
     compute = machine.setdefault("compute", {})
     compute["source"] = (compute["source"] + "; " + note) if compute.get("source") else note
