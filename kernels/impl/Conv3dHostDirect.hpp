@@ -155,11 +155,12 @@ inline void directStep(typename Simd<T>::vec (&acc)[OB][R], const T* const (&src
   }
 }
 
-// IC > 0: the pass has exactly IC input channels, and the channel loop is unrolled whole. runDirect
-// compiles IC = 4, CosmoFlow's first layer ((a) of docs/PERFORMANCE.md): with 4 channels a tap is a
-// few dozen cycles, and the loop's counter, compare and exit branch are a visible share of that
-// ((a)'s forward 4-6% faster on one thread). IC = 1 (the U-Net's first layer) measured level: that
-// layer's 8 output channels make it bound by its stores.
+// IC > 0: the pass has exactly IC input channels; the constant trip count lets GCC unroll the
+// channel loop whole (no pragma: one would also unroll the generic loop, changing its code).
+// runDirect compiles IC = 4, CosmoFlow's first layer ((a) of docs/PERFORMANCE.md): with 4 channels
+// a tap is a few dozen cycles, and the loop's counter, compare and exit branch are a visible share
+// of that ((a)'s forward 4-6% faster on one thread). IC = 1 (the U-Net's first layer) measured
+// level: that layer's 8 output channels make it bound by its stores.
 template <class T, int OB, int R, TapMode M, SimdLoad L, int IC>
 void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, const TileTaps<T>& taps,
                 const TileOut<T>& out) {
@@ -195,21 +196,12 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
         m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
       }
     }
-    if constexpr (IC > 0) {
+    const index_t channels = IC > 0 ? index_t(IC) : p.in_channels;
+    for (index_t ic = 0; ic < channels; ++ic) {
+      directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
 #pragma GCC unroll 8
-      for (int ic = 0; ic < IC; ++ic) {
-        directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          src[r] += p.in_channel;
-      }
-    } else {
-      for (index_t ic = 0; ic < p.in_channels; ++ic) {
-        directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          src[r] += p.in_channel;
-      }
+      for (int r = 0; r < R; ++r)
+        src[r] += p.in_channel;
     }
   }
   T* out_n = p.out + n * p.out_sample;
