@@ -9,7 +9,8 @@
 // tile of the D/H interior, and at its boundary the tiles of one PositionGrid part: boundary rows
 // of one kind) read those taps of dy affinely, with one lane mask per kw tap (no per-tile table);
 // the other tiles, which mix rows that read different taps, build the table. W strides above 1 go
-// to the generic path.
+// to the generic path. With 3 W taps at W dilation 1 the engine sums row of taps by row
+// (TapOrder::RowsOuter), and the tables list every kw tap of a row that any position reads.
 
 #include <Kokkos_Core.hpp>
 
@@ -32,6 +33,11 @@ inline bool hostBackwardDataApplies(const WindowGeometry& g) {
 
 #if HALO3D_CONV3D_AVX512
 
+// Whether backward-data runs the direct engine in TapOrder::RowsOuter (rows of 3 W taps).
+inline bool rowsOuter(const Conv3dIndexing& ix) {
+  return ix.kernel[2] == 3 && ix.dilation[2] == 1;
+}
+
 template <class T>
 class BackwardDataTiler {
  public:
@@ -49,6 +55,7 @@ class BackwardDataTiler {
     // With unit strides, tap k of dx cell q reads dy cell c = q + p - k dil, inside dy_box for one
     // run of k.
     _unit_stride = ix.stride[0] == 1 && ix.stride[1] == 1 && ix.stride[2] == 1;
+    _whole_rows = rowsOuter(ix);
     _bits = TapBits(ix.kernel);
     if (_unit_stride)
       for (int d = 0; d < 2; ++d)
@@ -137,6 +144,8 @@ class BackwardDataTiler {
           any_row = any_row || row_ok[r];
         }
         if (!any_row) continue;
+        const int row_start = count;
+        bool row_read = false;
         for (int kw = 0; kw < _ix.kernel[2]; ++kw) {
           const std::size_t slot = std::size_t(count) * kMaxTilePositions;
           bool any = false;
@@ -144,14 +153,18 @@ class BackwardDataTiler {
             const index_t cw0 = w[r] + _ix.padding[2] - index_t(kw) * _ix.dilation[2];
             const auto m = row_ok[r] ? wLanes(w[r], kw, lanes[r]) : typename Simd<T>::mask(0);
             taps.mask[slot + std::size_t(r)] = m;
-            taps.offset[slot + std::size_t(r)] = m ? (cd[r] + _ix.out_shift[0]) * _dy_plane +
-                                                         (ch[r] + _ix.out_shift[1]) * _dy_row +
-                                                         cw0 + _ix.out_shift[2]
-                                                   : 0;
+            // Set wherever the row is read (RowsOuter finds taps 1 and 2 from tap 0's offset).
+            taps.offset[slot + std::size_t(r)] =
+                row_ok[r] ? (cd[r] + _ix.out_shift[0]) * _dy_plane +
+                                (ch[r] + _ix.out_shift[1]) * _dy_row + cw0 + _ix.out_shift[2]
+                          : 0;
             any = any || m != 0;
           }
-          if (any) taps.tap[std::size_t(count++)] = (kd * _ix.kernel[1] + kh) * _ix.kernel[2] + kw;
+          row_read = row_read || any;
+          if (any || _whole_rows)
+            taps.tap[std::size_t(count++)] = (kd * _ix.kernel[1] + kh) * _ix.kernel[2] + kw;
         }
+        if (!row_read) count = row_start;
       }
     }
     taps.count = count;
@@ -169,6 +182,7 @@ class BackwardDataTiler {
   index_t _dy_plane, _dy_row, _dx_plane, _dx_row;
   Box _dy_box;
   bool _unit_stride;
+  bool _whole_rows;    // TapOrder::RowsOuter: tables list every kw tap of a row that is read
   TapSpans _spans[2];  // per dx plane and row, with unit strides
   TapBits _bits;
   std::vector<index_t> _tap_offset;
@@ -189,9 +203,14 @@ void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& d
   // dy read per dx row: every channel and kernel plane.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));
-  runDirect(exec, "halo3d::conv3dBackwardData(host simd)", p, packWeights<T>(exec, w, 1),
-            dx.block().channels(), samples, dx_box, row_bytes,
-            BackwardDataTiler<T>(ix, dyv, dxv, dy_box, dx.block().globalExtents()));
+  const auto packed = packWeights<T>(exec, w, 1);
+  const BackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box, dx.block().globalExtents());
+  const char* label = "halo3d::conv3dBackwardData(host simd)";
+  if (rowsOuter(ix))
+    runDirect<TapOrder::RowsOuter>(exec, label, p, packed, dx.block().channels(), samples, dx_box,
+                                   row_bytes, tiler);
+  else
+    runDirect(exec, label, p, packed, dx.block().channels(), samples, dx_box, row_bytes, tiler);
 }
 
 #endif

@@ -12,9 +12,9 @@
 // keeps each broadcast group contiguous. The accumulators live across all taps and channels and are
 // stored once.
 //
-// Every output value is summed in one order (taps ascending, then input channels, bias last)
-// whichever tile, tail mask or tap subset computes it, which is what makes sub-box results bitwise
-// equal to whole-box ones.
+// Every output value is summed in one order (the call's TapOrder: taps ascending, then input
+// channels, or rows of taps, then input channels, then kw; bias last) whichever tile, tail mask or
+// tap subset computes it, which is what makes sub-box results bitwise equal to whole-box ones.
 //
 // Taps that read only padding (input cells past the volume, or dy cells outside dy_box) add exact
 // zeros, and a tile leaves out the kd and kh taps that read padding for every one of its positions
@@ -119,6 +119,22 @@ struct TileTaps {
 // offsets and masks.
 enum class TapMode { Affine, Table };
 
+// The order of a tile's sums. TapsOuter: tap by tap, each tap's input channels innermost (one
+// load per channel a step, at a constant stride that the out-of-order core runs ahead on).
+// RowsOuter, for kernels of 3 W taps at W dilation 1: row (kd, kh) by row, then input channel,
+// then kw, so that the 3 taps of a row read the same input lines back to back. Backward-data takes
+// it: its input (dy) usually has no ghosts, so its channel stride is a multiple of 4 KiB (16 KiB on
+// (d), 1 MiB on (e)) and every channel's line of a position falls in the same L1 set; tap by tap,
+// the 64 or 32 channels of (d) and (e) evict each other from the 8 ways before the next kw tap
+// reads them again (ghosted inputs, forward's, spread over the sets).
+enum class TapOrder { TapsOuter, RowsOuter };
+
+// How many channels ahead RowsOuter prefetches: a row's step is 3 taps of work, so fewer steps
+// fit in the out-of-order window than tap by tap, and the hardware prefetchers stop at the 4 KiB
+// page that a channel stride crosses. Without it RowsOuter was 15-20% slower than TapsOuter on (b)
+// and (e); 2 measured ahead of 1 and 4 (docs/PERFORMANCE.md, "Backward-data by rows of taps").
+inline constexpr index_t kPrefetchChannels = 2;
+
 // A tile's output positions (offset of lane 0 and lanes to store) and how it reads its input.
 template <class T>
 struct TileOut {
@@ -161,7 +177,7 @@ inline void directStep(typename Simd<T>::vec (&acc)[OB][R], const T* const (&src
 // a tap is a few dozen cycles, and the loop's counter, compare and exit branch are a visible share
 // of that ((a)'s forward 4-6% faster on one thread). IC = 1 (the U-Net's first layer) measured
 // level: that layer's 8 output channels make it bound by its stores.
-template <class T, int OB, int R, TapMode M, SimdLoad L, int IC>
+template <class T, int OB, int R, TapMode M, SimdLoad L, int IC, TapOrder O>
 void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, const TileTaps<T>& taps,
                 const TileOut<T>& out) {
   using S = Simd<T>;
@@ -174,34 +190,88 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
   const T* in_n = p.in + n * p.in_sample;
   const T* w_block = p.packed + blk.first * p.in_channels * p.taps;
   const int count = M == TapMode::Affine ? p.taps : taps.count;
-  typename S::mask m[R] = {};
-  int mask_row = 0;
-  // One flat loop over the taps, the left-out ones tested by their bit: with few input channels
-  // (4 on (a)) a tap is a few dozen cycles, and nested kd/kh/kw loops cost (a)'s forward 20%.
-  for (int j = 0; j < count; ++j) {
-    const int row = mask_row;
-    mask_row = mask_row + 1 == out.mask_rows ? 0 : mask_row + 1;
-    if (M == TapMode::Affine && j < 64 && !((out.tap_bits >> j) & 1)) continue;
-    const int t = M == TapMode::Affine ? j : taps.tap[std::size_t(j)];
-    const T* w_tap = w_block + index_t(t) * p.in_channels * OB;
-    const T* src[R];
+  const index_t channels = IC > 0 ? index_t(IC) : p.in_channels;
+  if constexpr (O == TapOrder::RowsOuter) {
+    // Rows of 3 taps (kw = 0, 1, 2 of one kd, kh, W dilation 1: tap kw reads kw cells before tap
+    // 0; TileTaps lists whole rows), each row's channels outermost: its 3 taps read the same input
+    // lines one after another.
+    const index_t w_step = p.in_channels * OB;  // from one tap's weights to the next's
+    for (int j0 = 0; j0 < count; j0 += 3) {
+      if (M == TapMode::Affine && j0 < 64 && !((out.tap_bits >> j0) & 1)) continue;
+      const int t0 = M == TapMode::Affine ? j0 : taps.tap[std::size_t(j0)];
+      const T* src[R];
+      typename S::mask mk[3][R] = {};
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      if constexpr (M == TapMode::Affine) {
-        src[r] = in_n + out.base[r] + out.tap_offset[t];
+      for (int r = 0; r < R; ++r) {
+        src[r] =
+            in_n + (M == TapMode::Affine ? out.base[r] + out.tap_offset[t0]
+                                         : taps.offset[std::size_t(j0) * kMaxTilePositions + r]);
         if constexpr (L != SimdLoad::Full)
-          m[r] = taps.mask[std::size_t(row) * kMaxTilePositions + r];
-      } else {
-        src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
-        m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
+#pragma GCC unroll 3
+          for (int k = 0; k < 3; ++k) {
+            const int row = M == TapMode::Affine ? (out.mask_rows == 1 ? 0 : k) : j0 + k;
+            mk[k][r] = taps.mask[std::size_t(row) * kMaxTilePositions + r];
+          }
+      }
+      const T* wv = w_block + index_t(t0) * w_step;
+      for (index_t ic = 0; ic < channels; ++ic) {
+#pragma GCC unroll 3
+        for (int k = 0; k < 3; ++k) {
+          typename S::vec xv[R];
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r)
+            xv[r] = loadInput<L>(src[r] - k, mk[k][r], out.stride_index);
+#pragma GCC unroll 8
+          for (int o = 0; o < OB; ++o) {
+            const typename S::vec b = S::broadcast(wv[k * w_step + o]);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r)
+              acc[o][r] = S::fma(b, xv[r], acc[o][r]);
+          }
+        }
+        wv += OB;
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          // The lines that taps 0 and 2 read kPrefetchChannels channels ahead (past the last
+          // channel too: a prefetch never faults).
+          _mm_prefetch(reinterpret_cast<const char*>(src[r] + kPrefetchChannels * p.in_channel - 2),
+                       _MM_HINT_T0);
+          _mm_prefetch(
+              reinterpret_cast<const char*>(src[r] + kPrefetchChannels * p.in_channel + 15),
+              _MM_HINT_T0);
+          src[r] += p.in_channel;
+        }
       }
     }
-    const index_t channels = IC > 0 ? index_t(IC) : p.in_channels;
-    for (index_t ic = 0; ic < channels; ++ic) {
-      directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
+  } else {
+    typename S::mask m[R] = {};
+    int mask_row = 0;
+    // One flat loop over the taps, the left-out ones tested by their bit: with few input channels
+    // (4 on (a)) a tap is a few dozen cycles, and nested kd/kh/kw loops cost (a)'s forward 20%.
+    for (int j = 0; j < count; ++j) {
+      const int row = mask_row;
+      mask_row = mask_row + 1 == out.mask_rows ? 0 : mask_row + 1;
+      if (M == TapMode::Affine && j < 64 && !((out.tap_bits >> j) & 1)) continue;
+      const int t = M == TapMode::Affine ? j : taps.tap[std::size_t(j)];
+      const T* w_tap = w_block + index_t(t) * p.in_channels * OB;
+      const T* src[R];
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-        src[r] += p.in_channel;
+      for (int r = 0; r < R; ++r) {
+        if constexpr (M == TapMode::Affine) {
+          src[r] = in_n + out.base[r] + out.tap_offset[t];
+          if constexpr (L != SimdLoad::Full)
+            m[r] = taps.mask[std::size_t(row) * kMaxTilePositions + r];
+        } else {
+          src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
+          m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
+        }
+      }
+      for (index_t ic = 0; ic < channels; ++ic) {
+        directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+          src[r] += p.in_channel;
+      }
     }
   }
   T* out_n = p.out + n * p.out_sample;
@@ -358,7 +428,7 @@ struct PositionGrid {
 //   void tile(const index_t* d, const index_t* h, const index_t* w, const int* lanes, int R,
 //             TileTaps<T>&, TileOut<T>&) const
 //   void cuts(const Box&, index_t (&lo)[2], index_t (&hi)[2]) const
-template <class T, int OB, int IC, class Tiler>
+template <class T, int OB, int IC, TapOrder O, class Tiler>
 void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
                  const PositionGrid& grid, index_t begin, index_t end, const Tiler& tiler,
                  TileTaps<T>& taps, TileOut<T>& out, bool stream) {
@@ -401,18 +471,18 @@ void directRange(const DirectConv<T>& p, const ChannelBlock& blk, index_t n,
     for (int r = 0; r < R && out.stream; ++r)
       out.stream = lanes[r] == V && out.offset[r] % V == 0;
     if (out.mode == TapMode::Table) {
-      directTile<T, OB, R, TapMode::Table, SimdLoad::Masked, IC>(p, blk, n, taps, out);
+      directTile<T, OB, R, TapMode::Table, SimdLoad::Masked, IC, O>(p, blk, n, taps, out);
       continue;
     }
     switch (out.load) {
       case SimdLoad::Full:
-        directTile<T, OB, R, TapMode::Affine, SimdLoad::Full, IC>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Full, IC, O>(p, blk, n, taps, out);
         break;
       case SimdLoad::Masked:
-        directTile<T, OB, R, TapMode::Affine, SimdLoad::Masked, IC>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Masked, IC, O>(p, blk, n, taps, out);
         break;
       case SimdLoad::Gather:
-        directTile<T, OB, R, TapMode::Affine, SimdLoad::Gather, IC>(p, blk, n, taps, out);
+        directTile<T, OB, R, TapMode::Affine, SimdLoad::Gather, IC, O>(p, blk, n, taps, out);
         break;
     }
   }
@@ -445,7 +515,7 @@ using HostItems =
 // chunks as needed for each to fit kInputChunkBytes, the cuts at multiples of every R in use (so
 // that only a sample's last tile is partial) and as even as that allows (HostItems). `packed`
 // (from packWeights) is captured, so it lives as long as the kernel.
-template <class ExecSpace, class T, class Tiler>
+template <TapOrder O = TapOrder::TapsOuter, class ExecSpace, class T, class Tiler>
 void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
                index_t samples, const Box& box, index_t row_bytes, const Tiler& tiler) {
@@ -487,16 +557,16 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
           constexpr int IC = decltype(ic)::value;
           switch (blk.size) {
             case 8:
-              directRange<T, 8, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              directRange<T, 8, IC, O>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
               break;
             case 4:
-              directRange<T, 4, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              directRange<T, 4, IC, O>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
               break;
             case 2:
-              directRange<T, 2, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              directRange<T, 2, IC, O>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
               break;
             default:
-              directRange<T, 1, IC>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
+              directRange<T, 1, IC, O>(p, blk, n, grid, begin, end, tiler, taps, out, stream);
               break;
           }
         };
@@ -514,8 +584,8 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
 // channel][b's channels]. Packed in parallel, one (block, tap) item at a time: serial, (d)'s
 // 110 K weights took 2.8% of a 2-thread forward, with the other thread idle.
 template <class T, class ExecSpace, class WeightView>
-Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const WeightView& w,
-                                                int dim) {
+Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const WeightView& w, int dim,
+                                                TapOrder order = TapOrder::TapsOuter) {
   const index_t o_n = index_t(w.extent(0)), i_n = index_t(w.extent(1));
   const index_t taps = index_t(w.extent(2) * w.extent(3) * w.extent(4));
   const index_t blocked = dim == 0 ? o_n : i_n, other = dim == 0 ? i_n : o_n;
@@ -534,11 +604,14 @@ Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const Wei
                          const ChannelBlock& b = blocks[std::size_t(item / taps)];
                          const index_t t = item % taps;
                          const T* src_t = src + b.first * k_stride + t;
-                         T* out = dst + b.first * other * taps + t * other * b.size;
-                         for (index_t c = 0; c < other; ++c) {
+                         const bool taps_outer = order == TapOrder::TapsOuter;
+                         T* out =
+                             dst + b.first * other * taps + (taps_outer ? t * other : t) * b.size;
+                         const index_t step = (taps_outer ? 1 : taps) * b.size;
+                         for (index_t c = 0; c < other; ++c, out += step) {
                            const T* src_c = src_t + c * c_stride;
                            for (int k = 0; k < b.size; ++k)
-                             *out++ = src_c[k * k_stride];
+                             out[k] = src_c[k * k_stride];
                          }
                        });
   return packed;

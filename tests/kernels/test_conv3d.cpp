@@ -133,6 +133,10 @@ std::vector<ConvCase> subBoxCases() {
       {1, 2, 3, {6, 5, 17}, WindowGeometry::cubic(2, 1, 1), false},
       {1, 3, 4, {7, 8, 21}, WindowGeometry::cubic(3, 1, 2, 2), true},
       {1, 3, 6, {6, 9, 18}, geometry({3, 1, 5}, {1, 2, 1}, {1, 1, 1}, {1, 0, 2}), true},
+      // Backward-data's rows of 3 W taps (RowsOuter) from 4 dy channels (the unrolled channel
+      // loop); W = 33 ends in a one-lane vector, whose tap kw = 0 reads nothing in tiles that mix
+      // boundary rows (table mode): its row still gives taps 1 and 2 their offset.
+      {2, 5, 4, {9, 8, 33}, WindowGeometry::cubic(3, 1, 1), false},
   };
 }
 
