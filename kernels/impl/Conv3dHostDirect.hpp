@@ -131,7 +131,7 @@ enum class TapOrder { TapsOuter, RowsOuter };
 
 // How many channels ahead RowsOuter prefetches: a row's step is 3 taps of work, so fewer steps
 // fit in the out-of-order window than tap by tap, and the hardware prefetchers stop at the 4 KiB
-// page that a channel stride crosses. Without it RowsOuter was 15-20% slower than TapsOuter on (b)
+// page that a channel stride crosses. Without it RowsOuter was 10-20% slower than TapsOuter on (b)
 // and (e); 2 measured ahead of 1 and 4 (docs/PERFORMANCE.md, "Backward-data by rows of taps").
 inline constexpr index_t kPrefetchChannels = 2;
 
