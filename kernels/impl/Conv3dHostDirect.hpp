@@ -584,8 +584,8 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
 // channel][b's channels]. Packed in parallel, one (block, tap) item at a time: serial, (d)'s
 // 110 K weights took 2.8% of a 2-thread forward, with the other thread idle.
 template <class T, class ExecSpace, class WeightView>
-Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const WeightView& w, int dim,
-                                                TapOrder order = TapOrder::TapsOuter) {
+Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const WeightView& w,
+                                                int dim) {
   const index_t o_n = index_t(w.extent(0)), i_n = index_t(w.extent(1));
   const index_t taps = index_t(w.extent(2) * w.extent(3) * w.extent(4));
   const index_t blocked = dim == 0 ? o_n : i_n, other = dim == 0 ? i_n : o_n;
@@ -604,14 +604,11 @@ Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const Wei
                          const ChannelBlock& b = blocks[std::size_t(item / taps)];
                          const index_t t = item % taps;
                          const T* src_t = src + b.first * k_stride + t;
-                         const bool taps_outer = order == TapOrder::TapsOuter;
-                         T* out =
-                             dst + b.first * other * taps + (taps_outer ? t * other : t) * b.size;
-                         const index_t step = (taps_outer ? 1 : taps) * b.size;
-                         for (index_t c = 0; c < other; ++c, out += step) {
+                         T* out = dst + b.first * other * taps + t * other * b.size;
+                         for (index_t c = 0; c < other; ++c) {
                            const T* src_c = src_t + c * c_stride;
                            for (int k = 0; k < b.size; ++k)
-                             out[k] = src_c[k * k_stride];
+                             *out++ = src_c[k * k_stride];
                          }
                        });
   return packed;
