@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "halo3d/core/HaloTensor.hpp"
@@ -266,13 +267,20 @@ void lanesRows(const float* x, const index_t* row_offset, index_t row0, index_t 
   }
 }
 
-// This thread's buffer of T, at least n long. Distinct per T: the sums and the dy copy are live
-// together.
+// This thread's buffer of T, at least n long, from a cache-line boundary. Distinct per T: the sums
+// and the dy copy are live together. A std::vector's storage starts 16 or 32 bytes past a line here
+// (glibc's malloc), so every 64-byte load of the dy copy crossed two lines; aligned, the change in
+// (d)'s time is within this VM's noise (docs/PERFORMANCE.md, session 23), as the tile's loop is
+// bound by its FMAs, but the loads are what the header says.
 template <class T>
-std::vector<T>& lanesScratch(index_t n) {
+T* lanesScratch(index_t n) {
+  constexpr std::size_t kLine = 64;
   thread_local std::vector<T> buffer;
-  if (buffer.size() < std::size_t(n)) buffer.resize(std::size_t(n));
-  return buffer;
+  if (buffer.size() < std::size_t(n) + kLine / sizeof(T))
+    buffer.resize(std::size_t(n) + kLine / sizeof(T));
+  void* p = buffer.data();
+  std::size_t space = buffer.size() * sizeof(T);
+  return static_cast<T*>(std::align(kLine, std::size_t(n) * sizeof(T), p, space));
 }
 
 // The cells of a box walked in order (sample, d, h, w), w fastest.
@@ -419,9 +427,9 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
         // Per-thread buffers kept between calls (OpenMP's threads persist): fresh ones of this size
         // were several percent of a (d)-sized call in page faults and clearing.
         const index_t bias_at = part_rows * kLanesTaps * ld;
-        std::vector<double>& sums = lanesScratch<double>(bias_at + ld);
-        std::vector<float>& dy_cells = lanesScratch<float>(kLanesChunk * ld);
-        if (begin == end) std::fill(sums.begin(), sums.end(), 0.0);
+        double* sums = lanesScratch<double>(bias_at + ld);
+        float* dy_cells = lanesScratch<float>(kLanesChunk * ld);
+        if (begin == end) std::fill(sums, sums + bias_at + ld, 0.0);
         index_t x_off[kLanesChunk];
         LanesRuns runs;
         int seg[2 * kLanesChunk];
@@ -450,16 +458,16 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             for (index_t v = 0; v < vectors; ++v)
               transposeCells(src + v * V * dy_channel, dy_channel,
                              int(std::min<index_t>(V, out_ch - v * V)), run,
-                             dy_cells.data() + q * ld + v * V, ld);
+                             dy_cells + q * ld + v * V, ld);
             cur.advance(run);
             q += run;
           }
           runs.first[runs.count] = count;
           const bool first = c0 == begin;
           for (const ChannelBlock& b : blocks) {
-            const LanesChunk block{x_off, dy_cells.data() + b.first * V, ld, nullptr, 0, first};
+            const LanesChunk block{x_off, dy_cells + b.first * V, ld, nullptr, 0, first};
             const index_t* ro = row_offset.data() + r_begin;
-            double* s = sums.data() + b.first * V;
+            double* s = sums + b.first * V;
             switch (b.size) {
               case 4:
                 lanesRows<4>(x_p, ro, r_begin, part_rows, reach, runs, block, seg, s);
@@ -474,11 +482,11 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
           }
           if (bias_here) {
             // Bias sums per chunk in float, then double, as the weights'.
-            double* s = sums.data() + bias_at;
+            double* s = sums + bias_at;
             for (index_t v = 0; v < vectors; ++v) {
               __m512 a = S::zero();
               for (int q = 0; q < count; ++q)
-                a = S::add(a, S::load(dy_cells.data() + q * ld + v * V));
+                a = S::add(a, S::load(dy_cells + q * ld + v * V));
               alignas(64) float lanes[V];
               S::store(lanes, a);
               for (int l = 0; l < V; ++l)
@@ -491,7 +499,7 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
         for (index_t j0 = j_begin; j0 < j_end; j0 += 16)
           for (index_t o = 0; o < out_ch; ++o)
             for (index_t j = j0; j < std::min(j_end, j0 + 16); ++j) {
-              const double sum = sums[std::size_t((j - j_begin) * ld + o)];
+              const double sum = sums[(j - j_begin) * ld + o];
               const index_t pair = row_of_dw(j / kLanesTaps) * kLanesTaps + j % kLanesTaps;
               if (ranges > 1)
                 partial(range, o * pairs + pair) = sum;
@@ -500,7 +508,7 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             }
         if (bias_here)
           for (index_t o = 0; o < out_ch; ++o) {
-            const double sum = sums[std::size_t(bias_at + o)];
+            const double sum = sums[bias_at + o];
             if (ranges > 1)
               partial(range, weights + o) = sum;
             else
