@@ -213,7 +213,9 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
             mk[k][r] = taps.mask[std::size_t(row) * kMaxTilePositions + r];
           }
       }
-      const T* wv = w_block + index_t(t0) * w_step;
+      // One pointer per kw tap's weights, each stepped by OB a channel.
+      const T* wk[3] = {w_block + index_t(t0) * w_step, w_block + index_t(t0 + 1) * w_step,
+                        w_block + index_t(t0 + 2) * w_step};
       for (index_t ic = 0; ic < channels; ++ic) {
 #pragma GCC unroll 3
         for (int k = 0; k < 3; ++k) {
@@ -223,13 +225,20 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
             xv[r] = loadInput<L>(src[r] - k, mk[k][r], out.stride_index);
 #pragma GCC unroll 8
           for (int o = 0; o < OB; ++o) {
-            const typename S::vec b = S::broadcast(wv[k * w_step + o]);
+            const typename S::vec b = S::broadcast(wk[k][o]);
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r)
               acc[o][r] = S::fma(b, xv[r], acc[o][r]);
           }
         }
-        wv += OB;
+#pragma GCC unroll 3
+        for (int k = 0; k < 3; ++k) {
+          wk[k] += OB;
+          // Opaque to GCC, so that it keeps three base registers: knowing wk[1] and wk[2] as wk[0]
+          // plus multiples of w_step, it addressed each of their 2 OB broadcasts by an offset of
+          // its own, reloaded from the stack (and spilled an accumulator).
+          asm("" : "+r"(wk[k]));
+        }
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
           // The lines that taps 0 and 2 read kPrefetchChannels channels ahead (past the last
