@@ -455,6 +455,12 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             for (int k = 0; k < run; ++k)
               x_off[q + k] = x0 + k * g.stride[2];
             const float* src = dy_p + cur.dyOff();
+            // The lines the next run most likely reads (the next V cells in memory, each channel's
+            // line on its own page): the transposes' loads otherwise wait on them one run at a
+            // time. On a 1-thread (d) call the kernel's own code went from 7.5% to 6.6% of the
+            // samples.
+            for (index_t o = 0; o < out_ch; ++o)
+              _mm_prefetch(reinterpret_cast<const char*>(src + o * dy_channel + V), _MM_HINT_T0);
             for (index_t v = 0; v < vectors; ++v)
               transposeCells(src + v * V * dy_channel, dy_channel,
                              int(std::min<index_t>(V, out_ch - v * V)), run,
