@@ -269,9 +269,9 @@ void lanesRows(const float* x, const index_t* row_offset, index_t row0, index_t 
 
 // This thread's buffer of T, at least n long, from a cache-line boundary. Distinct per T: the sums
 // and the dy copy are live together. A std::vector's storage starts 16 or 32 bytes past a line here
-// (glibc's malloc), so every 64-byte load of the dy copy crossed two lines; aligned, the change in
-// (d)'s time is within this VM's noise (docs/PERFORMANCE.md, session 23), as the tile's loop is
-// bound by its FMAs, but the loads are what the header says.
+// (glibc's malloc), so every 64-byte load of the dy copy crossed two lines. Aligned, the change in
+// (d)'s time is within this VM's noise (docs/PERFORMANCE.md, session 23), but the loads are what
+// the header says.
 template <class T>
 T* lanesScratch(index_t n) {
   constexpr std::size_t kLine = 64;
@@ -502,8 +502,8 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
         }
         // 5 rows (15 pairs) at a time, so that the sums read stay in L1 while dw's rows are
         // written; a row's 3 pairs are adjacent in dw, so the row is looked up once for 3 weights
-        // and the kind of write tested once (a division and two branches per weight before). On a
-        // 1-thread (d) call the kernel's own code went from 7.1% to 6.5% of the samples.
+        // (a division per weight before). On a 1-thread (d) call the kernel's own code went from
+        // 7.1% to 6.5% of the samples.
         constexpr index_t kRowsOut = 5;
         for (index_t a = r_begin; a < r_end; a += kRowsOut) {
           const index_t b = std::min(r_end, a + kRowsOut);
@@ -511,16 +511,11 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             for (index_t r = a; r < b; ++r) {
               const double* sum = sums + (r - r_begin) * kLanesTaps * ld + o;
               const index_t at = o * pairs + row_of_dw(r) * kLanesTaps;
-              if (ranges > 1) {
-                for (int k = 0; k < kLanesTaps; ++k)
+              for (int k = 0; k < kLanesTaps; ++k)
+                if (ranges > 1)
                   partial(range, at + k) = sum[k * ld];
-              } else if (accumulate) {
-                for (int k = 0; k < kLanesTaps; ++k)
-                  dw_p[at + k] = float(double(dw_p[at + k]) + sum[k * ld]);
-              } else {
-                for (int k = 0; k < kLanesTaps; ++k)
-                  dw_p[at + k] = float(sum[k * ld]);
-              }
+                else
+                  store(dw_p + at + k, sum[k * ld]);
             }
         }
         if (bias_here)
