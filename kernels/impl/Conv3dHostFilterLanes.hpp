@@ -15,15 +15,18 @@
 // count. Against the W-vector engine it changes the order of the float additions: lanes no longer
 // sum 16 cells of a W vector, each lane sums the chunk's cells (more accurate, not bitwise equal).
 //
-// Padding: rows are ordered (kd, input channel, kh), so that a tile's rows mostly share their kd
-// tap, and such a tile passes over only the W runs of cells whose x plane at kd lies inside the
-// global volume: the other runs read ghosts past the volume, the zero padding, and would add exact
-// zeros (3^3 "same" convolutions on 16^3: 4% of the products). The sums are bitwise those of
-// passing every cell. Ghosts inside the volume (a neighbour's halo) are data and read. Ordering
-// (kd, kh, input channel) would let tiles skip the padding rows of kh as well (8% on 16^3), but a
-// tile's rows would then no longer share x rows (kh and kh + 1 of one channel read overlapping
-// rows over a chunk): in 1-thread A/B runs under load, (a) (4 input channels, 8-row tiles) took
-// 8% and 36% longer, and (d) gained 3.6% against the 8% skipped.
+// Padding: rows are ordered so that a tile's rows mostly share their kd tap (and, for the 2-row
+// tiles, their kh tap), and such a tile passes over only the W runs of cells whose x plane at kd
+// (and row at kh) lies inside the global volume: the other runs read ghosts past the volume, the
+// zero padding, and would add exact zeros (3^3 "same" convolutions on 16^3: 4% of the products at
+// kd, 4% more at kh). The sums are bitwise those of passing every cell. Ghosts inside the volume (a
+// neighbour's halo) are data and read. The order is (kd, input channel, kh) where a tile has more
+// than 2 rows: its rows then share x rows (kh and kh + 1 of one channel read overlapping rows over
+// a chunk), and (kd, kh, input channel) made (a) (4 input channels, 8-row tiles) 8% and 36% slower
+// in 1-thread A/B runs under load. From 4 vectors of output channels (2-row tiles) it is (kd, kh,
+// input channel): (d) 64 -> 64 @16^3 took up to 7% less time in 11 of 12 alternating A/B pairs at
+// 1 and 2 threads (level in the twelfth), and (c) 32 -> 64 @32^3 up to 4% less
+// (docs/PERFORMANCE.md, session 24).
 //
 // On the AMD EPYC machine a 512-bit load that crosses a cache line costs about twice an aligned
 // one (a microbenchmark of the W-vector tile's pattern ran at half the FMA peak from L1, the
@@ -212,10 +215,12 @@ struct LanesRuns {
   index_t d_min, d_max, h_min, h_max;
 };
 
-// The rows' order, (kd, input channel, kh), and per kd (dimension 0) and kh (dimension 1) the
-// output planes or rows [lo, hi) whose x plane or row at that tap lies inside the global volume.
+// The rows' order, (kd, input channel, kh) or (kd, kh, input channel), and per kd (dimension 0) and
+// kh (dimension 1) the output planes or rows [lo, hi) whose x plane or row at that tap lies inside
+// the global volume.
 struct LanesReach {
   index_t rows_per_kd;  // input channels x kH
+  index_t rows_per_kh;  // 1 in (kd, input channel, kh) order, input channels in (kd, kh, channel)
   int kernel[2];
   bool skips;  // kernels of at most 8 along D and H
   index_t lo[2][8], hi[2][8];
@@ -241,8 +246,8 @@ void lanesRows(const float* x, const index_t* row_offset, index_t row0, index_t 
       d_lo = reach.lo[0][kd];
       d_hi = reach.hi[0][kd];
     }
-    if (reach.skips && (nr == 1 || reach.kernel[1] == 1)) {
-      const index_t kh = a % reach.kernel[1];
+    if (reach.skips && (reach.kernel[1] == 1 || a / reach.rows_per_kh == b / reach.rows_per_kh)) {
+      const index_t kh = (a / reach.rows_per_kh) % reach.kernel[1];
       h_lo = reach.lo[1][kh];
       h_hi = reach.hi[1][kh];
     }
@@ -353,16 +358,20 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
                           index_t(dyv.stride_0()),
                           index_t(dyv.stride_2()),
                           index_t(dyv.stride_3())};
-  // Rows in (kd, input channel, kh) order: x offset of each from a cell's window origin, and its
-  // index in dw's (input channel, kd, kh) order, whose pair (i, tap) is row * 3 + kw.
+  // Rows in (kd, input channel, kh) or (kd, kh, input channel) order: x offset of each from a
+  // cell's window origin, and its index in dw's (input channel, kd, kh) order, whose pair (i, tap)
+  // is row * 3 + kw.
   Kokkos::View<index_t*, Kokkos::HostSpace> row_offset(
       Kokkos::view_alloc("halo3d::conv3d row offsets", Kokkos::WithoutInitializing), rows);
   Kokkos::View<index_t*, Kokkos::HostSpace> row_of_dw(
       Kokkos::view_alloc("halo3d::conv3d row order", Kokkos::WithoutInitializing), rows);
+  const index_t vectors = (out_ch + V - 1) / V;
+  const bool kh_outer = vectors >= 4;  // 2-row tiles (the header's Padding paragraph)
   for (int kd = 0; kd < g.kernel[0]; ++kd)
     for (index_t i = 0; i < in_ch; ++i)
       for (int kh = 0; kh < g.kernel[1]; ++kh) {
-        const index_t r = (index_t(kd) * in_ch + i) * g.kernel[1] + kh;
+        const index_t r = kh_outer ? (index_t(kd) * g.kernel[1] + kh) * in_ch + i
+                                   : (index_t(kd) * in_ch + i) * g.kernel[1] + kh;
         row_offset(r) = i * index_t(xv.stride_1()) +
                         index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
                         index_t(kh) * g.dilation[1] * index_t(xv.stride_3());
@@ -370,6 +379,7 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
       }
   LanesReach reach{};
   reach.rows_per_kd = in_ch * g.kernel[1];
+  reach.rows_per_kh = kh_outer ? in_ch : 1;
   reach.skips = g.kernel[0] <= 8 && g.kernel[1] <= 8;
   const Extents3 x_volume = x.block().globalExtents(), y_volume = dy.block().globalExtents();
   for (int d = 0; d < 2; ++d) {
@@ -389,7 +399,6 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
   const float* dy_p = dyv.data();
   const index_t dy_channel = index_t(dyv.stride_1());
   // Blocks of 4, 2 or 1 vectors of 16 output channels; the last vector may be partial.
-  const index_t vectors = (out_ch + V - 1) / V;
   const std::vector<ChannelBlock> blocks = channelBlocks(vectors, 4);
   float* dw_p = dw.data();
   float* db_p = has_bias ? db.data() : nullptr;

@@ -86,6 +86,12 @@ TEST(Conv3dFilterLanes, MatchesReference) {
       {{1, 3, 20, {9, 11, 50}, geometry({3, 3, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}), true}, true},
       // CosmoFlow's strided convolution (3^3, stride 2, padding 1), which the dispatch sends here.
       {{2, 4, 32, {9, 10, 17}, WindowGeometry::cubic(3, 2, 1), true}, false},
+      // From 4 vectors of output channels the rows are (kd, kh, input channel): 2-row tiles that
+      // share kd and kh skip the padding runs of both; the same with strides, padding 2 along D and
+      // dilation, and with an odd channel count (tiles that straddle two kh).
+      {{1, 4, 64, {6, 7, 16}, cube, true}, false},
+      {{2, 4, 64, {9, 11, 30}, geometry({3, 3, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}), true}, true},
+      {{1, 5, 70, {7, 9, 18}, geometry({3, 2, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}), false}, true},
   };
   for (const LanesCase& lc : cases)
     run(lc);
