@@ -24,8 +24,9 @@
 // than 2 rows: its rows then share x rows (kh and kh + 1 of one channel read overlapping rows over
 // a chunk), and (kd, kh, input channel) made (a) (4 input channels, 8-row tiles) 8% and 36% slower
 // in 1-thread A/B runs under load. From 4 vectors of output channels (2-row tiles) it is (kd, kh,
-// input channel): (d) 64 -> 64 @16^3 took up to 7% less time in 11 of 12 alternating A/B pairs at
-// 1 and 2 threads (level in the twelfth), and (c) 32 -> 64 @32^3 up to 4% less
+// input channel): (d) 64 -> 64 @16^3 took less time in 11 of 12 alternating A/B pairs at 1 and
+// 2 threads (0.07% more in the twelfth), the pairs' median change -1.8% at 1 thread and -3.7% at 2;
+// (c) 32 -> 64 @32^3 stayed level (medians -0.3% and -0.4%)
 // (docs/PERFORMANCE.md, session 24).
 //
 // On the AMD EPYC machine a 512-bit load that crosses a cache line costs about twice an aligned
