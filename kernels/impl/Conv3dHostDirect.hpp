@@ -150,6 +150,11 @@ struct TileOut {
   // Store with non-temporal (streaming) stores: set by directRange when the call streams and every
   // position is a full, 64-byte aligned vector.
   bool stream = false;
+  // Affine, TapsOuter: the taps (bits by tap index) that read a row the tile's next row of
+  // positions reads `prefetch_ahead` elements further on, and no other tap of this tile reads: at
+  // those taps the tile prefetches its lines there, each input channel's. See ForwardTiler.
+  std::uint64_t prefetch_bits = 0;
+  index_t prefetch_ahead = 0;
 };
 
 // One (tap, input channel) step of a tile: R input vectors, OB broadcasts, OB x R FMAs.
@@ -274,6 +279,20 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
           src[r] = in_n + taps.offset[std::size_t(j) * kMaxTilePositions + r];
           m[r] = taps.mask[std::size_t(j) * kMaxTilePositions + r];
         }
+      }
+      if (M == TapMode::Affine && j < 64 && ((out.prefetch_bits >> j) & 1)) {
+        for (index_t ic = 0; ic < channels; ++ic) {
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r)
+            _mm_prefetch(reinterpret_cast<const char*>(src[r] + out.prefetch_ahead), _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(src[R - 1] + out.prefetch_ahead + S::lanes),
+                       _MM_HINT_T0);
+          directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);
+#pragma GCC unroll 8
+          for (int r = 0; r < R; ++r)
+            src[r] += p.in_channel;
+        }
+        continue;
       }
       for (index_t ic = 0; ic < channels; ++ic) {
         directStep<T, OB, R, L>(acc, src, m, w_tap + ic * OB, out.stride_index);

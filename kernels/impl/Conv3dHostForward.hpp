@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "halo3d/core/HaloTensor.hpp"
@@ -46,6 +47,17 @@ class ForwardTiler {
           _tap_offset.push_back(index_t(kd) * ix.dilation[0] * _x_plane +
                                 index_t(kh) * ix.dilation[1] * _x_row +
                                 index_t(kw) * ix.dilation[2]);
+    // The taps of the last kh and first kw of every kd read the row that no earlier row of
+    // positions read: a tile's next row (stride[1] input rows on) reads its successor at the same
+    // taps. Without a prefetch those lines arrive on demand, from memory for the first channel
+    // block of a chunk: 16 channels x 3 planes of streams are more than the hardware prefetchers
+    // follow (docs/PERFORMANCE.md, session 24).
+    if (ix.kernel[1] > 1 && ix.taps() <= 64) {
+      for (int kd = 0; kd < ix.kernel[0]; ++kd)
+        _prefetch_bits |= std::uint64_t(1)
+                          << ((kd * ix.kernel[1] + ix.kernel[1] - 1) * ix.kernel[2]);
+      _prefetch_ahead = index_t(ix.stride[1]) * _x_row;
+    }
     _bits = TapBits(ix.kernel);
     for (int d = 0; d < 2; ++d)
       _spans[d] = TapSpans(0, y_volume[d], ix.kernel[d], [&](index_t o, int k) {
@@ -83,6 +95,8 @@ class ForwardTiler {
       span[k].end = std::max(span[k].begin, span[k].end);
     out.tap_bits = _bits(span[0], span[1]);
     out.tap_offset = _tap_offset.data();
+    out.prefetch_bits = _prefetch_bits;
+    out.prefetch_ahead = _prefetch_ahead;
     out.mask_rows = 1;
     out.load = _gather ? SimdLoad::Gather : (full ? SimdLoad::Full : SimdLoad::Masked);
     out.stride_index = _stride_index;
@@ -94,6 +108,8 @@ class ForwardTiler {
   bool _gather;
   typename Simd<T>::index _stride_index;
   std::vector<index_t> _tap_offset;
+  std::uint64_t _prefetch_bits = 0;
+  index_t _prefetch_ahead = 0;
   TapSpans _spans[2];  // per output plane and row
   TapBits _bits;
 };
