@@ -14,6 +14,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
 #include <vector>
 
 #include "halo3d/core/HaloTensor.hpp"
@@ -69,6 +70,14 @@ class BackwardDataTiler {
           _tap_offset.push_back(-(index_t(kd) * ix.dilation[0] * _dy_plane +
                                   index_t(kh) * ix.dilation[1] * _dy_row +
                                   index_t(kw) * ix.dilation[2]));
+    // As forward's (ForwardTiler): the taps of kh = 0, kw = 0 read the dy row furthest on, and the
+    // next dx row (unit strides: Affine tiles) reads the one after it. Only for a dy of at least
+    // kStreamBytes, whose lines come from memory: in alternating A/B runs (docs/PERFORMANCE.md,
+    // session 24) it took 5-7% off (b) and (e) (32 MiB dy) on one thread, and (c) (8 MiB) and (d)
+    // (1 MiB) stayed level or lost 1-2%.
+    if (ix.kernel[1] > 1 && ix.taps() <= 64 && index_t(dy.span() * sizeof(T)) >= kStreamBytes)
+      for (int kd = 0; kd < ix.kernel[0]; ++kd)
+        _prefetch_bits |= std::uint64_t(1) << (kd * ix.kernel[1] * ix.kernel[2]);
   }
 
   // PositionGrid's cuts: around the dx rows whose every tap reads inside dy_box (none with strides
@@ -122,6 +131,8 @@ class BackwardDataTiler {
       out.tap_bits = _bits(span[0], span[1]);
       out.load = full ? SimdLoad::Full : SimdLoad::Masked;
       out.tap_offset = _tap_offset.data();
+      out.prefetch_bits = _prefetch_bits;
+      out.prefetch_ahead = _dy_row;
       out.mask_rows = _ix.kernel[2];
       return;
     }
@@ -186,6 +197,7 @@ class BackwardDataTiler {
   TapSpans _spans[2];  // per dx plane and row, with unit strides
   TapBits _bits;
   std::vector<index_t> _tap_offset;
+  std::uint64_t _prefetch_bits = 0;
 };
 
 // See conv3dBackwardData in kernels/Conv3d.hpp; requires hostBackwardDataApplies(g) and

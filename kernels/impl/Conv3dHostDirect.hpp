@@ -150,9 +150,10 @@ struct TileOut {
   // Store with non-temporal (streaming) stores: set by directRange when the call streams and every
   // position is a full, 64-byte aligned vector.
   bool stream = false;
-  // Affine, TapsOuter: the taps (bits by tap index) that read a row the tile's next row of
-  // positions reads `prefetch_ahead` elements further on, and no other tap of this tile reads: at
-  // those taps the tile prefetches its lines there, each input channel's. See ForwardTiler.
+  // Affine: the taps (bits by tap index; RowsOuter: a row's first tap) that read a row the tile's
+  // next row of positions reads `prefetch_ahead` elements further on, and no other tap of this tile
+  // reads: at those taps the tile prefetches its lines there, each input channel's. See
+  // ForwardTiler.
   std::uint64_t prefetch_bits = 0;
   index_t prefetch_ahead = 0;
 };
@@ -218,6 +219,7 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
             mk[k][r] = taps.mask[std::size_t(row) * kMaxTilePositions + r];
           }
       }
+      const bool ahead = M == TapMode::Affine && j0 < 64 && ((out.prefetch_bits >> j0) & 1);
       // One pointer per kw tap's weights, each stepped by OB a channel.
       const T* wk[3] = {w_block + index_t(t0) * w_step, w_block + index_t(t0 + 1) * w_step,
                         w_block + index_t(t0 + 2) * w_step};
@@ -253,6 +255,12 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
           _mm_prefetch(
               reinterpret_cast<const char*>(src[r] + kPrefetchChannels * p.in_channel + 15),
               _MM_HINT_T0);
+          if (ahead) {
+            _mm_prefetch(reinterpret_cast<const char*>(src[r] + out.prefetch_ahead - 2),
+                         _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(src[r] + out.prefetch_ahead + 15),
+                         _MM_HINT_T0);
+          }
           src[r] += p.in_channel;
         }
       }
