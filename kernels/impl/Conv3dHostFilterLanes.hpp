@@ -10,10 +10,12 @@
 // dy arrives as NCDHW; each chunk of cells is first copied cell-major (16 x 16 register
 // transposes, zero lanes past the last output channel), once per chunk and thread, not per tile.
 // Sums are double, added per chunk and tile in a fixed order. Threads split the (input channel,
-// kd, kh) rows, each over all cells and output channels, so the result does not depend on thread
-// timing nor, unless there are too few rows to go round (then the cells are split), on the thread
-// count. Against the W-vector engine it changes the order of the float additions: lanes no longer
-// sum 16 cells of a W vector, each lane sums the chunk's cells (more accurate, not bitwise equal).
+// kd, kh) rows by input channel, each over all cells and output channels, or, where a thread's
+// sums of every row are small or there are fewer input channels than threads, the cells (see the
+// work items in conv3dBackwardFilterLanes). The result does not depend on thread timing, and when
+// the rows are split not on the thread count. Against the W-vector engine it changes the order of
+// the float additions: lanes no longer sum 16 cells of a W vector, each lane sums the chunk's
+// cells (more accurate, not bitwise equal).
 //
 // Padding: rows are ordered so that a tile's rows mostly share their kd tap (and, for the 2-row
 // tiles, their kh tap), and such a tile passes over only the W runs of cells whose x plane at kd
@@ -72,6 +74,15 @@ inline bool hostFilterLanesApplies(const WindowGeometry& g, index_t output_chann
 // tile, while the tiles' double-precision flushes come half as often as at 256. In A/B runs under
 // load 512 was no slower than 256 on (b)-(e) and 128 and 64 were slower (docs/PERFORMANCE.md).
 inline constexpr int kLanesChunk = 512;
+
+// The most a thread's sums for every row of a call may take for the call to split its cells
+// rather than its rows between the threads (a quarter of a core's 1 MiB L2, next to a chunk's dy
+// copy and x rows). Alternating A/B runs at 2 threads, four rounds (docs/PERFORMANCE.md, session
+// 25): split by cells, (a) (14 KiB of sums, 128 MiB of dy) took 27-31 ms against 31-39 split by
+// rows, (b) (110 KiB, 32 MiB) 19.0-19.6 against 19.5-20.6, and (e) (221 KiB) stayed level; (c)
+// (442 KiB) stayed level in three rounds with a 600 KiB bound, and (d) (884 KiB) ran about 4%
+// slower split by cells in three rounds.
+inline constexpr index_t kLanesRangeSumsBytes = 256 * 1024;
 
 // dst[k * ld + o] = src[o * stride + k] for k < cells, o < 16: zero where o >= channels. A 16 x 16
 // transpose in registers: unpacks of pairs and quads, then two rounds of 128-bit block shuffles.
@@ -220,27 +231,27 @@ struct LanesRuns {
 // kh (dimension 1) the output planes or rows [lo, hi) whose x plane or row at that tap lies inside
 // the global volume.
 struct LanesReach {
-  index_t rows_per_kd;  // input channels x kH
-  index_t rows_per_kh;  // 1 in (kd, input channel, kh) order, input channels in (kd, kh, channel)
+  index_t rows_per_kd;  // the part's input channels x kH
+  index_t rows_per_kh;  // 1 in (kd, input channel, kh) order, the part's input channels in (kd,
+                        // kh, input channel)
   int kernel[2];
   bool skips;  // kernels of at most 8 along D and H
   index_t lo[2][8], hi[2][8];
 };
 
-// Tiles of R rows [r0, r0 + R) of [0, rows) (the part's rows, from `row0` of the call's). A tile
-// whose rows share kd (or kh) passes over the runs whose output plane reads data at that kd (or
-// row at that kh), merged into segments; other tiles, and chunks with no such run, over every cell.
+// Tiles of R rows [r0, r0 + R) of [0, rows) (a part's rows, in the reach's order). A tile whose
+// rows share kd (or kh) passes over the runs whose output plane reads data at that kd (or row at
+// that kh), merged into segments; other tiles, and chunks with no such run, over every cell.
 template <int OBV>
-void lanesRows(const float* x, const index_t* row_offset, index_t row0, index_t rows,
-               const LanesReach& reach, const LanesRuns& runs, LanesChunk c, int* seg,
-               double* sums) {
+void lanesRows(const float* x, const index_t* row_offset, index_t rows, const LanesReach& reach,
+               const LanesRuns& runs, LanesChunk c, int* seg, double* sums) {
   constexpr int R = kLanesRows<OBV>;
   constexpr index_t kAny[2] = {std::numeric_limits<index_t>::min(),
                                std::numeric_limits<index_t>::max()};
   const int all[2] = {0, runs.first[runs.count]};
   for (index_t r0 = 0; r0 < rows; r0 += R) {
     const int nr = int(std::min<index_t>(R, rows - r0));
-    const index_t a = row0 + r0, b = a + nr - 1;
+    const index_t a = r0, b = a + nr - 1;
     index_t d_lo = kAny[0], d_hi = kAny[1], h_lo = kAny[0], h_hi = kAny[1];
     if (reach.skips && a / reach.rows_per_kd == b / reach.rows_per_kd) {
       const index_t kd = a / reach.rows_per_kd;
@@ -359,28 +370,53 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
                           index_t(dyv.stride_0()),
                           index_t(dyv.stride_2()),
                           index_t(dyv.stride_3())};
-  // Rows in (kd, input channel, kh) or (kd, kh, input channel) order: x offset of each from a
-  // cell's window origin, and its index in dw's (input channel, kd, kh) order, whose pair (i, tap)
-  // is row * 3 + kw.
+  // Work items are (cell range, part): a part is a run of input channels [c0, c1) and its rows,
+  // every (kd, kh) of those channels, so each item passes all the output channels over its cells
+  // (each thread keeps the widest register tile). Two ways to share the work out:
+  // - by parts, one a thread: a thread's rows are its own rows of dw, stored with no partial
+  //   sums, but every thread copies all of dy. A part's rows are whole input channels so that its
+  //   dw is whole runs of (input channel, tap) weights: with parts cut elsewhere (a run of rows in
+  //   (kd, kh, input channel) order) every cache line of dw held both threads' weights, and the
+  //   two threads' write-outs, at the end of every call at once, passed the lines between the
+  //   cores ((d) at 2 threads: the write-out took 6% of the call against 1.4% at 1 thread);
+  // - by cells, into `ranges` (one a thread), each over every row, the ranges' partials summed at
+  //   the end: each thread copies only its cells' dy, but holds the sums of every row, which it
+  //   reads and writes once a chunk. Taken where those sums are at most kLanesRangeSumsBytes, and
+  //   where there are fewer input channels than threads.
+  // Either way the result does not depend on thread timing, and by parts not on the thread count.
+  const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
+  const index_t row_sums_bytes =
+      rows * kLanesTaps * ((out_ch + V - 1) / V) * V * index_t(sizeof(double));
+  const index_t parts =
+      row_sums_bytes <= kLanesRangeSumsBytes ? 1 : std::max<index_t>(1, std::min(threads, in_ch));
+  const index_t max_ranges = std::max<index_t>(1, (cells + kLanesChunk - 1) / kLanesChunk);
+  const index_t ranges = parts < threads ? std::min(threads / parts, max_ranges) : 1;
+  const index_t rows_per_channel = index_t(g.kernel[0]) * g.kernel[1];
+  // Rows part by part; in a part, in (kd, input channel, kh) or (kd, kh, input channel) order: x
+  // offset of each from a cell's window origin, and its index in dw's (input channel, kd, kh)
+  // order, whose pair (i, tap) is row * 3 + kw.
   Kokkos::View<index_t*, Kokkos::HostSpace> row_offset(
       Kokkos::view_alloc("halo3d::conv3d row offsets", Kokkos::WithoutInitializing), rows);
   Kokkos::View<index_t*, Kokkos::HostSpace> row_of_dw(
       Kokkos::view_alloc("halo3d::conv3d row order", Kokkos::WithoutInitializing), rows);
   const index_t vectors = (out_ch + V - 1) / V;
   const bool kh_outer = vectors >= 4;  // 2-row tiles (the header's Padding paragraph)
-  for (int kd = 0; kd < g.kernel[0]; ++kd)
-    for (index_t i = 0; i < in_ch; ++i)
-      for (int kh = 0; kh < g.kernel[1]; ++kh) {
-        const index_t r = kh_outer ? (index_t(kd) * g.kernel[1] + kh) * in_ch + i
-                                   : (index_t(kd) * in_ch + i) * g.kernel[1] + kh;
-        row_offset(r) = i * index_t(xv.stride_1()) +
-                        index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
-                        index_t(kh) * g.dilation[1] * index_t(xv.stride_3());
-        row_of_dw(r) = (i * g.kernel[0] + kd) * g.kernel[1] + kh;
-      }
-  LanesReach reach{};
-  reach.rows_per_kd = in_ch * g.kernel[1];
-  reach.rows_per_kh = kh_outer ? in_ch : 1;
+  const auto part_channel = [=](index_t part) { return in_ch * part / parts; };
+  for (index_t part = 0; part < parts; ++part) {
+    const index_t c0 = part_channel(part), pc = part_channel(part + 1) - c0;
+    for (int kd = 0; kd < g.kernel[0]; ++kd)
+      for (index_t i = c0; i < c0 + pc; ++i)
+        for (int kh = 0; kh < g.kernel[1]; ++kh) {
+          const index_t r =
+              c0 * rows_per_channel + (kh_outer ? (index_t(kd) * g.kernel[1] + kh) * pc + (i - c0)
+                                                : (index_t(kd) * pc + (i - c0)) * g.kernel[1] + kh);
+          row_offset(r) = i * index_t(xv.stride_1()) +
+                          index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
+                          index_t(kh) * g.dilation[1] * index_t(xv.stride_3());
+          row_of_dw(r) = (i * g.kernel[0] + kd) * g.kernel[1] + kh;
+        }
+  }
+  LanesReach reach{};  // rows_per_kd and rows_per_kh: per part
   reach.skips = g.kernel[0] <= 8 && g.kernel[1] <= 8;
   const Extents3 x_volume = x.block().globalExtents(), y_volume = dy.block().globalExtents();
   for (int d = 0; d < 2; ++d) {
@@ -407,17 +443,6 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
     *dst = accumulate ? float(double(*dst) + sum) : float(sum);
   };
 
-  // Work items are (cell range, part of the rows): every item passes all the output channels over
-  // its cells, so each thread keeps the widest register tile, and a thread's rows are its own rows
-  // of dw, stored with no partial sums. Parts start at multiples of 8 rows (whole tiles of every
-  // width). Only when there are too few rows for one part per thread are the cells split instead,
-  // one range per thread, and the ranges' partials summed at the end. Either way the result does
-  // not depend on thread timing, and with parts alone not on the thread count.
-  const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
-  const index_t row_tiles = (rows + 7) / 8;
-  const index_t parts = std::min(threads, row_tiles);
-  const index_t max_ranges = std::max<index_t>(1, (cells + kLanesChunk - 1) / kLanesChunk);
-  const index_t ranges = parts < threads ? std::min(threads / parts, max_ranges) : 1;
   const index_t entries = weights + out_ch;
   const index_t ld = vectors * V;
   Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
@@ -428,9 +453,12 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
       [=](index_t item) {
         (void)row_offset;  // captured: the offsets live as long as the kernel
         const index_t part = item % parts, range = item / parts;
-        const index_t r_begin = std::min(rows, row_tiles * part / parts * 8);
-        const index_t r_end = std::min(rows, row_tiles * (part + 1) / parts * 8);
+        const index_t c0 = part_channel(part), pc = part_channel(part + 1) - c0;
+        const index_t r_begin = c0 * rows_per_channel, r_end = r_begin + pc * rows_per_channel;
         const index_t part_rows = r_end - r_begin;
+        LanesReach part_reach = reach;
+        part_reach.rows_per_kd = pc * g.kernel[1];
+        part_reach.rows_per_kh = kh_outer ? pc : 1;
         const bool bias_here = has_bias && part == 0;
         const index_t begin = cells * range / ranges, end = cells * (range + 1) / ranges;
         // The part's sums, pair-major with `ld` output channels a pair, then the bias sums.
@@ -486,13 +514,13 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             double* s = sums + b.first * V;
             switch (b.size) {
               case 4:
-                lanesRows<4>(x_p, ro, r_begin, part_rows, reach, runs, block, seg, s);
+                lanesRows<4>(x_p, ro, part_rows, part_reach, runs, block, seg, s);
                 break;
               case 2:
-                lanesRows<2>(x_p, ro, r_begin, part_rows, reach, runs, block, seg, s);
+                lanesRows<2>(x_p, ro, part_rows, part_reach, runs, block, seg, s);
                 break;
               default:
-                lanesRows<1>(x_p, ro, r_begin, part_rows, reach, runs, block, seg, s);
+                lanesRows<1>(x_p, ro, part_rows, part_reach, runs, block, seg, s);
                 break;
             }
           }

@@ -1,8 +1,9 @@
 // The fp32 backward-filter engine with output channels in the lanes (Conv3dHostFilterLanes.hpp),
 // called directly, against the naive reference: output-channel counts that fill 4-, 2- and
 // 1-vector blocks and end in a partial vector, boxes of several 512-cell chunks whose chunks start
-// mid-row, W stride 2, sub-boxes of dy, accumulation, no bias, and row counts below and above
-// eight per thread (the two work splits). Its 16 x 16 dy transpose is checked on its own.
+// mid-row, W stride 2, sub-boxes of dy, accumulation, no bias, and both work splits (by cells, and
+// with 2 or more threads by parts of the input channels, whose row sums pass
+// kLanesRangeSumsBytes). Its 16 x 16 dy transpose is checked on its own.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -38,6 +39,7 @@ TEST(Conv3dFilterLanes, TransposeCellsIsATransposeWithZeroChannelsPastTheEnd) {
 struct LanesCase {
   ConvCase c;
   bool accumulate;
+  bool whole_box = false;  // the whole output box, with the planes and rows that read padding
 };
 
 void run(const LanesCase& lc) {
@@ -57,9 +59,10 @@ void run(const LanesCase& lc) {
   fillUniform(dy_ref.view(), 2);
   // A box that leaves out the first output plane, row and column (when there is more than one).
   const Box out = c.outBox();
-  const Box box = out.grown(
-      {out.extent(0) > 1 ? -1 : 0, out.extent(1) > 1 ? -1 : 0, out.extent(2) > 1 ? -1 : 0},
-      {0, 0, 0});
+  const Box box = lc.whole_box ? out
+                               : out.grown({out.extent(0) > 1 ? -1 : 0, out.extent(1) > 1 ? -1 : 0,
+                                            out.extent(2) > 1 ? -1 : 0},
+                                           {0, 0, 0});
   kernels::impl::conv3dBackwardFilterLanes(exec, ours.x, dy_ours, c.g, ours.dw, ours.db, box,
                                            lc.accumulate);
   kernels::reference::conv3dBackwardFilter(exec, ref.x, dy_ref, c.g, ref.dw, ref.db, box,
@@ -76,9 +79,9 @@ TEST(Conv3dFilterLanes, MatchesReference) {
       {{2, 2, 100, {6, 9, 37}, cube, true}, true},
       // 64 channels, one 4-vector block; 16-wide rows as in (d); no bias, dw overwritten.
       {{1, 3, 64, {5, 6, 16}, cube, false}, false},
-      // 32 channels (a 2-vector block), 48 rows: several parts at any thread count.
+      // 32 channels (a 2-vector block), 144 rows.
       {{1, 16, 32, {4, 5, 21}, cube, true}, true},
-      // One input channel: 9 rows, fewer than 8 per thread at 2 threads, so the cells are split.
+      // One input channel: 9 rows, the cells split.
       {{2, 1, 17, {7, 8, 40}, cube, true}, true},
       // 4 rows (kernel 1 x 2 x 3): one part, cells split.
       {{1, 2, 16, {6, 7, 45}, geometry({1, 2, 3}, {1, 1, 1}, {1, 1, 1}, {0, 1, 1}), true}, false},
@@ -92,7 +95,23 @@ TEST(Conv3dFilterLanes, MatchesReference) {
       {{1, 4, 64, {6, 7, 16}, cube, true}, false},
       {{2, 4, 64, {9, 11, 30}, geometry({3, 3, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}), true}, true},
       {{1, 5, 70, {7, 9, 18}, geometry({3, 2, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}), false}, true},
+      // Row sums past kLanesRangeSumsBytes (216 or 225 rows of 4 vectors: 331 or 346 KiB): with 2
+      // or more threads, parts of whole input channels, 12 and 13 of 25 (tiles that straddle kh),
+      // with strides, padding 2 and dilation, and the 1- and 2-vector blocks of 100 channels.
+      {{1, 25, 64, {5, 6, 16}, cube, true}, false, true},
+      {{1, 25, 64, {5, 6, 16}, cube, true}, false},
+      {{2, 24, 50, {9, 11, 19}, geometry({3, 3, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}), true}, true},
+      {{1, 12, 100, {4, 5, 20}, cube, false}, true},
   };
+  // Both splits stay covered if the bound moves.
+  int by_parts = 0;
+  for (const LanesCase& lc : cases) {
+    const index_t rows = lc.c.in_ch * lc.c.g.kernel[0] * lc.c.g.kernel[1];
+    const index_t row_sums = rows * 3 * ((lc.c.out_ch + 15) / 16) * 16 * index_t(sizeof(double));
+    by_parts += row_sums > kernels::impl::kLanesRangeSumsBytes ? 1 : 0;
+  }
+  EXPECT_GE(by_parts, 2);
+  EXPECT_LE(by_parts, int(cases.size()) - 2);
   for (const LanesCase& lc : cases)
     run(lc);
 }
