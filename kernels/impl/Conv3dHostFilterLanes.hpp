@@ -241,7 +241,10 @@ struct LanesReach {
 
 // Tiles of R rows [r0, r0 + R) of [0, rows) (a part's rows, in the reach's order). A tile whose
 // rows share kd (or kh) passes over the runs whose output plane reads data at that kd (or row at
-// that kh), merged into segments; other tiles, and chunks with no such run, over every cell.
+// that kh), merged into segments; other tiles, and chunks with no such run, over every cell. The
+// segments are built again only where a tile's planes and rows differ from the last built ones:
+// consecutive tiles mostly share kd and kh, and building them per tile took about 1.5% of a
+// 1-thread (d) call (docs/PERFORMANCE.md, session 25).
 template <int OBV>
 void lanesRows(const float* x, const index_t* row_offset, index_t rows, const LanesReach& reach,
                const LanesRuns& runs, LanesChunk c, int* seg, double* sums) {
@@ -249,6 +252,8 @@ void lanesRows(const float* x, const index_t* row_offset, index_t rows, const La
   constexpr index_t kAny[2] = {std::numeric_limits<index_t>::min(),
                                std::numeric_limits<index_t>::max()};
   const int all[2] = {0, runs.first[runs.count]};
+  index_t built[4] = {};  // d_lo, d_hi, h_lo, h_hi of the segments in seg
+  int built_n = -1;       // their count; -1: none built
   for (index_t r0 = 0; r0 < rows; r0 += R) {
     const int nr = int(std::min<index_t>(R, rows - r0));
     const index_t a = r0, b = a + nr - 1;
@@ -266,19 +271,27 @@ void lanesRows(const float* x, const index_t* row_offset, index_t rows, const La
     c.seg = all;
     c.segments = 1;
     if (runs.d_min < d_lo || runs.d_max >= d_hi || runs.h_min < h_lo || runs.h_max >= h_hi) {
-      int n = 0;
-      for (int k = 0; k < runs.count; ++k)
-        if (runs.d[k] >= d_lo && runs.d[k] < d_hi && runs.h[k] >= h_lo && runs.h[k] < h_hi) {
-          if (n > 0 && seg[2 * n - 1] == runs.first[k])
-            seg[2 * n - 1] = runs.first[k + 1];
-          else {
-            seg[2 * n] = runs.first[k];
-            seg[2 * n + 1] = runs.first[k + 1];
-            ++n;
+      if (built_n < 0 || built[0] != d_lo || built[1] != d_hi || built[2] != h_lo ||
+          built[3] != h_hi) {
+        int n = 0;
+        for (int k = 0; k < runs.count; ++k)
+          if (runs.d[k] >= d_lo && runs.d[k] < d_hi && runs.h[k] >= h_lo && runs.h[k] < h_hi) {
+            if (n > 0 && seg[2 * n - 1] == runs.first[k])
+              seg[2 * n - 1] = runs.first[k + 1];
+            else {
+              seg[2 * n] = runs.first[k];
+              seg[2 * n + 1] = runs.first[k + 1];
+              ++n;
+            }
           }
-        }
+        built[0] = d_lo;
+        built[1] = d_hi;
+        built[2] = h_lo;
+        built[3] = h_hi;
+        built_n = n;
+      }
       c.seg = seg;
-      c.segments = n;
+      c.segments = built_n;
     }
     lanesTile<OBV, R>(x, row_offset, c, r0, nr, sums);
   }
