@@ -481,15 +481,19 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
         double* sums = lanesScratch<double>(bias_at + ld);
         float* dy_cells = lanesScratch<float>(kLanesChunk * ld);
         if (begin == end) std::fill(sums, sums + bias_at + ld, 0.0);
-        index_t x_off[kLanesChunk];
+        index_t x_off[kLanesChunk], dy_off[kLanesChunk];
         LanesRuns runs;
         int seg[2 * kLanesChunk];
         LanesCursor cur = start;
         cur.seek(begin);
         for (index_t c0 = begin; c0 < end; c0 += kLanesChunk) {
           const int count = int(std::min<index_t>(kLanesChunk, end - c0));
-          // Runs of up to 16 cells along a W row: their x origins, and their dy transposed 16
-          // output channels at a time.
+          // Runs of up to 16 cells along a W row: their x origins and where their dy starts; then
+          // their dy transposed 16 output channels at a time, vector by vector, so that each of
+          // the 16 channels' lines are read in order over the chunk (a stream the hardware
+          // prefetchers follow). Run by run, each run read one line of every output channel, each
+          // on its own page, and needed a software prefetch of the next run's lines: 64 on (d),
+          // which took about 2% of a 1-thread call (docs/PERFORMANCE.md, session 25).
           runs.count = 0;
           runs.d_min = runs.h_min = std::numeric_limits<index_t>::max();
           runs.d_max = runs.h_max = std::numeric_limits<index_t>::min();
@@ -497,7 +501,8 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             const int run = int(std::min<index_t>({V, out_box.max(2) - cur.w, count - q}));
             runs.first[runs.count] = q;
             runs.d[runs.count] = cur.d;
-            runs.h[runs.count++] = cur.h;
+            runs.h[runs.count] = cur.h;
+            dy_off[runs.count++] = cur.dyOff();
             runs.d_min = std::min(runs.d_min, cur.d);
             runs.d_max = std::max(runs.d_max, cur.d);
             runs.h_min = std::min(runs.h_min, cur.h);
@@ -505,21 +510,19 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
             const index_t x0 = cur.xOff();
             for (int k = 0; k < run; ++k)
               x_off[q + k] = x0 + k * g.stride[2];
-            const float* src = dy_p + cur.dyOff();
-            // The lines the next run most likely reads (the next V cells in memory, each channel's
-            // line on its own page): the transposes' loads otherwise wait on them one run at a
-            // time. On a 1-thread (d) call the kernel's own code went from 7.5% to 6.6% of the
-            // samples.
-            for (index_t o = 0; o < out_ch; ++o)
-              _mm_prefetch(reinterpret_cast<const char*>(src + o * dy_channel + V), _MM_HINT_T0);
-            for (index_t v = 0; v < vectors; ++v)
-              transposeCells(src + v * V * dy_channel, dy_channel,
-                             int(std::min<index_t>(V, out_ch - v * V)), run,
-                             dy_cells + q * ld + v * V, ld);
             cur.advance(run);
             q += run;
           }
           runs.first[runs.count] = count;
+          for (index_t v = 0; v < vectors; ++v) {
+            const int channels = int(std::min<index_t>(V, out_ch - v * V));
+            const float* src_v = dy_p + v * V * dy_channel;
+            for (int k = 0; k < runs.count; ++k) {
+              const int q = runs.first[k];
+              transposeCells(src_v + dy_off[k], dy_channel, channels, runs.first[k + 1] - q,
+                             dy_cells + q * ld + v * V, ld);
+            }
+          }
           const bool first = c0 == begin;
           for (const ChannelBlock& b : blocks) {
             const LanesChunk block{x_off, dy_cells + b.first * V, ld, nullptr, 0, first};
