@@ -243,8 +243,8 @@ struct LanesReach {
 // rows share kd (or kh) passes over the runs whose output plane reads data at that kd (or row at
 // that kh), merged into segments; other tiles, and chunks with no such run, over every cell. The
 // segments are built again only where a tile's planes and rows differ from the last built ones:
-// consecutive tiles mostly share kd and kh, and building them per tile took about 1.5% of a
-// 1-thread (d) call (docs/PERFORMANCE.md, session 25).
+// consecutive tiles mostly share kd and kh (a 1-thread profile of (d): the kernel's own code went
+// from 9.0% to 6.2% of the samples; docs/PERFORMANCE.md, session 25).
 template <int OBV>
 void lanesRows(const float* x, const index_t* row_offset, index_t rows, const LanesReach& reach,
                const LanesRuns& runs, LanesChunk c, int* seg, double* sums) {
@@ -492,8 +492,9 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
           // their dy transposed 16 output channels at a time, vector by vector, so that each of
           // the 16 channels' lines are read in order over the chunk (a stream the hardware
           // prefetchers follow). Run by run, each run read one line of every output channel, each
-          // on its own page, and needed a software prefetch of the next run's lines: 64 on (d),
-          // which took about 2% of a 1-thread call (docs/PERFORMANCE.md, session 25).
+          // on its own page, and needed a software prefetch of the next run's lines: 64 on (d)
+          // (a 1-thread profile of (d): the kernel's own code went from 3.66% to 3.17% of the
+          // samples; docs/PERFORMANCE.md, session 25).
           runs.count = 0;
           runs.d_min = runs.h_min = std::numeric_limits<index_t>::max();
           runs.d_max = runs.h_max = std::numeric_limits<index_t>::min();
