@@ -383,7 +383,7 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
                           index_t(dyv.stride_0()),
                           index_t(dyv.stride_2()),
                           index_t(dyv.stride_3())};
-  // Work items are (cell range, part): a part is a run of input channels [c0, c1) and its rows,
+  // Work items are (cell range, part): a part is a run of input channels [i0, i1) and its rows,
   // every (kd, kh) of those channels, so each item passes all the output channels over its cells
   // (each thread keeps the widest register tile). Two ways to share the work out:
   // - by parts, one a thread: a thread's rows are its own rows of dw, stored with no partial
@@ -398,8 +398,8 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
   //   where there are fewer input channels than threads.
   // Either way the result does not depend on thread timing, and by parts not on the thread count.
   const index_t threads = std::max<index_t>(1, index_t(exec.concurrency()));
-  const index_t row_sums_bytes =
-      rows * kLanesTaps * ((out_ch + V - 1) / V) * V * index_t(sizeof(double));
+  const index_t vectors = (out_ch + V - 1) / V;
+  const index_t row_sums_bytes = rows * kLanesTaps * vectors * V * index_t(sizeof(double));
   const index_t parts =
       row_sums_bytes <= kLanesRangeSumsBytes ? 1 : std::max<index_t>(1, std::min(threads, in_ch));
   const index_t max_ranges = std::max<index_t>(1, (cells + kLanesChunk - 1) / kLanesChunk);
@@ -412,17 +412,16 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
       Kokkos::view_alloc("halo3d::conv3d row offsets", Kokkos::WithoutInitializing), rows);
   Kokkos::View<index_t*, Kokkos::HostSpace> row_of_dw(
       Kokkos::view_alloc("halo3d::conv3d row order", Kokkos::WithoutInitializing), rows);
-  const index_t vectors = (out_ch + V - 1) / V;
   const bool kh_outer = vectors >= 4;  // 2-row tiles (the header's Padding paragraph)
   const auto part_channel = [=](index_t part) { return in_ch * part / parts; };
   for (index_t part = 0; part < parts; ++part) {
-    const index_t c0 = part_channel(part), pc = part_channel(part + 1) - c0;
+    const index_t i0 = part_channel(part), pc = part_channel(part + 1) - i0;
     for (int kd = 0; kd < g.kernel[0]; ++kd)
-      for (index_t i = c0; i < c0 + pc; ++i)
+      for (index_t i = i0; i < i0 + pc; ++i)
         for (int kh = 0; kh < g.kernel[1]; ++kh) {
           const index_t r =
-              c0 * rows_per_channel + (kh_outer ? (index_t(kd) * g.kernel[1] + kh) * pc + (i - c0)
-                                                : (index_t(kd) * pc + (i - c0)) * g.kernel[1] + kh);
+              i0 * rows_per_channel + (kh_outer ? (index_t(kd) * g.kernel[1] + kh) * pc + (i - i0)
+                                                : (index_t(kd) * pc + (i - i0)) * g.kernel[1] + kh);
           row_offset(r) = i * index_t(xv.stride_1()) +
                           index_t(kd) * g.dilation[0] * index_t(xv.stride_2()) +
                           index_t(kh) * g.dilation[1] * index_t(xv.stride_3());
@@ -466,8 +465,8 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
       [=](index_t item) {
         (void)row_offset;  // captured: the offsets live as long as the kernel
         const index_t part = item % parts, range = item / parts;
-        const index_t c0 = part_channel(part), pc = part_channel(part + 1) - c0;
-        const index_t r_begin = c0 * rows_per_channel, r_end = r_begin + pc * rows_per_channel;
+        const index_t i0 = part_channel(part), pc = part_channel(part + 1) - i0;
+        const index_t r_begin = i0 * rows_per_channel, r_end = r_begin + pc * rows_per_channel;
         const index_t part_rows = r_end - r_begin;
         LanesReach part_reach = reach;
         part_reach.rows_per_kd = pc * g.kernel[1];
