@@ -126,13 +126,21 @@ enum class TapMode { Affine, Table };
 // it: its input (dy) usually has no ghosts, so its channel stride is a multiple of 4 KiB (16 KiB on
 // (d), 1 MiB on (e)) and every channel's line of a position falls in the same L1 set; tap by tap,
 // the 64 or 32 channels of (d) and (e) evict each other from the 8 ways before the next kw tap
-// reads them again (ghosted inputs, forward's, spread over the sets).
-enum class TapOrder { TapsOuter, RowsOuter };
+// reads them again. RowsOuterAscending is the same order for forward, whose tap kw reads kw cells
+// after tap 0 (backward-data's, kw cells before): its ghosted input spreads over the L1 sets, but
+// reading each line 3 times in a row still measured 2-4% faster on (b) and (e), 0-2% on (d) and
+// level on (c); with 4 input channels ((a)) a row's step is too short to pay, and it was 2-3%
+// slower (docs/PERFORMANCE.md, session 26).
+enum class TapOrder { TapsOuter, RowsOuter, RowsOuterAscending };
 
-// How many channels ahead RowsOuter prefetches: a row's step is 3 taps of work, so fewer steps
-// fit in the out-of-order window than tap by tap, and the hardware prefetchers stop at the 4 KiB
-// page that a channel stride crosses. Without it RowsOuter was 10-20% slower than TapsOuter on (b)
-// and (e); 2 measured ahead of 1 and 4 (docs/PERFORMANCE.md, "Backward-data by rows of taps").
+// Cells from tap 0 of a row to tap kw, per kw, under a RowsOuter order.
+template <TapOrder O>
+inline constexpr index_t kRowTapStep = O == TapOrder::RowsOuterAscending ? 1 : -1;
+
+// How many channels ahead the RowsOuter orders prefetch: a row's step is 3 taps of work, so fewer
+// steps fit in the out-of-order window than tap by tap, and the hardware prefetchers stop at the 4
+// KiB page that a channel stride crosses. Without it RowsOuter was 10-20% slower than TapsOuter on
+// (b) and (e); 2 measured ahead of 1 and 4 (docs/PERFORMANCE.md, "Backward-data by rows of taps").
 inline constexpr index_t kPrefetchChannels = 2;
 
 // A tile's output positions (offset of lane 0 and lanes to store) and how it reads its input.
@@ -197,10 +205,14 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
   const T* w_block = p.packed + blk.first * p.in_channels * p.taps;
   const int count = M == TapMode::Affine ? p.taps : taps.count;
   const index_t channels = IC > 0 ? index_t(IC) : p.in_channels;
-  if constexpr (O == TapOrder::RowsOuter) {
-    // Rows of 3 taps (kw = 0, 1, 2 of one kd, kh, W dilation 1: tap kw reads kw cells before tap
-    // 0; TileTaps lists whole rows), each row's channels outermost: its 3 taps read the same input
-    // lines one after another.
+  if constexpr (O != TapOrder::TapsOuter) {
+    // Rows of 3 taps (kw = 0, 1, 2 of one kd, kh, W dilation 1: tap kw reads kRowTapStep<O> * kw
+    // cells on from tap 0; TileTaps lists whole rows), each row's channels outermost: its 3 taps
+    // read the same input lines one after another.
+    constexpr index_t step = kRowTapStep<O>;
+    // The first and last cell that a position's 3 taps read, from tap 0's first.
+    constexpr index_t first = std::min<index_t>(0, 2 * step);
+    constexpr index_t last = first + Simd<T>::lanes + 1;
     const index_t w_step = p.in_channels * OB;  // from one tap's weights to the next's
     for (int j0 = 0; j0 < count; j0 += 3) {
       if (M == TapMode::Affine && j0 < 64 && !((out.tap_bits >> j0) & 1)) continue;
@@ -229,7 +241,7 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
           typename S::vec xv[R];
 #pragma GCC unroll 8
           for (int r = 0; r < R; ++r)
-            xv[r] = loadInput<L>(src[r] - k, mk[k][r], out.stride_index);
+            xv[r] = loadInput<L>(src[r] + step * k, mk[k][r], out.stride_index);
 #pragma GCC unroll 8
           for (int o = 0; o < OB; ++o) {
             const typename S::vec b = S::broadcast(wk[k][o]);
@@ -248,17 +260,18 @@ void directTile(const DirectConv<T>& p, const ChannelBlock& blk, index_t n, cons
         }
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-          // The lines that taps 0 and 2 read kPrefetchChannels channels ahead (past the last
-          // channel too: a prefetch never faults).
-          _mm_prefetch(reinterpret_cast<const char*>(src[r] + kPrefetchChannels * p.in_channel - 2),
-                       _MM_HINT_T0);
+          // The lines of the first and last cells that the row reads, kPrefetchChannels channels
+          // ahead (past the last channel too: a prefetch never faults).
           _mm_prefetch(
-              reinterpret_cast<const char*>(src[r] + kPrefetchChannels * p.in_channel + 15),
+              reinterpret_cast<const char*>(src[r] + kPrefetchChannels * p.in_channel + first),
+              _MM_HINT_T0);
+          _mm_prefetch(
+              reinterpret_cast<const char*>(src[r] + kPrefetchChannels * p.in_channel + last),
               _MM_HINT_T0);
           if (ahead) {
-            _mm_prefetch(reinterpret_cast<const char*>(src[r] + out.prefetch_ahead - 2),
+            _mm_prefetch(reinterpret_cast<const char*>(src[r] + out.prefetch_ahead + first),
                          _MM_HINT_T0);
-            _mm_prefetch(reinterpret_cast<const char*>(src[r] + out.prefetch_ahead + 15),
+            _mm_prefetch(reinterpret_cast<const char*>(src[r] + out.prefetch_ahead + last),
                          _MM_HINT_T0);
           }
           src[r] += p.in_channel;

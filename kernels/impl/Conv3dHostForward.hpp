@@ -27,6 +27,12 @@ namespace halo3d::kernels::impl {
 
 #if HALO3D_CONV3D_AVX512
 
+// Whether forward runs the direct engine in TapOrder::RowsOuterAscending (rows of 3 W taps, read
+// at W stride 1) rather than tap by tap.
+inline bool forwardRowsOuter(const Conv3dIndexing& ix, index_t in_channels) {
+  return ix.kernel[2] == 3 && ix.dilation[2] == 1 && ix.stride[2] == 1 && in_channels >= 8;
+}
+
 template <class T>
 class ForwardTiler {
  public:
@@ -128,9 +134,15 @@ void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   // Input read per output row: every channel, kernel plane and the rows the H stride advances by.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));
-  runDirect(exec, "halo3d::conv3dForward(host simd)", p, packWeights<T>(exec, w, 0),
-            y.block().channels(), samples, out_box, row_bytes,
-            ForwardTiler<T>(ix, xv, yv, x.block().globalExtents(), y.block().globalExtents()));
+  const ForwardTiler<T> tiler(ix, xv, yv, x.block().globalExtents(), y.block().globalExtents());
+  const auto packed = packWeights<T>(exec, w, 0);
+  const char* label = "halo3d::conv3dForward(host simd)";
+  const index_t out_channels = y.block().channels();
+  if (forwardRowsOuter(ix, p.in_channels))
+    runDirect<TapOrder::RowsOuterAscending>(exec, label, p, packed, out_channels, samples, out_box,
+                                            row_bytes, tiler);
+  else
+    runDirect(exec, label, p, packed, out_channels, samples, out_box, row_bytes, tiler);
 }
 
 #endif

@@ -137,6 +137,9 @@ std::vector<ConvCase> subBoxCases() {
       // loop); W = 33 ends in a one-lane vector, whose tap kw = 0 reads nothing in tiles that mix
       // boundary rows (table mode): its row still gives taps 1 and 2 their offset.
       {2, 5, 4, {9, 8, 33}, WindowGeometry::cubic(3, 1, 1), false},
+      // Forward's rows of 3 W taps (RowsOuterAscending, from 8 input channels on): 9 channels, 12
+      // outputs (a block of 8 and one of 4), and W = 35 (two full vectors and a 3-lane tail).
+      {1, 9, 12, {7, 6, 35}, WindowGeometry::cubic(3, 1, 1), true},
   };
 }
 
