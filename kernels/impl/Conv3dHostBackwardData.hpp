@@ -34,11 +34,6 @@ inline bool hostBackwardDataApplies(const WindowGeometry& g) {
 
 #if HALO3D_CONV3D_AVX512
 
-// Whether backward-data runs the direct engine in TapOrder::RowsOuter (rows of 3 W taps).
-inline bool rowsOuter(const Conv3dIndexing& ix) {
-  return ix.kernel[2] == 3 && ix.dilation[2] == 1;
-}
-
 template <class T>
 class BackwardDataTiler {
  public:

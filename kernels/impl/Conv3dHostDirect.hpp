@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
 namespace halo3d::kernels::impl {
@@ -129,9 +130,16 @@ enum class TapMode { Affine, Table };
 // reads them again. RowsOuterAscending is the same order for forward, whose tap kw reads kw cells
 // after tap 0 (backward-data's, kw cells before): its ghosted input spreads over the L1 sets, but
 // reading each line 3 times in a row still measured 2-4% faster on (b) and (e), 0-2% on (d) and
-// level on (c); with 4 input channels ((a)) a row's step is too short to pay, and it was 2-3%
-// slower (docs/PERFORMANCE.md, session 26).
+// level on (c); with 4 input channels ((a)) a row's step is too short to pay, and it was 0-3%
+// slower at 1 thread (docs/PERFORMANCE.md, session 26).
 enum class TapOrder { TapsOuter, RowsOuter, RowsOuterAscending };
+
+// Whether the kernel's taps form the rows of 3 W taps that the RowsOuter orders take (3 W taps at W
+// dilation 1). Backward-data runs RowsOuter wherever they do; forward adds its own conditions
+// (forwardRowsOuter).
+inline bool rowsOuter(const Conv3dIndexing& ix) {
+  return ix.kernel[2] == 3 && ix.dilation[2] == 1;
+}
 
 // Cells from tap 0 of a row to tap kw, per kw, under a RowsOuter order.
 template <TapOrder O>

@@ -28,9 +28,9 @@ namespace halo3d::kernels::impl {
 #if HALO3D_CONV3D_AVX512
 
 // Whether forward runs the direct engine in TapOrder::RowsOuterAscending (rows of 3 W taps, read
-// at W stride 1) rather than tap by tap.
+// at W stride 1) rather than tap by tap: from 8 input channels on (see TapOrder).
 inline bool forwardRowsOuter(const Conv3dIndexing& ix, index_t in_channels) {
-  return ix.kernel[2] == 3 && ix.dilation[2] == 1 && ix.stride[2] == 1 && in_channels >= 8;
+  return rowsOuter(ix) && ix.stride[2] == 1 && in_channels >= 8;
 }
 
 template <class T>
