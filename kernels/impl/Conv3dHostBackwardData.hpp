@@ -19,6 +19,7 @@
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dGeneric.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
@@ -210,7 +211,8 @@ void conv3dBackwardDataHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& d
   // dy read per dx row: every channel and kernel plane.
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * index_t(dyv.stride_3()) * index_t(sizeof(T));
-  const auto packed = packWeights<T>(exec, w, 1);
+  ScratchpadLease scratch(exec);
+  const auto packed = packWeights<T>(exec, w, 1, scratch);
   const BackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box, dx.block().globalExtents());
   const char* label = "halo3d::conv3dBackwardData(host simd)";
   if (rowsOuter(ix))

@@ -23,6 +23,7 @@
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
 #include "halo3d/kernels/impl/Conv3dHostFilterLanes.hpp"
@@ -236,8 +237,9 @@ void conv3dBackwardFilterWVectors(const ExecSpace& exec, const Tensor<T, ExecSpa
                          index_t(dyv.stride_3())};
   pos.count = out_box.empty() ? 0 : samples * out_box.extent(0) * out_box.extent(1) * pos.vectors;
 
-  Kokkos::View<index_t*, Kokkos::HostSpace> pair_offset(
-      Kokkos::view_alloc("halo3d::conv3d pair offsets", Kokkos::WithoutInitializing), pairs);
+  ScratchpadLease scratch(exec);
+  const Kokkos::View<index_t*, Kokkos::HostSpace> pair_offset(
+      scratch.take<index_t>(std::size_t(pairs)), pairs);
   for (index_t i = 0; i < in_ch; ++i)
     for (int kd = 0; kd < g.kernel[0]; ++kd)
       for (int kh = 0; kh < g.kernel[1]; ++kh)
@@ -267,13 +269,12 @@ void conv3dBackwardFilterWVectors(const ExecSpace& exec, const Tensor<T, ExecSpa
   const index_t groups = by_blocks ? threads : nb;
   const index_t ranges = by_blocks ? 1 : std::min<index_t>(threads, max_ranges);
   const index_t entries = weights + out_ch;
-  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
-      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing),
-      ranges > 1 ? ranges : 0, entries);
+  const index_t partial_rows = ranges > 1 ? ranges : 0;
+  const Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
+      scratch.take<double>(std::size_t(partial_rows * entries)), partial_rows, entries);
   Kokkos::parallel_for(
       "halo3d::conv3dBackwardFilter(host simd)", Range(exec, 0, ranges * groups),
       [=](index_t item) {
-        (void)pair_offset;  // captured: the offsets live as long as the kernel
         const index_t group = item % groups, range = item / groups;
         const index_t b_begin = nb * group / groups, b_end = nb * (group + 1) / groups;
         if (b_begin == b_end) return;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 
@@ -573,7 +574,7 @@ using HostItems =
 // reads of the input (all channels and kernel planes); a sample's positions are cut into as many
 // chunks as needed for each to fit kInputChunkBytes, the cuts at multiples of every R in use (so
 // that only a sample's last tile is partial) and as even as that allows (HostItems). `packed`
-// (from packWeights) is captured, so it lives as long as the kernel.
+// comes from packWeights.
 template <TapOrder O = TapOrder::TapsOuter, class ExecSpace, class T, class Tiler>
 void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                const Kokkos::View<T*, Kokkos::HostSpace>& packed, index_t out_channels,
@@ -605,7 +606,6 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
                       reinterpret_cast<std::uintptr_t>(p.out) % 64 == 0;
   Kokkos::parallel_for(
       label, HostItems<ExecSpace>(exec, 0, samples * chunks * nb), [=](index_t item) {
-        (void)packed;  // captured: the packed weights live as long as the kernel
         const ChannelBlock& blk = blocks[std::size_t(item % nb)];
         const index_t c = (item / nb) % chunks;
         const index_t begin = cut(c), end = cut(c + 1);
@@ -640,17 +640,16 @@ void runDirect(const ExecSpace& exec, const char* label, DirectConv<T> p,
 
 // Weights (O, I, taps) repacked for blocks over `dim` (0: blocks of output channels, as forward
 // reads them; 1: blocks of input channels, as backward-data reads them): block b holds [tap][other
-// channel][b's channels]. Packed in parallel, one (block, tap) item at a time: serial, (d)'s
-// 110 K weights took 2.8% of a 2-thread forward, with the other thread idle.
+// channel][b's channels], in `scratch` (valid while the lease lasts). Packed in parallel, one
+// (block, tap) item at a time: serial, (d)'s 110 K weights took 2.8% of a 2-thread forward, with
+// the other thread idle.
 template <class T, class ExecSpace, class WeightView>
-Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const WeightView& w,
-                                                int dim) {
+Kokkos::View<T*, Kokkos::HostSpace> packWeights(const ExecSpace& exec, const WeightView& w, int dim,
+                                                ScratchpadLease& scratch) {
   const index_t o_n = index_t(w.extent(0)), i_n = index_t(w.extent(1));
   const index_t taps = index_t(w.extent(2) * w.extent(3) * w.extent(4));
   const index_t blocked = dim == 0 ? o_n : i_n, other = dim == 0 ? i_n : o_n;
-  Kokkos::View<T*, Kokkos::HostSpace> packed(
-      Kokkos::view_alloc("halo3d::conv3d packed weights", Kokkos::WithoutInitializing),
-      o_n * i_n * taps);
+  const auto packed = scratch.view<T>(std::size_t(o_n * i_n * taps));
   const T* src = w.data();
   T* dst = packed.data();
   // Written in order through raw pointers, with the source strides hoisted.

@@ -49,6 +49,7 @@
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
@@ -408,10 +409,11 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
   // Rows part by part; in a part, in (kd, input channel, kh) or (kd, kh, input channel) order: x
   // offset of each from a cell's window origin, and its index in dw's (input channel, kd, kh)
   // order, whose pair (i, tap) is row * 3 + kw.
-  Kokkos::View<index_t*, Kokkos::HostSpace> row_offset(
-      Kokkos::view_alloc("halo3d::conv3d row offsets", Kokkos::WithoutInitializing), rows);
-  Kokkos::View<index_t*, Kokkos::HostSpace> row_of_dw(
-      Kokkos::view_alloc("halo3d::conv3d row order", Kokkos::WithoutInitializing), rows);
+  ScratchpadLease scratch(exec);
+  const Kokkos::View<index_t*, Kokkos::HostSpace> row_offset(
+      scratch.take<index_t>(std::size_t(rows)), rows);
+  const Kokkos::View<index_t*, Kokkos::HostSpace> row_of_dw(
+      scratch.take<index_t>(std::size_t(rows)), rows);
   const bool kh_outer = vectors >= 4;  // 2-row tiles (the header's Padding paragraph)
   const auto part_channel = [=](index_t part) { return in_ch * part / parts; };
   for (index_t part = 0; part < parts; ++part) {
@@ -457,13 +459,12 @@ void conv3dBackwardFilterLanes(const ExecSpace& exec, const Tensor<float, ExecSp
 
   const index_t entries = weights + out_ch;
   const index_t ld = vectors * V;
-  Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
-      Kokkos::view_alloc("halo3d::conv3d dw partials", Kokkos::WithoutInitializing),
-      ranges > 1 ? ranges : 0, entries);
+  const index_t partial_rows = ranges > 1 ? ranges : 0;
+  const Kokkos::View<double**, Kokkos::LayoutRight, Kokkos::HostSpace> partial(
+      scratch.take<double>(std::size_t(partial_rows * entries)), partial_rows, entries);
   Kokkos::parallel_for(
       "halo3d::conv3dBackwardFilter(host lanes)", Range(exec, 0, ranges * parts),
       [=](index_t item) {
-        (void)row_offset;  // captured: the offsets live as long as the kernel
         const index_t part = item % parts, range = item / parts;
         const index_t i0 = part_channel(part), pc = part_channel(part + 1) - i0;
         const index_t r_begin = i0 * rows_per_channel, r_end = r_begin + pc * rows_per_channel;

@@ -18,6 +18,7 @@
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
@@ -135,7 +136,8 @@ void conv3dForwardHost(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   const index_t row_bytes =
       p.in_channels * g.kernel[0] * g.stride[1] * index_t(xv.stride_3()) * index_t(sizeof(T));
   const ForwardTiler<T> tiler(ix, xv, yv, x.block().globalExtents(), y.block().globalExtents());
-  const auto packed = packWeights<T>(exec, w, 0);
+  ScratchpadLease scratch(exec);
+  const auto packed = packWeights<T>(exec, w, 0, scratch);
   const char* label = "halo3d::conv3dForward(host simd)";
   const index_t out_channels = y.block().channels();
   if (forwardRowsOuter(ix, p.in_channels))

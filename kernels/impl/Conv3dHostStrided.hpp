@@ -27,6 +27,7 @@
 
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/HaloWidths.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/Conv3dChecks.hpp"
 #include "halo3d/kernels/impl/Conv3dHostDirect.hpp"
 #include "halo3d/kernels/impl/Conv3dHostFilterLanes.hpp"
@@ -179,7 +180,6 @@ void runStrided(const ExecSpace& exec, const char* label, DirectConv<T> p,
   const index_t nb = index_t(blocks.size()), nc = index_t(chunks.size());
   const typename Simd<T>::index stride_index = Simd<T>::strideIndex(out_stride);
   Kokkos::parallel_for(label, HostItems<ExecSpace>(exec, 0, samples * nc * nb), [=](index_t item) {
-    (void)packed;  // captured: the packed weights live as long as the kernel
     const ChannelBlock& blk = blocks[std::size_t(item % nb)];
     const StridedChunk& ch = chunks[std::size_t((item / nb) % nc)];
     const index_t n = item / (nb * nc);
@@ -329,23 +329,22 @@ void conv3dBackwardDataStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>
   DirectConv<T> p = directConv<T>(dy, dx, nullptr, ix.taps());
   const StridedBackwardDataTiler<T> tiler(ix, dyv, dxv, dy_box);
   const auto classes = StridedBackwardDataTiler<T>::classes(ix, dx_box);
+  ScratchpadLease scratch(exec);
+  const auto packed = packWeights<T>(exec, w, 1, scratch);
   if (g.stride[2] > 1)
-    runStrided<T, true>(exec, "halo3d::conv3dBackwardData(host strided)", p,
-                        packWeights<T>(exec, w, 1), dx.block().channels(), samples, classes,
-                        g.stride[2], tiler);
+    runStrided<T, true>(exec, "halo3d::conv3dBackwardData(host strided)", p, packed,
+                        dx.block().channels(), samples, classes, g.stride[2], tiler);
   else
-    runStrided<T, false>(exec, "halo3d::conv3dBackwardData(host strided)", p,
-                         packWeights<T>(exec, w, 1), dx.block().channels(), samples, classes, 1,
-                         tiler);
+    runStrided<T, false>(exec, "halo3d::conv3dBackwardData(host strided)", p, packed,
+                         dx.block().channels(), samples, classes, 1, tiler);
 }
 
 // x as the strided passes read it: with W stride s > 1, every row of x's allocation (all samples,
-// channels, planes, rows) with its W phases de-interleaved, so that cell s j + f of a row lies at
-// f * phase_width + j; with s = 1, x itself. Local cell (xd, xh, xw) of a channel lies at
-// offset(xd, xh, xw); lanes xw, xw + s, ... are contiguous there.
+// channels, planes, rows) with its W phases de-interleaved (in `scratch`), so that cell s j + f of
+// a row lies at f * phase_width + j; with s = 1, x itself. Local cell (xd, xh, xw) of a channel
+// lies at offset(xd, xh, xw); lanes xw, xw + s, ... are contiguous there.
 template <class T>
 struct StridedInput {
-  Kokkos::View<T*, Kokkos::HostSpace> phases;  // empty for s = 1
   const T* data;
   index_t sample, channel, plane, row, phase_width, s;
 
@@ -355,7 +354,8 @@ struct StridedInput {
 };
 
 template <class ExecSpace, class T>
-StridedInput<T> stridedInput(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_t s) {
+StridedInput<T> stridedInput(const ExecSpace& exec, const Tensor<T, ExecSpace>& x, index_t s,
+                             ScratchpadLease& scratch) {
   const auto& xv = x.view();
   StridedInput<T> in{};
   in.s = s;
@@ -376,12 +376,9 @@ StridedInput<T> stridedInput(const ExecSpace& exec, const Tensor<T, ExecSpace>& 
   in.channel = rows_per_channel * in.row;
   in.sample = channels * in.channel;
   const index_t rows = samples * channels * rows_per_channel;
-  in.phases = Kokkos::View<T*, Kokkos::HostSpace>(
-      Kokkos::view_alloc("halo3d::conv3d strided x phases", Kokkos::WithoutInitializing),
-      std::max<index_t>(rows * in.row, 1));
-  in.data = in.phases.data();
+  T* dst = scratch.take<T>(std::size_t(std::max<index_t>(rows * in.row, 1)));
+  in.data = dst;
   const T* src = xv.data();
-  T* dst = in.phases.data();
   const index_t x_sample = index_t(xv.stride_0()), x_channel = index_t(xv.stride_1());
   const index_t x_plane = index_t(xv.stride_2()), x_row = index_t(xv.stride_3());
   const index_t row_len = in.row, pw = in.phase_width;
@@ -433,7 +430,7 @@ class StridedForwardTiler {
 
  private:
   Conv3dIndexing _ix;
-  StridedInput<T> _in;  // holds the phase buffer as long as the kernel holds the tiler
+  StridedInput<T> _in;
   index_t _y_plane, _y_row;
 };
 
@@ -447,7 +444,8 @@ void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   if (out_box.empty() || samples == 0) return;
   const Conv3dIndexing ix = makeIndexing(g, x, y);
   const auto& yv = y.view();
-  const StridedInput<T> in = stridedInput(exec, x, g.stride[2]);
+  ScratchpadLease scratch(exec);
+  const StridedInput<T> in = stridedInput(exec, x, g.stride[2], scratch);
   DirectConv<T> p{};
   p.in = in.data;
   p.in_sample = in.sample;
@@ -466,7 +464,7 @@ void conv3dForwardStrided(const ExecSpace& exec, const Tensor<T, ExecSpace>& x,
   }
   cls.vectors = (cls.count[2] + Simd<T>::lanes - 1) / Simd<T>::lanes;
   runStrided<T, false>(
-      exec, "halo3d::conv3dForward(host strided)", p, packWeights<T>(exec, w, 0),
+      exec, "halo3d::conv3dForward(host strided)", p, packWeights<T>(exec, w, 0, scratch),
       y.block().channels(), samples, {cls}, 1,
       StridedForwardTiler<T>(ix, in, index_t(yv.stride_2()), index_t(yv.stride_3())));
 }
@@ -541,7 +539,8 @@ void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpac
     }
     return;
   }
-  const StridedInput<T> in = stridedInput(exec, x, g.stride[2]);
+  ScratchpadLease scratch(exec);
+  const StridedInput<T> in = stridedInput(exec, x, g.stride[2], scratch);
   const auto& dyv = dy.view();
   // Pair (i, t) at a position: base + i * channel + the tap's offset from the window origin. The
   // origin is x's local cell of tap 0, whose W phase tap kw shifts by kw * dil.
@@ -581,8 +580,13 @@ void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpac
   }
   const int threads = std::max(1, int(exec.concurrency()));
   const index_t parts = std::min<index_t>(threads, positions);
-  Kokkos::View<double**, Kokkos::HostSpace> partial("halo3d::conv3d strided dw partials", parts,
-                                                    weights + out_ch);
+  // The parts' sums, cleared here: the scratch comes uninitialised.
+  const index_t entries = weights + out_ch;
+  double* partial = scratch.take<double>(std::size_t(parts * entries));
+  Kokkos::parallel_for(
+      "halo3d::conv3d strided dw partials clear",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, parts * entries),
+      [=](index_t k) { partial[k] = 0.0; });
   const T* dyp = dyv.data();
   const index_t dy_channel = index_t(dyv.stride_1());
   const T* xp = in.data;
@@ -593,8 +597,7 @@ void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpac
       "halo3d::conv3dBackwardFilter(host strided)",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, parts),
       [=](index_t part) {
-        (void)in;  // captured: the phase buffer lives as long as the kernel
-        double* acc = &partial(part, 0);
+        double* acc = partial + part * entries;
         const index_t begin = positions * part / parts, end = positions * (part + 1) / parts;
         for (index_t c0 = begin; c0 < end; c0 += kChunk) {
           const index_t count = std::min(kChunk, end - c0);
@@ -630,7 +633,7 @@ void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpac
         if (k >= weights && !has_bias) return;
         double sum = 0;
         for (index_t part = 0; part < parts; ++part)
-          sum += partial(part, k);
+          sum += partial[part * entries + k];
         T* dst = k < weights ? dwp + k : dbp + (k - weights);
         *dst = accumulate ? T(double(*dst) + sum) : T(sum);
       });

@@ -1,5 +1,6 @@
 #include "halo3d/nn/layers/Conv3d.hpp"
 
+#include <cmath>
 #include <type_traits>
 
 #include "halo3d/core/Error.hpp"
@@ -100,14 +101,27 @@ void Conv3d::computeBackwardFilter(const Activation& x, const Activation& dy, co
   kernels::conv3dBackwardFilter(x.tensor, dy.tensor, _g, dw, db, owned, false);
 }
 
-// 2 flops per weight tap and output cell; backward-filter does as many, backward-data too.
+// 2 flops per weight tap and output cell; backward-filter does as many, backward-data too. The
+// host workspace: with a W stride above 1, forward and backward-filter read a copy of the input
+// with its W phases de-interleaved (kernels/impl/Conv3dHostStrided.hpp), rows of the input's
+// allocation (owned cells and the ghosts the kernel reads) rounded up to a multiple of the stride.
 LayerWork Conv3d::work(const std::vector<Shape5>& inputs, const Shape5& output,
                        std::size_t element_bytes, bool input_gradient) const {
+  const Shape5& x = inputs.at(0);
   const double taps = double(_in) * double(_g.kernel[0] * _g.kernel[1] * _g.kernel[2]);
   const double forward = 2 * taps * cellsOf(output);
-  const double bytes = (cellsOf(inputs.at(0)) + cellsOf(output)) * double(element_bytes);
+  const double bytes = (cellsOf(x) + cellsOf(output)) * double(element_bytes);
+  double phases = 0;
+  if (_g.stride[2] > 1) {
+    const auto ghosted = [&](int d) {
+      return double(x[std::size_t(2 + d)] + index_t(_g.dilation[d]) * (_g.kernel[d] - 1));
+    };
+    const double s = _g.stride[2];
+    phases = double(x[0] * x[1]) * ghosted(0) * ghosted(1) * std::ceil(ghosted(2) / s) * s *
+             double(element_bytes);
+  }
   return LayerWork{forward, forward * (input_gradient ? 2 : 1), bytes,
-                   bytes * (input_gradient ? 2 : 1)};
+                   bytes * (input_gradient ? 2 : 1), phases};
 }
 
 }  // namespace halo3d::nn

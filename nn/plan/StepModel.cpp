@@ -451,7 +451,7 @@ class Predictor {
       batch += std::size_t(cellsOf(ownedShape(in)) / double(in.channels())) * 4;
     m.push_back({"data loader batches", batch * (_run.prefetch ? 2 : 1)});
     // Halo buffers: every exchange's packed messages, sent and received, both directions.
-    std::size_t halo = 0, workspace = 0, bridge = 0;
+    std::size_t halo = 0, workspace = 0, scratchpad = 0, bridge = 0;
     const GridShape& g = _plan.grid();
     const bool host = _m.devices_per_node == 0;
     impl::DirectRule rule;
@@ -479,22 +479,35 @@ class Predictor {
         const bool window = dynamic_cast<const WindowLayer*>(n.layer) != nullptr;
         bridge = std::max(bridge, window ? in + out : 2 * (in + out));
       }
-      // The largest transient workspace: what the layer's host code says it allocates
-      // (ConvTranspose3d's partial sums), and a convolution's weight-gradient partial sums
-      // (double), one row per thread.
+      // A convolution's weight-gradient partial sums (double), one row per thread. On the host
+      // its passes take their scratch from the scratchpad (kernels/HostScratchpad.hpp), which
+      // stays allocated at the largest call's total: the partials and their offset tables, or the
+      // packed weights, plus the de-interleaved input of a W-strided layer (what Conv3d::work
+      // reports). Other layers' host workspace (ConvTranspose3d's partial sums) is transient:
+      // the largest of it is counted once.
       const TensorBlock out = _plan.block(id, c);
       const LayerWork w =
           n.layer->work({ownedShape(_plan.block(src, c))}, ownedShape(out), e, false);
-      if (host) workspace = std::max(workspace, std::size_t(w.host_workspace_bytes));
       if (n.kind.rfind("Conv3d(", 0) == 0) {
         const double weights =
             w.flops_forward / 2 / cellsOf(ownedShape(out)) * double(out.channels());
-        workspace = std::max(workspace, std::size_t(weights + double(out.channels())) * 8 *
-                                            std::size_t(_run.threads_per_rank));
+        const double partials =
+            (weights + double(out.channels())) * 8 * double(_run.threads_per_rank);
+        if (host) {
+          const double offsets = weights / double(out.channels()) * 16;
+          scratchpad =
+              std::max(scratchpad, std::size_t(w.host_workspace_bytes +
+                                               std::max(weights * double(e), partials + offsets)));
+        } else {
+          workspace = std::max(workspace, std::size_t(partials));
+        }
+      } else if (host) {
+        workspace = std::max(workspace, std::size_t(w.host_workspace_bytes));
       }
     }
     m.push_back({"halo buffers", halo});
     m.push_back({"largest layer workspace", workspace});
+    if (host) m.push_back({"conv3d host scratchpad", scratchpad});
     if (e < sizeof(float)) m.push_back({"bf16 fallback scratch (largest layer)", bridge});
     return m;
   }

@@ -1,0 +1,180 @@
+// The host kernels' scratchpad: a lease's pieces are aligned and disjoint, the shared buffer grows
+// to the largest call and is then reused (no allocation per call), a second live lease gets memory
+// of its own; and the host convolution passes, once warm, allocate nothing while giving the same
+// bits as their first call (reused scratch holds the previous call's values, so a piece read before
+// it is written shows up here).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "halo3d/core/MemoryTracker.hpp"
+#include "halo3d/kernels/Conv3d.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
+#include "halo3d/kernels/impl/Conv3dSimd.hpp"
+#include "halo3d/kernels/reference/Conv3d.hpp"
+#include "test_conv3d_support.hpp"
+
+namespace halo3d::testing {
+namespace {
+
+using kernels::ScratchpadLease;
+
+bool aligned64(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 64 == 0;
+}
+
+std::size_t hostAllocations() {
+  return MemoryTracker::usage("Host").allocations;
+}
+
+TEST(HostScratchpad, GrowsToTheLargestLeaseAndIsReused) {
+  MemoryTracker::install();
+  kernels::releaseHostScratchpad();
+  const HostExec exec;
+  {
+    ScratchpadLease first(exec);
+    EXPECT_TRUE(first.shared());
+    float* a = first.take<float>(1000);
+    double* b = first.take<double>(3);
+    EXPECT_TRUE(aligned64(a));
+    EXPECT_TRUE(aligned64(b));
+    const char* ac = reinterpret_cast<const char*>(a);
+    const char* bc = reinterpret_cast<const char*>(b);
+    EXPECT_TRUE(bc >= ac + 1000 * sizeof(float) || ac >= bc + 3 * sizeof(double));
+  }
+  // 1000 floats round up to 4032 bytes, 3 doubles to 64.
+  EXPECT_EQ(kernels::hostScratchpadBytes(), std::size_t(4032 + 64));
+
+  const float* reused = nullptr;
+  {
+    ScratchpadLease second(exec);
+    const std::size_t before = hostAllocations();
+    reused = second.take<float>(1000);
+    double* b = second.take<double>(3);
+    EXPECT_EQ(hostAllocations(), before);  // both pieces from the shared buffer
+    EXPECT_EQ(reinterpret_cast<const char*>(b) - reinterpret_cast<const char*>(reused), 4032);
+  }
+  {
+    ScratchpadLease third(exec);
+    EXPECT_EQ(third.take<float>(1000), reused);
+  }
+  EXPECT_EQ(kernels::hostScratchpadBytes(), std::size_t(4032 + 64));
+
+  // A larger call: what does not fit comes from allocations of its own, then the buffer grows.
+  {
+    ScratchpadLease larger(exec);
+    larger.take<float>(1000);
+    const std::size_t before = hostAllocations();
+    EXPECT_TRUE(aligned64(larger.take<double>(5000)));
+    EXPECT_EQ(hostAllocations(), before + 1);
+  }
+  EXPECT_EQ(kernels::hostScratchpadBytes(), std::size_t(4032 + 40000));
+  kernels::releaseHostScratchpad();
+  EXPECT_EQ(kernels::hostScratchpadBytes(), std::size_t(0));
+}
+
+TEST(HostScratchpad, ASecondLiveLeaseGetsMemoryOfItsOwn) {
+  kernels::releaseHostScratchpad();
+  const HostExec exec;
+  {
+    ScratchpadLease warm(exec);
+    warm.take<char>(4096);
+  }
+  ScratchpadLease outer(exec);
+  char* o = outer.take<char>(4096);
+  ScratchpadLease inner(exec);
+  EXPECT_TRUE(outer.shared());
+  EXPECT_FALSE(inner.shared());
+  char* i = inner.take<char>(4096);
+  EXPECT_TRUE(aligned64(i));
+  EXPECT_TRUE(i + 4096 <= o || o + 4096 <= i) << "the two leases' pieces overlap";
+  std::memset(o, 1, 4096);
+  std::memset(i, 2, 4096);
+  EXPECT_EQ(o[4095], 1);
+}
+
+struct PassResults {
+  std::vector<double> y, dx, dw, db;
+};
+
+template <class View>
+std::vector<double> copyOf(const View& v) {
+  std::vector<double> out(v.span());
+  for (std::size_t k = 0; k < v.span(); ++k)
+    out[k] = double(v.data()[k]);
+  return out;
+}
+
+// The three passes through the public dispatch (the host SIMD engines on an AVX-512 host).
+template <class T>
+PassResults runPasses(const HostExec& exec, ConvProblem<T>& p, const HostTensor<T>& dy) {
+  const ConvCase& c = p.c;
+  kernels::conv3dForward(exec, p.x, p.w, p.b, c.g, p.y, c.outBox());
+  kernels::conv3dBackwardData(exec, dy, p.w, c.g, p.dx, c.inBox());
+  kernels::conv3dBackwardFilter(exec, p.x, dy, c.g, p.dw, p.db, c.outBox(), false);
+  exec.fence();
+  return {copyOf(p.y.view()), copyOf(p.dx.view()), copyOf(p.dw), copyOf(p.db)};
+}
+
+template <class T>
+void checkWarmCallsAllocateNothing(const ConvCase& c) {
+  SCOPED_TRACE(::testing::Message() << (sizeof(T) == 4 ? "float " : "double ") << c);
+  MemoryTracker::install();
+  const HostExec exec;
+  ConvProblem<T> p(c);
+  HostTensor<T> dy("dy", TensorBlock::whole(c.outShape()));
+  fillOwned(p.x, 1);
+  fillOwned(dy, 2);
+  fillUniform(p.w, 3);
+  fillUniform(p.b, 4);
+  const PassResults first = runPasses(exec, p, dy);
+  runPasses(exec, p, dy);
+  const std::size_t before = hostAllocations();
+  const PassResults third = runPasses(exec, p, dy);
+  EXPECT_EQ(hostAllocations(), before) << "a warm call allocated";
+  EXPECT_EQ(third.y, first.y) << "forward";
+  EXPECT_EQ(third.dx, first.dx) << "backward-data";
+  EXPECT_EQ(third.dw, first.dw) << "backward-filter dw";
+  EXPECT_EQ(third.db, first.db) << "backward-filter db";
+
+  // And the first call was right.
+  ConvProblem<T> ref(c);
+  fillOwned(ref.x, 1);
+  fillUniform(ref.w, 3);
+  fillUniform(ref.b, 4);
+  kernels::reference::conv3dForward(exec, ref.x, ref.w, ref.b, c.g, ref.y, c.outBox());
+  kernels::reference::conv3dBackwardData(exec, dy, ref.w, c.g, ref.dx, c.inBox(), c.outBox());
+  kernels::reference::conv3dBackwardFilter(exec, ref.x, dy, c.g, ref.dw, ref.db, c.outBox(),
+                                           false);
+  exec.fence();
+  const double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
+  EXPECT_LE(maxRelError(p.y.view(), ref.y.view()), tol) << "forward";
+  EXPECT_LE(maxRelError(p.dx.view(), ref.dx.view()), tol) << "backward-data";
+  EXPECT_LE(maxRelError(p.dw, ref.dw), tol) << "backward-filter dw";
+  EXPECT_LE(maxRelError(p.db, ref.db), tol) << "backward-filter db";
+}
+
+// Unit stride (the direct engine, backward-filter by W vectors or by output-channel lanes) and W
+// stride 2 (the strided engine: de-interleaved x, and in double its backward-filter partials).
+const ConvCase kCases[] = {
+    {2, 8, 16, {5, 6, 20}, WindowGeometry::cubic(3, 1, 1), true},
+    {1, 3, 5, {4, 5, 17}, WindowGeometry::cubic(3, 1, 1), true},
+    {2, 5, 12, {7, 6, 21}, WindowGeometry::cubic(3, 2, 1), true},
+};
+
+TEST(HostScratchpad, WarmConvolutionCallsAllocateNothingFloat) {
+  if (!kernels::impl::kHostSimd<float>) GTEST_SKIP() << "no host SIMD engine on this build";
+  for (const ConvCase& c : kCases)
+    checkWarmCallsAllocateNothing<float>(c);
+}
+
+TEST(HostScratchpad, WarmConvolutionCallsAllocateNothingDouble) {
+  if (!kernels::impl::kHostSimd<double>) GTEST_SKIP() << "no host SIMD engine on this build";
+  for (const ConvCase& c : kCases)
+    checkWarmCallsAllocateNothing<double>(c);
+}
+
+}  // namespace
+}  // namespace halo3d::testing
