@@ -29,7 +29,8 @@ class ScratchpadLease {
   // next lease reuses them (the host backends run parallel_for to completion; the fence keeps
   // that an explicit guarantee).
   template <class ExecSpace>
-  explicit ScratchpadLease(const ExecSpace& exec) : ScratchpadLease(Fence{[exec] { exec.fence(); }}) {}
+  explicit ScratchpadLease(const ExecSpace& exec)
+      : ScratchpadLease(Fence{[exec] { exec.fence(); }}) {}
   ~ScratchpadLease();
   ScratchpadLease(const ScratchpadLease&) = delete;
   ScratchpadLease& operator=(const ScratchpadLease&) = delete;

@@ -146,8 +146,7 @@ void checkWarmCallsAllocateNothing(const ConvCase& c) {
   fillUniform(ref.b, 4);
   kernels::reference::conv3dForward(exec, ref.x, ref.w, ref.b, c.g, ref.y, c.outBox());
   kernels::reference::conv3dBackwardData(exec, dy, ref.w, c.g, ref.dx, c.inBox(), c.outBox());
-  kernels::reference::conv3dBackwardFilter(exec, ref.x, dy, c.g, ref.dw, ref.db, c.outBox(),
-                                           false);
+  kernels::reference::conv3dBackwardFilter(exec, ref.x, dy, c.g, ref.dw, ref.db, c.outBox(), false);
   exec.fence();
   const double tol = sizeof(T) == 4 ? 2e-5 : 1e-12;
   EXPECT_LE(maxRelError(p.y.view(), ref.y.view()), tol) << "forward";
