@@ -49,6 +49,8 @@ ScratchpadLease::ScratchpadLease(Fence fence) : _fence(std::move(fence)) {
 
 ScratchpadLease::~ScratchpadLease() {
   _fence.run();
+  // The pieces of its own go first, so that growing the buffer never holds both at once.
+  _own.clear();
   if (!_shared) return;
   Shared& s = state();
   if (_used > s.buffer.extent(0)) {
@@ -59,7 +61,6 @@ ScratchpadLease::~ScratchpadLease() {
         Kokkos::view_alloc("halo3d::host scratchpad", Kokkos::WithoutInitializing), _used);
     registerFinalizeHook(s);
   }
-  _own.clear();
   s.busy.store(false, std::memory_order_release);
 }
 

@@ -14,8 +14,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/ConvTranspose3dTaps.hpp"
 #include "halo3d/kernels/impl/TeamTuning.hpp"
 
@@ -155,12 +157,20 @@ void filterGradHost(const ExecSpace& exec, const FilterGrad<T, MemorySpace>& p) 
   const index_t chunks = filterChunks(rows, std::size_t(grad_size) * sizeof(T));
 
   // Per chunk: its gradient (taps, R, qpad) then its bias gradient (qpad); and a (cell, qpad) dy
-  // row.
-  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> partial(
-      "halo3d::convTranspose3dFilterPartial", chunks, grad_size);
-  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace> dyt(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dFilterRow"), chunks,
-      ew * qpad);
+  // row. In host memory both come from the scratchpad (kernels/HostScratchpad.hpp): allocated per
+  // call, they cost a page fault per 4 KiB whenever the heap handed back fresh pages.
+  using Rows = Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace>;
+  ScratchpadLease scratch(exec);
+  Rows partial, dyt;
+  if constexpr (std::is_same<MemorySpace, Kokkos::HostSpace>::value) {
+    partial = Rows(scratch.take<T>(std::size_t(chunks * grad_size)), chunks, grad_size);
+    dyt = Rows(scratch.take<T>(std::size_t(chunks * ew * qpad)), chunks, ew * qpad);
+    Kokkos::deep_copy(exec, partial, T(0));
+  } else {
+    partial = Rows("halo3d::convTranspose3dFilterPartial", chunks, grad_size);
+    dyt = Rows(Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dFilterRow"),
+               chunks, ew * qpad);
+  }
   Kokkos::parallel_for(
       "halo3d::convTranspose3dFilterHost", Policy(exec, 0, chunks), [=](const index_t chunk) {
         T* grad = &partial(chunk, 0);

@@ -14,8 +14,10 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "halo3d/core/IndexSpace.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/ConvTranspose3dTaps.hpp"
 
 namespace halo3d::kernels::impl {
@@ -117,10 +119,18 @@ void gatherConvHost(const ExecSpace& exec, const GatherConv<T, MemorySpace>& p) 
   const index_t qpad = HostBlocking<T>::paddedChannels(Q), nqb = qpad / CB;
   const int KD = ax[0].taps, KH = ax[1].taps, KW = ax[2].taps;
 
-  // packed(tap, r, q) = weight(r, q, tap), zero for the padding channels q >= Q.
-  Kokkos::View<T***, Kokkos::LayoutRight, MemorySpace> packed(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dPacked"),
-      index_t(KD) * KH * KW, R, qpad);
+  // packed(tap, r, q) = weight(r, q, tap), zero for the padding channels q >= Q; in host memory
+  // from the scratchpad (kernels/HostScratchpad.hpp), as the filter pass's partial sums.
+  using Packed = Kokkos::View<T***, Kokkos::LayoutRight, MemorySpace>;
+  const index_t taps = index_t(KD) * KH * KW;
+  ScratchpadLease scratch(exec);
+  Packed packed;
+  if constexpr (std::is_same<MemorySpace, Kokkos::HostSpace>::value)
+    packed = Packed(scratch.take<T>(std::size_t(taps * R * qpad)), taps, R, qpad);
+  else
+    packed =
+        Packed(Kokkos::view_alloc(Kokkos::WithoutInitializing, "halo3d::convTranspose3dPacked"),
+               taps, R, qpad);
   Kokkos::parallel_for("halo3d::convTranspose3dPack",
                        Policy(exec, 0, index_t(KD) * KH * KW * R * qpad), [=](const index_t e) {
                          const index_t q = e % qpad, r = (e / qpad) % R, tap = e / (qpad * R);

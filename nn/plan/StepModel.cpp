@@ -479,12 +479,12 @@ class Predictor {
         const bool window = dynamic_cast<const WindowLayer*>(n.layer) != nullptr;
         bridge = std::max(bridge, window ? in + out : 2 * (in + out));
       }
-      // A convolution's weight-gradient partial sums (double), one row per thread. On the host
-      // its passes take their scratch from the scratchpad (kernels/HostScratchpad.hpp), which
-      // stays allocated at the largest call's total: the partials and their offset tables, or the
-      // packed weights, plus the de-interleaved input of a W-strided layer (what Conv3d::work
-      // reports). Other layers' host workspace (ConvTranspose3d's partial sums) is transient:
-      // the largest of it is counted once.
+      // On the host the convolutions take their scratch from the scratchpad
+      // (kernels/HostScratchpad.hpp), which stays allocated at the largest call's total: a
+      // Conv3d's weight-gradient partial sums (double, one row per thread) with their offset
+      // tables, or its packed weights, plus the de-interleaved input of a W-strided layer (what
+      // Conv3d::work reports); a ConvTranspose3d's packed weights or partial sums (what its work
+      // reports). On a device only a Conv3d's partial sums, transient: the largest is counted.
       const TensorBlock out = _plan.block(id, c);
       const LayerWork w =
           n.layer->work({ownedShape(_plan.block(src, c))}, ownedShape(out), e, false);
@@ -502,12 +502,14 @@ class Predictor {
           workspace = std::max(workspace, std::size_t(partials));
         }
       } else if (host) {
-        workspace = std::max(workspace, std::size_t(w.host_workspace_bytes));
+        scratchpad = std::max(scratchpad, std::size_t(w.host_workspace_bytes));
       }
     }
     m.push_back({"halo buffers", halo});
-    m.push_back({"largest layer workspace", workspace});
-    if (host) m.push_back({"conv3d host scratchpad", scratchpad});
+    if (host)
+      m.push_back({"host scratchpad", scratchpad});
+    else
+      m.push_back({"largest layer workspace", workspace});
     if (e < sizeof(float)) m.push_back({"bf16 fallback scratch (largest layer)", bridge});
     return m;
   }

@@ -43,8 +43,8 @@
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
 // their gradients, optimizer state, the gradient allreduce's receive buffers (none with a bf16
 // wire), the data loader's
-// batch buffers, halo buffers, the largest layer workspace (transient, counted once) and, on the
-// host, the convolutions' scratchpad (kept between calls at the largest call's total). With bf16
+// batch buffers, halo buffers, and on the host the convolutions' scratchpad (kept between calls at
+// the largest call's total), on a device the largest layer workspace (transient). With bf16
 // activations (element_bytes 2) parameters and optimizer state stay 4 bytes, and the largest float
 // scratch of the precision bridge is added (transient, counted once) over the layers that still
 // bridge a bf16 pass (Layer::bridgesBf16; native kernels on, the default).
