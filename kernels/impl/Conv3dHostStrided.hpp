@@ -582,11 +582,9 @@ void conv3dBackwardFilterStrided(const ExecSpace& exec, const Tensor<T, ExecSpac
   const index_t parts = std::min<index_t>(threads, positions);
   // The parts' sums, cleared here: the scratch comes uninitialised.
   const index_t entries = weights + out_ch;
-  double* partial = scratch.take<double>(std::size_t(parts * entries));
-  Kokkos::parallel_for(
-      "halo3d::conv3d strided dw partials clear",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>(exec, 0, parts * entries),
-      [=](index_t k) { partial[k] = 0.0; });
+  const auto partial_sums = scratch.view<double>(std::size_t(parts * entries));
+  Kokkos::deep_copy(exec, partial_sums, 0.0);
+  double* partial = partial_sums.data();
   const T* dyp = dyv.data();
   const index_t dy_channel = index_t(dyv.stride_1());
   const T* xp = in.data;
