@@ -1,9 +1,9 @@
 #pragma once
-// The host convolutions' scratch memory (Conv3d's engines and ConvTranspose3d's host code), kept
-// between calls: one buffer per process that grows to the largest amount any one call has asked for
-// and is then reused, as oneDNN's default ("library") scratchpad is. A call leases it, takes its
-// pieces (packed weights, partial sums, offset tables, de-interleaved inputs) in order, and gives
-// it back when the lease ends.
+// The host convolutions' scratch memory (Conv3d's engines, float and bf16, and ConvTranspose3d's
+// host code), kept between calls: one buffer per process that grows to the largest amount any one
+// call has asked for and is then reused, as oneDNN's default ("library") scratchpad is. A call
+// leases it, takes its pieces (packed weights, partial sums, offset tables, de-interleaved inputs,
+// bf16 plane rings) in order, and gives it back when the lease ends.
 //
 // Why not allocate per call: a fresh allocation costs a page fault per 4 KiB page on first touch,
 // and whether glibc hands back recycled pages or fresh ones depends on the heap's history (its

@@ -16,7 +16,11 @@
 // oneDNN (Debian libdnnl 2.6.3, CPU engine, convolution_direct, f32, forward_training /
 // backward_data / backward_weights with bias): the primitives use format_tag::any, i.e. oneDNN's
 // preferred blocked layouts; the data are reordered from/to plain ncdhw / oidhw outside the timed
-// region, so its figures exclude layout conversion, which halo3d never needs.
+// region, so its figures exclude layout conversion. halo3d keeps its data in plain layouts, but its
+// host forward and backward-data repack the weights into channel blocks on every call, inside its
+// timed region (kernels/impl/Conv3dHostDirect.hpp, packWeights; 1.2% of (d)'s forward and
+// backward-data samples at one thread under perf, 2026-12-05), while oneDNN's weight reorder is
+// left out.
 #include <benchmark/benchmark.h>
 #include <Kokkos_Core.hpp>
 #include <dnnl.hpp>

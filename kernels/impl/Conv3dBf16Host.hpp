@@ -19,13 +19,13 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <type_traits>
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/HaloTensor.hpp"
 #include "halo3d/core/KokkosCompat.hpp"
+#include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/KernelTypes.hpp"
 #include "halo3d/kernels/impl/Conv3dIndexing.hpp"
 
@@ -237,16 +237,16 @@ void bf16HostFor(const ExecSpace& exec, const char* label, index_t n, const F& f
 }
 
 // The weights of an engine convolution as bf16 pairs [o block][pair][tap][8 output channels],
-// zero past `out` and past `in`, each weight rounded once. One item per block; per output channel
-// and input channel pair, the taps of the two channels are rounded and paired 16 at a time.
+// zero past `out` and past `in`, each weight rounded once, in `scratch` (valid while the lease
+// lasts). One item per block; per output channel and input channel pair, the taps of the two
+// channels are rounded and paired 16 at a time.
 template <class ExecSpace>
-std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in,
-                                                     index_t taps, const Bf16WeightSource& src) {
+std::uint32_t* packBf16WeightPairs(const ExecSpace& exec, index_t out, index_t in, index_t taps,
+                                   const Bf16WeightSource& src, ScratchpadLease& scratch) {
   const index_t pairs = (in + 1) / 2;
   const index_t blocks = (out + kBf16Block - 1) / kBf16Block;
-  std::unique_ptr<std::uint32_t[]> wp(
-      new std::uint32_t[std::size_t(blocks * pairs * taps * kBf16Block)]);
-  std::uint32_t* const wd = wp.get();
+  std::uint32_t* const wd =
+      scratch.take<std::uint32_t>(std::size_t(blocks * pairs * taps * kBf16Block));
   bf16HostFor(
       exec, "halo3d::conv3dBf16WeightPairs", blocks, KOKKOS_LAMBDA(const index_t blk) {
         const int valid = int(std::min<index_t>(kBf16Block, out - blk * kBf16Block));
@@ -283,22 +283,22 @@ std::unique_ptr<std::uint32_t[]> packBf16WeightPairs(const ExecSpace& exec, inde
             qb[k * kBf16Block + j] = 0u;
       });
   fence(exec, "bf16 weight pairs packed");
-  return wp;
+  return wd;
 }
 
 // w (a rank-5 LayoutRight View in host memory) with the taps of each (output, input) channel
-// contiguous, as packBf16WeightPairs reads it: w itself, or a copy where w is padded.
+// contiguous, as packBf16WeightPairs reads it: w itself, or a copy in `scratch` where w is padded.
 template <class WView>
 Kokkos::View<const float*****, Kokkos::LayoutRight, Kokkos::HostSpace> bf16TapsContiguous(
-    const WView& w) {
+    const WView& w, ScratchpadLease& scratch) {
   static_assert(std::is_same<typename WView::array_layout, Kokkos::LayoutRight>::value,
                 "the weights are LayoutRight");
   if (index_t(w.stride(2)) == index_t(w.extent(3) * w.extent(4)) &&
       index_t(w.stride(3)) == index_t(w.extent(4)))
     return w;
   Kokkos::View<float*****, Kokkos::LayoutRight, Kokkos::HostSpace> c(
-      "halo3d::bf16 conv weights (contiguous taps)", w.extent(0), w.extent(1), w.extent(2),
-      w.extent(3), w.extent(4));
+      scratch.take<float>(w.extent(0) * w.extent(1) * w.extent(2) * w.extent(3) * w.extent(4)),
+      w.extent(0), w.extent(1), w.extent(2), w.extent(3), w.extent(4));
   Kokkos::deep_copy(c, w);
   return c;
 }
@@ -337,17 +337,18 @@ struct Bf16PairLayout {
 };
 
 // A ring of kd packed input planes: the planes one output plane reads, each packed once per sample
-// (the next output plane needs one new plane), kd planes of memory rather than a whole sample's.
+// (the next output plane needs one new plane), kd planes of memory rather than a whole sample's,
+// from the call's scratchpad lease.
 struct Bf16PlaneRing {
-  std::unique_ptr<std::uint32_t[]> data;  // not value-initialised: the packing writes every entry
-  std::vector<index_t> held;              // the plane in each slot, -1 if none
+  std::uint32_t* data;        // uninitialised: the packing writes every entry
+  std::vector<index_t> held;  // the plane in each slot, -1 if none
   index_t plane;
 
-  Bf16PlaneRing(int kd, index_t plane_size)
-      : data(new std::uint32_t[std::size_t(kd * plane_size)]),
+  Bf16PlaneRing(int kd, index_t plane_size, ScratchpadLease& scratch)
+      : data(scratch.take<std::uint32_t>(std::size_t(kd * plane_size))),
         held(std::size_t(kd), -1),
         plane(plane_size) {}
-  std::uint32_t* slot(index_t q) { return data.get() + (q % index_t(held.size())) * plane; }
+  std::uint32_t* slot(index_t q) { return data + (q % index_t(held.size())) * plane; }
   // Makes planes [q0, q0 + kd) present, packing the missing ones with pack(q, slot pointer), and
   // points planes[a] at plane q0 + a.
   template <class Pack>
@@ -486,25 +487,26 @@ void conv3dForwardBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>&
   const index_t xh = index_t(xv.stride(3)), Da = index_t(xv.extent(2));
   const int pairs = int((C + 1) / 2);
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
-  const auto wc = bf16TapsContiguous(w);
-  const std::unique_ptr<std::uint32_t[]> wp = packBf16WeightPairs(
+  ScratchpadLease scratch(exec);
+  const auto wc = bf16TapsContiguous(w, scratch);
+  const std::uint32_t* wp = packBf16WeightPairs(
       exec, O, C, index_t(kd) * kh * kw,
-      Bf16WeightSource{wc.data(), index_t(wc.stride(0)), index_t(wc.stride(1)), false});
+      Bf16WeightSource{wc.data(), index_t(wc.stride(0)), index_t(wc.stride(1)), false}, scratch);
   const index_t blocks = (O + kBf16Block - 1) / kBf16Block;
-  std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
-  for (index_t o = 0; o < O; ++o)
-    bias[std::size_t(o)] = b.extent(0) > 0 ? b(o) : 0.0f;
+  float* const bias = scratch.take<float>(std::size_t(blocks * kBf16Block));
+  for (index_t o = 0; o < blocks * kBf16Block; ++o)
+    bias[o] = o < O && b.extent(0) > 0 ? b(o) : 0.0f;
 
   const Bf16PairLayout layout(pairs, Ha, Wa);
-  Bf16PlaneRing ring(kd, layout.plane);
+  Bf16PlaneRing ring(kd, layout.plane, scratch);
   std::vector<const std::uint32_t*> planes(static_cast<std::size_t>(kd));
   const index_t d0 = out_box.min(0), h0 = out_box.min(1), w0 = out_box.min(2);
   Bf16EnginePlane run{
       planes.data(),
       (ix.inputOf(1, h0, 0) + ix.in_shift[1]) * layout.row + ix.inputOf(2, w0, 0) + ix.in_shift[2],
       layout,
-      wp.get(),
-      bias.data(),
+      wp,
+      bias,
       pairs,
       kd,
       kh,
@@ -574,12 +576,14 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
   const int kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const int pairs = int((O + 1) / 2);
   // Transposed and flipped: dx channel i is the engine's output channel, dy channel o its input.
-  const auto wc = bf16TapsContiguous(w);
-  const std::unique_ptr<std::uint32_t[]> wp = packBf16WeightPairs(
+  ScratchpadLease scratch(exec);
+  const auto wc = bf16TapsContiguous(w, scratch);
+  const std::uint32_t* wp = packBf16WeightPairs(
       exec, I, O, index_t(kd) * kh * kw,
-      Bf16WeightSource{wc.data(), index_t(wc.stride(1)), index_t(wc.stride(0)), true});
+      Bf16WeightSource{wc.data(), index_t(wc.stride(1)), index_t(wc.stride(0)), true}, scratch);
   const index_t blocks = (I + kBf16Block - 1) / kBf16Block;
-  const std::vector<float> bias(std::size_t(blocks * kBf16Block), 0.0f);
+  float* const bias = scratch.take<float>(std::size_t(blocks * kBf16Block));
+  std::fill(bias, bias + blocks * kBf16Block, 0.0f);
 
   // The buffer's first cell, global dy coordinates, and its extents.
   Kokkos::Array<index_t, 3> b0, be, lo, hi, shift;
@@ -591,13 +595,13 @@ void conv3dBackwardDataBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSp
     shift[d] = ix.out_shift[d];
   }
   const Bf16PairLayout layout(pairs, be[1], be[2]);
-  Bf16PlaneRing ring(kd, layout.plane);
+  Bf16PlaneRing ring(kd, layout.plane, scratch);
   std::vector<const std::uint32_t*> planes(static_cast<std::size_t>(kd));
   Bf16EnginePlane run{planes.data(),
                       0,
                       layout,
-                      wp.get(),
-                      bias.data(),
+                      wp,
+                      bias,
                       pairs,
                       kd,
                       kh,

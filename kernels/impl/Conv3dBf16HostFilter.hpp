@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "halo3d/core/BFloat16.hpp"
@@ -101,7 +100,9 @@ void conv3dBackwardFilterBf16HostTiles(const ExecSpace& exec, const Tensor<bf16,
   const index_t Op = (O + OB - 1) / OB * OB, Ip = (I + kIn - 1) / kIn * kIn;
   const index_t oblocks = Op / OB, iblocks = Ip / kIn;
   const index_t items = taps * oblocks * iblocks;
-  std::vector<float> part(std::size_t(taps * Op * Ip), 0.0f);
+  ScratchpadLease scratch(exec);
+  float* const part = scratch.take<float>(std::size_t(taps * Op * Ip));
+  std::fill(part, part + taps * Op * Ip, 0.0f);
   if (!out_box.empty() && N > 0) {
     const index_t ed = out_box.extent(0), eh = out_box.extent(1), ew = out_box.extent(2);
     const index_t d0 = out_box.min(0), h0 = out_box.min(1), w0 = out_box.min(2);
@@ -110,11 +111,9 @@ void conv3dBackwardFilterBf16HostTiles(const ExecSpace& exec, const Tensor<bf16,
     // One plane of dy's pairs and a ring of kd planes of x's, so that the buffers stay small and
     // warm (whole-sample buffers of tens of MB cost more in page faults than the tiles).
     const index_t dy_plane = eh * P * Op, x_plane = Ha * Wa * Ip;
-    const std::unique_ptr<std::uint32_t[]> dyp(new std::uint32_t[std::size_t(dy_plane)]);
-    const std::unique_ptr<std::uint32_t[]> xp(new std::uint32_t[std::size_t(kd * x_plane)]);
-    std::uint32_t* dypd = dyp.get();
-    std::uint32_t* xpd = xp.get();
-    float* partd = part.data();
+    std::uint32_t* dypd = scratch.take<std::uint32_t>(std::size_t(dy_plane));
+    std::uint32_t* xpd = scratch.take<std::uint32_t>(std::size_t(kd * x_plane));
+    float* partd = part;
     const index_t h_chunks = (eh + kFilterRows - 1) / kFilterRows;
     using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<index_t>>;
     // The x plane of allocation index xd, as pairs, into its ring slot (every entry, padding too).
@@ -187,8 +186,7 @@ void conv3dBackwardFilterBf16HostTiles(const ExecSpace& exec, const Tensor<bf16,
     for (index_t i = 0; i < I; ++i)
       for (index_t t = 0; t < taps; ++t) {
         const int a = int(t / (kh * kw)), b = int((t / kw) % kh), c = int(t % kw);
-        dw(o, i, a, b, c) =
-            (accumulate ? dw(o, i, a, b, c) : 0.0f) + part[std::size_t((t * Op + o) * Ip + i)];
+        dw(o, i, a, b, c) = (accumulate ? dw(o, i, a, b, c) : 0.0f) + part[(t * Op + o) * Ip + i];
       }
 }
 

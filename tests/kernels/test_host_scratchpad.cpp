@@ -7,14 +7,18 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
+#include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/MemoryTracker.hpp"
 #include "halo3d/kernels/Conv3d.hpp"
+#include "halo3d/kernels/Conv3dBf16.hpp"
 #include "halo3d/kernels/HostScratchpad.hpp"
 #include "halo3d/kernels/impl/Conv3dSimd.hpp"
 #include "halo3d/kernels/reference/Conv3d.hpp"
 #include "test_conv3d_support.hpp"
+#include "test_conv_bf16_support.hpp"
 
 namespace halo3d::testing {
 namespace {
@@ -174,6 +178,61 @@ TEST(HostScratchpad, WarmConvolutionCallsAllocateNothingDouble) {
   for (const ConvCase& c : kCases)
     checkWarmCallsAllocateNothing<double>(c);
 }
+
+#if !defined(KOKKOS_ENABLE_CUDA)
+template <class T>
+std::vector<std::uint16_t> bitsOf(const HostTensor<T>& t) {
+  std::vector<std::uint16_t> out(t.view().span());
+  for (std::size_t k = 0; k < out.size(); ++k)
+    out[k] = t.view().data()[k].bits;
+  return out;
+}
+
+// The bf16 engines (builds for AVX512-BF16 hosts) take their packed weight pairs, bias, plane rings
+// and backward-filter partial sums from the scratchpad too: a first call from an empty scratchpad
+// leaves it holding them, and warm calls allocate nothing and give the first call's bits (the
+// partial sums are cleared in reused memory).
+TEST(HostScratchpad, WarmBf16ConvolutionCallsAllocateNothing) {
+  using Exec = Kokkos::DefaultExecutionSpace;
+  static_assert(std::is_same<Exec::memory_space, Kokkos::HostSpace>::value, "a host build");
+  const ConvCase c{2, 6, 12, {5, 7, 19}, WindowGeometry::cubic(3, 1, 1), true};
+  if (!kernels::conv3dBf16HostEngine(c.g))
+    GTEST_SKIP() << "no bf16 engine in this build (it needs AVX512-BF16)";
+  MemoryTracker::install();
+  kernels::releaseHostScratchpad();
+  const Exec exec;
+  ConvParams<float> prm(c);
+  fillUniform(prm.w, 3);
+  fillUniform(prm.b, 4);
+  HostTensor<bf16> x("x", TensorBlock::whole(c.inShape(), c.inHalo()));
+  HostTensor<bf16> dx("dx", TensorBlock::whole(c.inShape(), c.inHalo()));
+  HostTensor<bf16> y("y", TensorBlock::whole(c.outShape()));
+  HostTensor<bf16> dy("dy", TensorBlock::whole(c.outShape()));
+  fillOwnedBf16(x, 1);
+  fillOwnedBf16(dy, 2);
+  struct Bits {
+    std::vector<std::uint16_t> y, dx;
+    std::vector<double> dw, db;
+  };
+  const auto passes = [&] {
+    kernels::conv3dForwardBf16(exec, x, prm.w, prm.b, c.g, y, c.outBox());
+    kernels::conv3dBackwardDataBf16(exec, dy, prm.w, c.g, dx, c.inBox());
+    kernels::conv3dBackwardFilterBf16(exec, x, dy, c.g, prm.dw, prm.db, c.outBox(), false);
+    exec.fence();
+    return Bits{bitsOf(y), bitsOf(dx), copyOf(prm.dw), copyOf(prm.db)};
+  };
+  const Bits first = passes();
+  EXPECT_GT(kernels::hostScratchpadBytes(), std::size_t(0)) << "the bf16 passes took no scratch";
+  passes();
+  const std::size_t before = hostAllocations();
+  const Bits third = passes();
+  EXPECT_EQ(hostAllocations(), before) << "a warm call allocated";
+  EXPECT_EQ(third.y, first.y) << "forward";
+  EXPECT_EQ(third.dx, first.dx) << "backward-data";
+  EXPECT_EQ(third.dw, first.dw) << "backward-filter dw";
+  EXPECT_EQ(third.db, first.db) << "backward-filter db";
+}
+#endif
 
 }  // namespace
 }  // namespace halo3d::testing
