@@ -17,6 +17,17 @@ bool conv3dBf16HostEngine(const WindowGeometry& g) {
   return impl::bf16EngineApplies(g);
 }
 
+std::size_t conv3dBf16HostEngineScratchBytes(const Shape5& x_owned, const Shape5& y_owned,
+                                             const WindowGeometry& g) {
+#if HALO3D_CONV3D_AVX512BF16
+  if (impl::bf16EngineApplies(g)) return impl::bf16EngineScratchBytes(x_owned, y_owned, g);
+#endif
+  (void)x_owned;
+  (void)y_owned;
+  (void)g;
+  return 0;
+}
+
 template <class ExecSpace>
 void conv3dForwardBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
                        const Conv3dWeightsOn<float, ExecSpace>& w,

@@ -74,6 +74,13 @@ void conv3dBackwardFilterBf16(const ExecSpace& exec, const Tensor<bf16, ExecSpac
 // KernelPath::Fastest in this build (benchmarks report it).
 bool conv3dBf16HostEngine(const WindowGeometry& g);
 
+// The bytes the largest of those engine passes takes from the host scratchpad
+// (HostScratchpad.hpp) for one call on an x block of `x_owned` cells and a y block of `y_owned`
+// (N, C, D, H, W), with the ghosts a stride-1 window reads: 0 where the engines do not run for `g`.
+// The memory model prices the scratchpad with it.
+std::size_t conv3dBf16HostEngineScratchBytes(const Shape5& x_owned, const Shape5& y_owned,
+                                             const WindowGeometry& g);
+
 extern template void conv3dForwardBf16<Kokkos::DefaultExecutionSpace>(
     const Kokkos::DefaultExecutionSpace&, const Tensor<bf16, Kokkos::DefaultExecutionSpace>&,
     const Conv3dWeightsOn<float, Kokkos::DefaultExecutionSpace>&,

@@ -29,9 +29,14 @@ namespace halo3d::nn {
 struct LayerWork {
   double flops_forward = 0, flops_backward = 0;
   double bytes_forward = 0, bytes_backward = 0;
-  // The largest buffer the layer's host code allocates during a pass and frees after it (0: none
-  // worth counting); the memory model takes the largest over the layers.
+  // What the layer's host passes take from the host scratchpad (kernels/HostScratchpad.hpp) beyond
+  // what the memory model adds for a convolution itself (its packed weights or partial sums), or
+  // all of it where host_workspace_complete; the model takes the largest over the layers.
   double host_workspace_bytes = 0;
+  bool host_workspace_complete = false;
+  // Float copies of the operands that a bf16 pass on the host allocates and frees where no bf16
+  // kernel runs (a strided Conv3d's float route); the model takes the largest over the layers.
+  double host_transient_bytes = 0;
 };
 
 // Cells of a block shape (samples, C, D, H, W).

@@ -192,26 +192,69 @@ void conv3dBackwardFilterBf16HostTiles(const ExecSpace& exec, const Tensor<bf16,
 
 // The tile shape for the input channel count I: one vector x 16 output channels up to 16 input
 // channels; otherwise the most vectors (2, 3 or 4, x 12, 8 or 6 output channels) that pad I least.
-template <class ExecSpace, class DwView>
-void conv3dBackwardFilterBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
-                                  const Tensor<bf16, ExecSpace>& dy, const WindowGeometry& g,
-                                  const DwView& dw, const Box& out_box, bool accumulate) {
-  const index_t I = x.block().channels();
+struct Bf16FilterTileShape {
+  int vectors, out_channels;
+};
+inline Bf16FilterTileShape bf16FilterTileShape(index_t I) {
+  if (I <= kBf16Lanes) return {1, 16};
   const auto padded = [&](index_t iv) {
     const index_t block = iv * kBf16Lanes;
     return (I + block - 1) / block * block;
   };
-  if (I <= kBf16Lanes)
-    return conv3dBackwardFilterBf16HostTiles<1, 16>(exec, x, dy, g, dw, out_box, accumulate);
   index_t best = 4;
   for (index_t iv = 3; iv >= 2; --iv)
     if (padded(iv) < padded(best)) best = iv;
-  if (best == 4)
+  return best == 4   ? Bf16FilterTileShape{4, 6}
+         : best == 3 ? Bf16FilterTileShape{3, 8}
+                     : Bf16FilterTileShape{2, 12};
+}
+
+template <class ExecSpace, class DwView>
+void conv3dBackwardFilterBf16Host(const ExecSpace& exec, const Tensor<bf16, ExecSpace>& x,
+                                  const Tensor<bf16, ExecSpace>& dy, const WindowGeometry& g,
+                                  const DwView& dw, const Box& out_box, bool accumulate) {
+  const Bf16FilterTileShape t = bf16FilterTileShape(x.block().channels());
+  if (t.vectors == 1)
+    conv3dBackwardFilterBf16HostTiles<1, 16>(exec, x, dy, g, dw, out_box, accumulate);
+  else if (t.vectors == 4)
     conv3dBackwardFilterBf16HostTiles<4, 6>(exec, x, dy, g, dw, out_box, accumulate);
-  else if (best == 3)
+  else if (t.vectors == 3)
     conv3dBackwardFilterBf16HostTiles<3, 8>(exec, x, dy, g, dw, out_box, accumulate);
   else
     conv3dBackwardFilterBf16HostTiles<2, 12>(exec, x, dy, g, dw, out_box, accumulate);
+}
+
+// What the largest of the three engine passes takes from the host scratchpad for one call on an x
+// block of `x_owned` cells and a y block of `y_owned` (N, C, D, H, W), x's allocation reaching
+// kernel - 1 cells beyond its owned cells along each dimension (a stride-1 window's ghosts and
+// padding): the pieces conv3dForwardBf16Host, conv3dBackwardDataBf16Host and
+// conv3dBackwardFilterBf16HostTiles take, each rounded up to 64 bytes as the lease does (weights
+// whose taps are contiguous, as a Parameter's are, need no copy).
+inline std::size_t bf16EngineScratchBytes(const Shape5& x_owned, const Shape5& y_owned,
+                                          const WindowGeometry& g) {
+  const auto piece = [](index_t bytes) { return std::size_t((bytes + 63) / 64 * 64); };
+  const index_t I = x_owned[1], O = y_owned[1];
+  const index_t kd = g.kernel[0], taps = kd * g.kernel[1] * g.kernel[2];
+  const index_t Ha = x_owned[3] + g.kernel[1] - 1, Wa = x_owned[4] + g.kernel[2] - 1;
+  const index_t u32 = index_t(sizeof(std::uint32_t)), f32 = index_t(sizeof(float));
+  // An engine pass with `out` output and `in` input channels on planes of (h, w) cells: weight
+  // pairs, bias, a ring of kd planes of pairs.
+  const auto engine = [&](index_t out, index_t in, index_t h, index_t w) {
+    const index_t blocks = (out + kBf16Block - 1) / kBf16Block, pairs = (in + 1) / 2;
+    return piece(blocks * pairs * taps * kBf16Block * u32) + piece(blocks * kBf16Block * f32) +
+           piece(kd * h * pairs * w * u32);
+  };
+  const std::size_t forward = engine(O, I, Ha, Wa);
+  // Backward-data's buffer planes cover dx's owned cells and the kernel's reach.
+  const std::size_t backward_data = engine(I, O, Ha, Wa);
+  const Bf16FilterTileShape t = bf16FilterTileShape(I);
+  const index_t k_in = index_t(t.vectors) * kBf16Lanes;
+  const index_t Ip = (I + k_in - 1) / k_in * k_in;
+  const index_t Op = (O + t.out_channels - 1) / t.out_channels * t.out_channels;
+  const std::size_t filter = piece(taps * Op * Ip * f32) +
+                             piece(y_owned[3] * ((y_owned[4] + 1) / 2) * Op * u32) +
+                             piece(kd * Ha * Wa * Ip * u32);
+  return std::max({forward, backward_data, filter});
 }
 
 #endif

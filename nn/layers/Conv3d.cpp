@@ -111,17 +111,30 @@ LayerWork Conv3d::work(const std::vector<Shape5>& inputs, const Shape5& output,
   const double taps = double(_in) * double(_g.kernel[0] * _g.kernel[1] * _g.kernel[2]);
   const double forward = 2 * taps * cellsOf(output);
   const double bytes = (cellsOf(x) + cellsOf(output)) * double(element_bytes);
-  double phases = 0;
-  if (_g.stride[2] > 1) {
-    const auto ghosted = [&](int d) {
-      return double(x[std::size_t(2 + d)] + index_t(_g.dilation[d]) * (_g.kernel[d] - 1));
-    };
-    const double s = _g.stride[2];
-    phases = double(x[0] * x[1]) * ghosted(0) * ghosted(1) * std::ceil(ghosted(2) / s) * s *
-             double(element_bytes);
+  LayerWork w{forward, forward * (input_gradient ? 2 : 1), bytes, bytes * (input_gradient ? 2 : 1)};
+  const auto ghosted = [&](int d) {
+    return double(x[std::size_t(2 + d)] + index_t(_g.dilation[d]) * (_g.kernel[d] - 1));
+  };
+  const bool bf16 = element_bytes < sizeof(float);
+  if (bf16) {
+    // On the host the bf16 passes run their engines (all their scratch from the scratchpad), or
+    // the float kernels on float copies of the operands and weights, freed after the pass.
+    w.host_workspace_bytes = double(kernels::conv3dBf16HostEngineScratchBytes(x, output, _g));
+    w.host_workspace_complete = w.host_workspace_bytes > 0;
+    if (!w.host_workspace_complete)
+      w.host_transient_bytes = (double(x[0] * x[1]) * ghosted(0) * ghosted(1) * ghosted(2) +
+                                cellsOf(output) + taps * _out) *
+                               sizeof(float);
   }
-  return LayerWork{forward, forward * (input_gradient ? 2 : 1), bytes,
-                   bytes * (input_gradient ? 2 : 1), phases};
+  if (_g.stride[2] > 1) {
+    // The strided engine's de-interleaved x, in the element type its kernels run in (float for
+    // bf16's float route).
+    const double s = _g.stride[2];
+    w.host_workspace_bytes = double(x[0] * x[1]) * ghosted(0) * ghosted(1) *
+                             std::ceil(ghosted(2) / s) * s *
+                             double(bf16 ? sizeof(float) : element_bytes);
+  }
+  return w;
 }
 
 }  // namespace halo3d::nn

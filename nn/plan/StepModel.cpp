@@ -482,28 +482,34 @@ class Predictor {
       // On the host the convolutions take their scratch from the scratchpad
       // (kernels/HostScratchpad.hpp), which stays allocated at the largest call's total: a
       // Conv3d's weight-gradient partial sums (double, one row per thread) with their offset
-      // tables, or its packed weights, plus the de-interleaved input of a W-strided layer (what
-      // Conv3d::work reports); a ConvTranspose3d's packed weights or partial sums (what its work
-      // reports). On a device only a Conv3d's partial sums, transient: the largest is counted.
+      // tables, or its packed weights (float ones in a bf16 run's float route), plus the
+      // de-interleaved input of a W-strided layer (what Conv3d::work reports), or all that its
+      // bf16 engines take (work's complete figure); a ConvTranspose3d's packed weights or partial
+      // sums (what its work reports). On a device only a Conv3d's partial sums, transient: the
+      // largest is counted.
       const TensorBlock out = _plan.block(id, c);
       const LayerWork w =
           n.layer->work({ownedShape(_plan.block(src, c))}, ownedShape(out), e, false);
-      if (n.kind.rfind("Conv3d(", 0) == 0) {
+      if (host && w.host_workspace_complete) {
+        scratchpad = std::max(scratchpad, std::size_t(w.host_workspace_bytes));
+      } else if (n.kind.rfind("Conv3d(", 0) == 0) {
         const double weights =
             w.flops_forward / 2 / cellsOf(ownedShape(out)) * double(out.channels());
         const double partials =
             (weights + double(out.channels())) * 8 * double(_run.threads_per_rank);
         if (host) {
           const double offsets = weights / double(out.channels()) * 16;
-          scratchpad =
-              std::max(scratchpad, std::size_t(w.host_workspace_bytes +
-                                               std::max(weights * double(e), partials + offsets)));
+          const double packed = weights * double(std::max(e, sizeof(float)));
+          scratchpad = std::max(scratchpad, std::size_t(w.host_workspace_bytes +
+                                                        std::max(packed, partials + offsets)));
         } else {
           workspace = std::max(workspace, std::size_t(partials));
         }
       } else if (host) {
         scratchpad = std::max(scratchpad, std::size_t(w.host_workspace_bytes));
       }
+      // A bf16 pass's float copies where no bf16 kernel runs, freed after it, as the bridge's.
+      if (host && e < sizeof(float)) bridge = std::max(bridge, std::size_t(w.host_transient_bytes));
     }
     m.push_back({"halo buffers", halo});
     if (host)

@@ -190,8 +190,9 @@ std::vector<std::uint16_t> bitsOf(const HostTensor<T>& t) {
 
 // The bf16 engines (builds for AVX512-BF16 hosts) take their packed weight pairs, bias, plane rings
 // and backward-filter partial sums from the scratchpad too: a first call from an empty scratchpad
-// leaves it holding them, and warm calls allocate nothing and give the first call's bits (the
-// partial sums are cleared in reused memory).
+// leaves it holding them (the largest pass's, as conv3dBf16HostEngineScratchBytes says), and warm
+// calls allocate nothing and give the first call's bits (the partial sums are cleared in reused
+// memory).
 TEST(HostScratchpad, WarmBf16ConvolutionCallsAllocateNothing) {
   using Exec = Kokkos::DefaultExecutionSpace;
   static_assert(std::is_same<Exec::memory_space, Kokkos::HostSpace>::value, "a host build");
@@ -223,6 +224,9 @@ TEST(HostScratchpad, WarmBf16ConvolutionCallsAllocateNothing) {
   };
   const Bits first = passes();
   EXPECT_GT(kernels::hostScratchpadBytes(), std::size_t(0)) << "the bf16 passes took no scratch";
+  // What the memory model prices it at: the largest pass's pieces.
+  EXPECT_EQ(kernels::hostScratchpadBytes(),
+            kernels::conv3dBf16HostEngineScratchBytes(c.inShape(), c.outShape(), c.g));
   passes();
   const std::size_t before = hostAllocations();
   const Bits third = passes();
