@@ -9,6 +9,14 @@
 
 namespace halo3d::nn {
 
+namespace {
+int communicatorSize(MPI_Comm comm) {
+  int size = 0;
+  checkMpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  return size;
+}
+}  // namespace
+
 GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size_t bucket_bytes,
                                  KernelPath path, Precision wire)
     : _comm(comm),
@@ -17,7 +25,8 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
       // The bf16 sum runs on the host, inside MPI: a GPU-aware MPI would hand it device memory.
       _staged(!kMpiCanAccess<Memory> || path == KernelPath::Device ||
               (wire == Precision::bf16 &&
-               !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)) {
+               !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible)),
+      _alone(wire == Precision::fp32 && communicatorSize(comm) == 1) {
   require(store.finalized(), "GradientReducer needs a finalized ParameterStore");
   const std::vector<Parameter*> params = store.trainable();
   _bucket_of.assign(params.size(), -1);
@@ -37,6 +46,7 @@ GradientReducer::GradientReducer(MPI_Comm comm, ParameterStore& store, std::size
   }
   for (Bucket& b : _buckets) {
     const std::size_t n = b.hi - b.lo;
+    if (_alone) continue;
     if (_staged) {
       b.send = Kokkos::View<real*, Kokkos::HostSpace>(
           Kokkos::view_alloc("halo3d::gradient_send", Kokkos::WithoutInitializing), n);
@@ -86,6 +96,11 @@ void GradientReducer::startReady() {
   bool fenced = false;
   while (_next < _buckets.size() && _buckets[_next].pending == 0) {
     Bucket& b = _buckets[_next];
+    if (_alone) {
+      b.started = true;
+      ++_next;
+      continue;
+    }
     if (!fenced) {
       fence("gradients final before their bucket allreduce");
       fenced = true;
@@ -135,6 +150,7 @@ void GradientReducer::finish() {
   startReady();
   const double t0 = MPI_Wtime();
   for (Bucket& b : _buckets) {
+    if (_alone) continue;
     if (b.request != MPI_REQUEST_NULL) MPI_Wait(&b.request, MPI_STATUS_IGNORE);
     const auto range = Kokkos::subview(_store.grads(), Kokkos::make_pair(b.lo, b.hi));
     const std::size_t n = b.hi - b.lo;

@@ -76,6 +76,9 @@ class GradientReducer {
   ParameterStore& _store;
   Precision _wire;
   bool _staged;  // buckets go through host copies
+  // One rank and an fp32 wire: the gradients are already the sum, so no bucket is sent and no
+  // buffer allocated (the memory model counts none at P = 1).
+  bool _alone;
   std::vector<Bucket> _buckets;
   std::vector<int> _bucket_of;  // per trainable parameter (registration order)
   std::size_t _next = 0;
