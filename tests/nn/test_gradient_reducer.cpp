@@ -6,6 +6,7 @@
 
 #include "halo3d/core/BFloat16.hpp"
 #include "halo3d/core/Error.hpp"
+#include "halo3d/core/MemoryTracker.hpp"
 #include "halo3d/nn/GradientReducer.hpp"
 
 namespace halo3d::nn {
@@ -48,6 +49,39 @@ TEST(GradientReducer, SumsEveryParameterInBucketsWhicheverOrderBackwardMarksThem
         EXPECT_EQ(reducer.buckets(), 1u);
       }
     }
+}
+
+// One rank with an fp32 wire: the gradients are their own sum, so the reducer allocates no receive
+// buffers and leaves them as they are; with more ranks it allocates them (the memory model's
+// "gradient allreduce buffers", counted from P = 2 on).
+TEST(GradientReducer, AloneItAllocatesNoBuffers) {
+  MemoryTracker::install();
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ParameterStore store;
+  store.add("w", {index_t(1000)});
+  store.finalize();
+  const auto allocations = [] { return MemoryTracker::usage("Host").allocations; };
+  {
+    const std::size_t before = allocations();
+    GradientReducer alone(MPI_COMM_SELF, store);
+    EXPECT_EQ(allocations(), before);
+    auto h = Kokkos::create_mirror_view(store.grads());
+    for (std::size_t i = 0; i < h.size(); ++i)
+      h(i) = 0.5f * float(i);
+    Kokkos::deep_copy(store.grads(), h);
+    alone.begin();
+    alone.markReady(*store.trainable()[0]);
+    alone.finish();
+    Kokkos::deep_copy(h, store.grads());
+    for (std::size_t i = 0; i < h.size(); ++i)
+      ASSERT_EQ(h(i), 0.5f * float(i)) << i;
+  }
+  if (size > 1 && Kokkos::SpaceAccessibility<Kokkos::HostSpace, Memory>::accessible) {
+    const std::size_t before = allocations();
+    GradientReducer together(MPI_COMM_WORLD, store);
+    EXPECT_GT(allocations(), before);
+  }
 }
 
 // A bf16 wire: sums whose every partial sum is a bf16 value come out exact, whatever MPI's
