@@ -102,9 +102,10 @@ void Conv3d::computeBackwardFilter(const Activation& x, const Activation& dy, co
 }
 
 // 2 flops per weight tap and output cell; backward-filter does as many, backward-data too. The
-// host workspace: with a W stride above 1, forward and backward-filter read a copy of the input
-// with its W phases de-interleaved (kernels/impl/Conv3dHostStrided.hpp), rows of the input's
-// allocation (owned cells and the ghosts the kernel reads) rounded up to a multiple of the stride.
+// host workspace: a bf16 engine's whole scratch; or, with a W stride above 1, the copy of the input
+// with its W phases de-interleaved that forward and backward-filter read
+// (kernels/impl/Conv3dHostStrided.hpp), rows of the input's allocation (owned cells and the ghosts
+// the kernel reads) rounded up to a multiple of the stride.
 LayerWork Conv3d::work(const std::vector<Shape5>& inputs, const Shape5& output,
                        std::size_t element_bytes, bool input_gradient) const {
   const Shape5& x = inputs.at(0);
@@ -116,16 +117,20 @@ LayerWork Conv3d::work(const std::vector<Shape5>& inputs, const Shape5& output,
     return double(x[std::size_t(2 + d)] + index_t(_g.dilation[d]) * (_g.kernel[d] - 1));
   };
   const bool bf16 = element_bytes < sizeof(float);
-  if (bf16) {
-    // On the host the bf16 passes run their engines (all their scratch from the scratchpad), or
-    // the float kernels on float copies of the operands and weights, freed after the pass.
-    w.host_workspace_bytes = double(kernels::conv3dBf16HostEngineScratchBytes(x, output, _g));
-    w.host_workspace_complete = w.host_workspace_bytes > 0;
-    if (!w.host_workspace_complete)
-      w.host_transient_bytes = (double(x[0] * x[1]) * ghosted(0) * ghosted(1) * ghosted(2) +
-                                cellsOf(output) + taps * _out) *
-                               sizeof(float);
+  // On the host a bf16 pass runs its engine, which takes all its scratch from the scratchpad; where
+  // none applies (strides, dilations) the float kernels run on float copies of the operands and
+  // weights, freed after the pass.
+  const std::size_t engine =
+      bf16 ? kernels::conv3dBf16HostEngineScratchBytes(x, output, _g) : std::size_t(0);
+  if (engine > 0) {
+    w.host_workspace_bytes = double(engine);
+    w.host_workspace_complete = true;
+    return w;
   }
+  if (bf16)
+    w.host_transient_bytes = (double(x[0] * x[1]) * ghosted(0) * ghosted(1) * ghosted(2) +
+                              cellsOf(output) + taps * _out) *
+                             sizeof(float);
   if (_g.stride[2] > 1) {
     // The strided engine's de-interleaved x, in the element type its kernels run in (float for
     // bf16's float route).

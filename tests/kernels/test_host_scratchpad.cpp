@@ -193,12 +193,10 @@ std::vector<std::uint16_t> bitsOf(const HostTensor<T>& t) {
 // leaves it holding them (the largest pass's, as conv3dBf16HostEngineScratchBytes says), and warm
 // calls allocate nothing and give the first call's bits (the partial sums are cleared in reused
 // memory).
-TEST(HostScratchpad, WarmBf16ConvolutionCallsAllocateNothing) {
+void checkWarmBf16CallsAllocateNothing(const ConvCase& c) {
+  SCOPED_TRACE(::testing::Message() << "bf16 " << c);
   using Exec = Kokkos::DefaultExecutionSpace;
   static_assert(std::is_same<Exec::memory_space, Kokkos::HostSpace>::value, "a host build");
-  const ConvCase c{2, 6, 12, {5, 7, 19}, WindowGeometry::cubic(3, 1, 1), true};
-  if (!kernels::conv3dBf16HostEngine(c.g))
-    GTEST_SKIP() << "no bf16 engine in this build (it needs AVX512-BF16)";
   MemoryTracker::install();
   kernels::releaseHostScratchpad();
   const Exec exec;
@@ -235,6 +233,16 @@ TEST(HostScratchpad, WarmBf16ConvolutionCallsAllocateNothing) {
   EXPECT_EQ(third.dx, first.dx) << "backward-data";
   EXPECT_EQ(third.dw, first.dw) << "backward-filter dw";
   EXPECT_EQ(third.db, first.db) << "backward-filter db";
+}
+
+// Up to 16 input channels (backward-filter tiles of one vector) and more (tiles of 2-4 vectors).
+TEST(HostScratchpad, WarmBf16ConvolutionCallsAllocateNothing) {
+  const WindowGeometry g = WindowGeometry::cubic(3, 1, 1);
+  if (!kernels::conv3dBf16HostEngine(g))
+    GTEST_SKIP() << "no bf16 engine in this build (it needs AVX512-BF16)";
+  for (const ConvCase& c :
+       {ConvCase{2, 6, 12, {5, 7, 19}, g, true}, ConvCase{1, 40, 9, {4, 6, 11}, g, true}})
+    checkWarmBf16CallsAllocateNothing(c);
 }
 #endif
 
