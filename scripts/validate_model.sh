@@ -6,7 +6,12 @@
 # model picks (--grid auto's choice) measures within 10% of the measured best, and the worst memory error.
 #
 #   scripts/validate_model.sh [OUT] [--build DIR] [--steps S] [--warmup W] [--rounds R] [--ranks "1 2 4 8"]
-#                             [--only NAME...]
+#                             [--only NAME...] [--fresh]
+#
+# --fresh empties the copy's layer table and scheduler slice before the first sweep, so that each sweep's
+# --calibrate times every layer it prices right before the sweep runs, in the machine's state of that minute
+# (docs/scaling.md, "Calibrated in place"). Without it the sweeps price with the shipped file's timings and
+# time only the keys it lacks.
 #
 # Each sweep runs its grids in turn R times (halo3d-sweep --rounds; default 3), W warm-up and S measured steps each
 # time, and a grid's figures pool its rounds: on this shared VM a stretch of a minute or two in which the cores run
@@ -27,6 +32,7 @@ warmup=1
 rounds=3
 ranks="1 2 4 8"
 only=()
+fresh=0
 while (($#)); do
   case "$1" in
     --build) build="$2"; shift ;;
@@ -35,13 +41,30 @@ while (($#)); do
     --rounds) rounds="$2"; shift ;;
     --ranks) ranks="$2"; shift ;;
     --only) only+=("$2"); shift ;;
+    --fresh) fresh=1 ;;
     *) echo "validate_model: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
 done
 mkdir -p "$out/data"
 machine="$out/this-machine.json"
-[[ -f "$machine" ]] || cp "$repo/machines/this-machine.json" "$machine"
+if [[ ! -f "$machine" ]]; then
+  cp "$repo/machines/this-machine.json" "$machine"
+  if ((fresh)); then
+    python3 - "$machine" <<'PY'
+import json, sys
+path = sys.argv[1]
+machine = json.load(open(path))
+machine["layers"] = []
+machine.pop("scheduler", None)
+machine["source"] = ("validate_model.sh --fresh: machines/this-machine.json with its layer table and scheduler "
+                     "slice emptied; every timing below was taken by the sweep it prices, just before it ran")
+json.dump(machine, open(path, "w"), indent=1)
+PY
+  fi
+elif ((fresh)); then
+  echo "validate_model: --fresh but $machine exists (a run to resume keeps its calibration)" >&2
+fi
 mpirun_flags=(--oversubscribe --bind-to none)
 [[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
 datagen="$build/apps/datagen/halo3d-datagen"
