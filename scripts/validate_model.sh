@@ -9,9 +9,9 @@
 #                             [--only NAME...] [--fresh]
 #
 # --fresh empties the copy's layer table and scheduler slice before the first sweep, so that each sweep's
-# --calibrate times every layer it prices right before the sweep runs, in the machine's state of that minute
-# (docs/scaling.md, "Calibrated in place"). Without it the sweeps price with the shipped file's timings and
-# time only the keys it lacks.
+# --calibrate times the layers it prices right before the sweep runs, in the machine's state of that minute
+# (docs/scaling.md, "Calibrated in place"); a block an earlier sweep of the run already timed keeps that timing.
+# Without it the sweeps price with the shipped file's timings and time only the keys it lacks.
 #
 # Each sweep runs its grids in turn R times (halo3d-sweep --rounds; default 3), W warm-up and S measured steps each
 # time, and a grid's figures pool its rounds: on this shared VM a stretch of a minute or two in which the cores run
