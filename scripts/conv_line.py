@@ -33,7 +33,7 @@ def run(out, runs, build):
             path = os.path.join(out, f"line_r{r}_t{t}.json")
             print(f"conv_line: run {r} of {runs}, {t} thread(s) -> {path}", file=sys.stderr, flush=True)
             with open(path, "w") as f:
-                subprocess.run([bench, f"--benchmark_filter=fma_peak|/C({shapes})/", "--benchmark_min_time=0.2",
+                subprocess.run([bench, f"--benchmark_filter=fma_peak|/({shapes})/", "--benchmark_min_time=0.2",
                                 "--benchmark_repetitions=3", "--benchmark_enable_random_interleaving=true",
                                 "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
                                env=env, stdout=f, stderr=subprocess.DEVNULL, check=True)
