@@ -61,6 +61,12 @@ def table(out):
         if not runs:
             sys.exit(f"conv_line: no line_r*_t{t}.json in {out}")
         loaded = [load(os.path.join(out, f"line_r{r}_t{t}.json")) for r in runs]
+        for r, (med, _) in zip(runs, loaded):
+            absent = [f"{lib}conv3d_{p}/{shape}" for shape in SHAPES for p in PASSES for lib in ("", "onednn_")
+                      if f"{lib}conv3d_{p}/{shape}" not in med]
+            if absent:
+                sys.exit(f"conv_line: line_r{r}_t{t}.json lacks {len(absent)} of the line's benchmarks "
+                         f"(first: {absent[0]}); was it built with oneDNN, and run with this script's filter?")
         peaks[t] = [round(p) for _, p in loaded if p]
         for shape, label in SHAPES.items():
             cols = {k: [] for k in ("fwd", "fb", "bwd_data", "bwd_filter")}
