@@ -27,6 +27,10 @@ def run(out, runs, build):
     if not os.access(bench, os.X_OK):
         sys.exit(f"conv_line: {bench} not found (build with oneDNN, the benchmarks on)")
     shapes = "|".join(SHAPES)
+    # The table reads every line_r*_t*.json in OUT: an earlier, longer run's files would join this one's.
+    for f in os.listdir(out):
+        if f.startswith("line_r") and f.endswith(".json"):
+            os.remove(os.path.join(out, f))
     for r in range(1, runs + 1):
         for t in THREADS:
             env = dict(os.environ, OMP_NUM_THREADS=str(t), OMP_PROC_BIND="false")
@@ -62,8 +66,8 @@ def table(out):
             sys.exit(f"conv_line: no line_r*_t{t}.json in {out}")
         loaded = [load(os.path.join(out, f"line_r{r}_t{t}.json")) for r in runs]
         for r, (med, _) in zip(runs, loaded):
-            absent = [f"{lib}conv3d_{p}/{shape}" for shape in SHAPES for p in PASSES for lib in ("", "onednn_")
-                      if f"{lib}conv3d_{p}/{shape}" not in med]
+            names = [f"{lib}conv3d_{p}/{shape}" for shape in SHAPES for p in PASSES for lib in ("", "onednn_")]
+            absent = [n for n in names if n not in med]
             if absent:
                 sys.exit(f"conv_line: line_r{r}_t{t}.json lacks {len(absent)} of the line's benchmarks "
                          f"(first: {absent[0]}); was it built with oneDNN, and run with this script's filter?")
