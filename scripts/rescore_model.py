@@ -7,7 +7,8 @@ running anything again.
 
 For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
 flags (those of scripts/validate_model.sh), the grid, all ranks on one node, and the machine file (default
-DIR/this-machine.json, the calibration the sweeps used; --slice-s Q writes a copy with the scheduler slice set to Q
+the sweep's own DIR/<config>/P<ranks>.machine.json where validate_model.sh --fresh left one, else
+DIR/this-machine.json: the calibration the sweeps used; --slice-s Q writes a copy with the scheduler slice set to Q
 seconds; --add-timings FILE adds the layer timings of another machine file that this one lacks, such as the
 input store timed after the sweeps; --layout-ratio RUN LEGACY adds the overlap-piece timings of split ranks,
 RUN's timings with a "neighbours" key scaled by the machine's own whole-block timing of that layer and block over
@@ -63,31 +64,14 @@ def summary(rows, key):
             "best_s": best["measured_step_s"], "pick_slowdown": pick["measured_step_s"] / best["measured_step_s"] - 1}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dir", type=pathlib.Path)
-    parser.add_argument("--machine", type=pathlib.Path)
-    parser.add_argument("--plan", default="build/apps/plan/halo3d-plan")
-    parser.add_argument("--slice-s", type=float, help="price with this scheduler slice (seconds)")
-    parser.add_argument("--add-timings", type=pathlib.Path,
-                        help="machine file whose layer timings missing from --machine are added")
-    parser.add_argument("--layout-ratio", nargs=2, type=pathlib.Path, action="append", metavar=("RUN", "LEGACY"),
-                        help="add split ranks' timings of RUN scaled by machine / LEGACY (same blocks)")
-    parser.add_argument("--drop-neighbours", action="store_true",
-                        help="price without the split ranks' overlap-piece timings (the whole blocks' instead)")
-    parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
-    parser.add_argument("--ranks", type=int, nargs="*", default=None, help="rank counts to re-price (default: all)")
-    parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
-    parser.add_argument("--batch-reads", action="store_true",
-                        help="price the batch read with the machine file's batch-read timings, as the sweep did "
-                             "(default: at the read rate, as before they existed)")
-    args = parser.parse_args()
-    machine = args.machine or args.dir / "this-machine.json"
-    tmp = None
-    def key(t):
-        return (t["layer"], tuple(t["input"]), tuple(t["output"]), t.get("threads", 1),
-                tuple(t.get("neighbours", (0, 0, 0))))
+def key(t):
+    return (t["layer"], tuple(t["input"]), tuple(t["output"]), t.get("threads", 1),
+            tuple(t.get("neighbours", (0, 0, 0))))
 
+
+def prepared(machine, args):
+    """MACHINE as the options change it: a temporary copy, or MACHINE itself when none applies."""
+    tmp = None
     if args.slice_s is not None or args.add_timings is not None or args.layout_ratio or args.drop_neighbours:
         doc = json.loads(machine.read_text())
         if args.drop_neighbours:
@@ -126,10 +110,42 @@ def main():
         json.dump(doc, tmp)
         tmp.close()
         machine = pathlib.Path(tmp.name)
+    return machine, tmp
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dir", type=pathlib.Path)
+    parser.add_argument("--machine", type=pathlib.Path)
+    parser.add_argument("--plan", default="build/apps/plan/halo3d-plan")
+    parser.add_argument("--slice-s", type=float, help="price with this scheduler slice (seconds)")
+    parser.add_argument("--add-timings", type=pathlib.Path,
+                        help="machine file whose layer timings missing from --machine are added")
+    parser.add_argument("--layout-ratio", nargs=2, type=pathlib.Path, action="append", metavar=("RUN", "LEGACY"),
+                        help="add split ranks' timings of RUN scaled by machine / LEGACY (same blocks)")
+    parser.add_argument("--drop-neighbours", action="store_true",
+                        help="price without the split ranks' overlap-piece timings (the whole blocks' instead)")
+    parser.add_argument("--only", nargs="*", default=None, help="configurations to re-price (default: all)")
+    parser.add_argument("--ranks", type=int, nargs="*", default=None, help="rank counts to re-price (default: all)")
+    parser.add_argument("--json", type=pathlib.Path, help="also write every re-priced grid as JSON")
+    parser.add_argument("--batch-reads", action="store_true",
+                        help="price the batch read with the machine file's batch-read timings, as the sweep did "
+                             "(default: at the read rate, as before they existed)")
+    args = parser.parse_args()
     print("| model | P | grids | sweep: median | worst | pick vs best | re-priced: median | worst (grid) "
           "| pick | measured best | pick vs best |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     records = []
+    temporaries = []
+    # validate_model.sh --fresh keeps each sweep's own calibration beside it; without --machine each sweep is
+    # re-priced with the file it was priced with.
+    def machine_of(config, ranks):
+        own = args.dir / config / f"P{ranks}.machine.json"
+        path = args.machine or (own if own.exists() else args.dir / "this-machine.json")
+        path, tmp = prepared(path, args)
+        if tmp:
+            temporaries.append(pathlib.Path(tmp.name))
+        return path
     try:
         for path in sorted(args.dir.glob("*/P*/sweep.jsonl")):
             config, ranks = path.parent.parent.name, int(path.parent.name[1:])
@@ -141,6 +157,7 @@ def main():
                     and r.get("predicted_step_s")]
             if not rows:
                 continue
+            machine = machine_of(config, ranks)
             for r in rows:
                 flags = CONFIGS[config]
                 if args.batch_reads:
@@ -157,8 +174,8 @@ def main():
                   f"| {new['pick_grid']} ({new['pick_s']:.3f} s) | {new['best_grid']} ({new['best_s']:.3f} s) "
                   f"| +{100 * new['pick_slowdown']:.1f}% |", flush=True)
     finally:
-        if tmp:
-            pathlib.Path(tmp.name).unlink()
+        for t in temporaries:
+            t.unlink()
     if args.json:
         args.json.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     return 0

@@ -8,9 +8,11 @@
 #   scripts/validate_model.sh [OUT] [--build DIR] [--steps S] [--warmup W] [--rounds R] [--ranks "1 2 4 8"]
 #                             [--only NAME...] [--fresh]
 #
-# --fresh empties the copy's layer table and scheduler slice before the first sweep, so that each sweep's
-# --calibrate times the layers it prices right before the sweep runs, in the machine's state of that minute
-# (docs/scaling.md, "Calibrated in place"); a block an earlier sweep of the run already timed keeps that timing.
+# --fresh gives each sweep a machine file of its own (OUT/<config>/P<ranks>.machine.json) with the layer table and
+# scheduler slice emptied, so that its --calibrate times every layer it prices right before the sweep runs, in the
+# machine's state of that minute (docs/scaling.md, "Calibrated in place"). No sweep reuses a block that an earlier
+# sweep timed minutes before, in another state of the machine. After the sweep its timings are merged into
+# OUT/this-machine.json (a key timed again replaces the older timing), which the probe reads against.
 # Without it the sweeps price with the shipped file's timings and time only the keys it lacks.
 #
 # Each sweep runs its grids in turn R times (halo3d-sweep --rounds; default 3), W warm-up and S measured steps each
@@ -48,22 +50,36 @@ while (($#)); do
 done
 mkdir -p "$out/data"
 machine="$out/this-machine.json"
-if [[ ! -f "$machine" ]]; then
-  cp "$repo/machines/this-machine.json" "$machine"
-  if ((fresh)); then
-    python3 - "$machine" <<'PY'
+# empty_machine SRC DST: SRC with its layer table and scheduler slice emptied, for one sweep to calibrate.
+empty_machine() {
+  python3 - "$1" "$2" <<'PY'
 import json, sys
-path = sys.argv[1]
-machine = json.load(open(path))
+machine = json.load(open(sys.argv[1]))
 machine["layers"] = []
 machine.pop("scheduler", None)
 machine["source"] = ("validate_model.sh --fresh: machines/this-machine.json with its layer table and scheduler "
                      "slice emptied; every timing below was taken by the sweep it prices, just before it ran")
-json.dump(machine, open(path, "w"), indent=1)
+json.dump(machine, open(sys.argv[2], "w"), indent=1)
 PY
-  fi
-elif ((fresh)); then
-  echo "validate_model: --fresh but $machine exists (a run to resume keeps its calibration)" >&2
+}
+# merge_machine SRC DST: SRC's layer timings and scheduler slice into DST, replacing the keys both hold.
+merge_machine() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+def key(t):
+    return json.dumps({k: v for k, v in t.items() if k not in ("forward_s", "backward_s")}, sort_keys=True)
+src, dst = (json.load(open(p)) for p in sys.argv[1:3])
+layers = {key(t): t for t in dst.get("layers", [])}
+layers.update({key(t): t for t in src.get("layers", [])})
+dst["layers"] = list(layers.values())
+if "scheduler" in src:
+    dst["scheduler"] = src["scheduler"]
+json.dump(dst, open(sys.argv[2], "w"), indent=1)
+PY
+}
+if [[ ! -f "$machine" ]]; then
+  cp "$repo/machines/this-machine.json" "$machine"
+  if ((fresh)); then empty_machine "$machine" "$machine"; fi
 fi
 mpirun_flags=(--oversubscribe --bind-to none)
 [[ $(id -u) -eq 0 ]] && mpirun_flags+=(--allow-run-as-root)
@@ -96,10 +112,16 @@ for config in "${configs[@]}"; do
     echo "== $name P=$p ($(date +%T))"
     mkdir -p "$out/$name"
     echo "   machine speed against the calibration, before: $(drift "$dir.drift-before.json")"
+    sweep_machine="$machine"
+    if ((fresh)); then
+      sweep_machine="$dir.machine.json"
+      empty_machine "$machine" "$sweep_machine"
+    fi
     # shellcheck disable=SC2086
     OMP_NUM_THREADS=1 OMP_PROC_BIND=false mpirun "${mpirun_flags[@]}" -np "$p" "$sweep" $flags --calibrate \
-      --machine "$machine" --steps "$steps" --warmup "$warmup" --rounds "$rounds" --out "$dir" > "$dir.log" 2>&1 ||
-      { echo "   failed: see $dir.log"; tail -5 "$dir.log"; continue; }
+      --machine "$sweep_machine" --steps "$steps" --warmup "$warmup" --rounds "$rounds" --out "$dir" \
+      > "$dir.log" 2>&1 || { echo "   failed: see $dir.log"; tail -5 "$dir.log"; continue; }
+    if ((fresh)); then merge_machine "$sweep_machine" "$machine"; fi
     touch "$dir/done"
     tail -n 2 "$dir.log"
     echo "   after: $(drift "$dir.drift-after.json")"
