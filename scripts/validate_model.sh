@@ -6,7 +6,7 @@
 # model picks (--grid auto's choice) measures within 10% of the measured best, and the worst memory error.
 #
 #   scripts/validate_model.sh [OUT] [--build DIR] [--steps S] [--warmup W] [--rounds R] [--ranks "1 2 4 8"]
-#                             [--only NAME...] [--fresh]
+#                             [--only NAME...] [--fresh] [--each-round]
 #
 # --fresh gives each sweep a machine file of its own (OUT/<config>/P<ranks>.machine.json) with the layer table and
 # scheduler slice emptied, so that its --calibrate times every layer it prices right before the sweep runs, in the
@@ -14,6 +14,9 @@
 # sweep timed minutes before, in another state of the machine. After the sweep its timings are merged into
 # OUT/this-machine.json (a key timed again replaces the older timing), which the probe reads against.
 # Without it the sweeps price with the shipped file's timings and time only the keys it lacks.
+# --each-round passes halo3d-sweep --calibrate-each-round: the layers are timed again before each
+# later round and the grids priced with each layer's median over the rounds, so that the timings
+# sample the same minutes as the steps (docs/scaling.md, "Timed in each round").
 #
 # Each sweep runs its grids in turn R times (halo3d-sweep --rounds; default 3), W warm-up and S measured steps each
 # time, and a grid's figures pool its rounds: on this shared VM a stretch of a minute or two in which the cores run
@@ -35,6 +38,7 @@ rounds=3
 ranks="1 2 4 8"
 only=()
 fresh=0
+each_round=()
 while (($#)); do
   case "$1" in
     --build) build="$2"; shift ;;
@@ -44,6 +48,7 @@ while (($#)); do
     --ranks) ranks="$2"; shift ;;
     --only) only+=("$2"); shift ;;
     --fresh) fresh=1 ;;
+    --each-round) each_round=(--calibrate-each-round) ;;
     *) echo "validate_model: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -118,9 +123,10 @@ for config in "${configs[@]}"; do
       empty_machine "$machine" "$sweep_machine"
     fi
     # shellcheck disable=SC2086
-    OMP_NUM_THREADS=1 OMP_PROC_BIND=false mpirun "${mpirun_flags[@]}" -np "$p" "$sweep" $flags --calibrate \
-      --machine "$sweep_machine" --steps "$steps" --warmup "$warmup" --rounds "$rounds" --out "$dir" \
-      > "$dir.log" 2>&1 || { echo "   failed: see $dir.log"; tail -5 "$dir.log"; continue; }
+    OMP_NUM_THREADS=1 OMP_PROC_BIND=false mpirun "${mpirun_flags[@]}" -np "$p" "$sweep" $flags \
+      --calibrate "${each_round[@]}" --machine "$sweep_machine" --steps "$steps" --warmup "$warmup" \
+      --rounds "$rounds" --out "$dir" > "$dir.log" 2>&1 ||
+      { echo "   failed: see $dir.log"; tail -5 "$dir.log"; continue; }
     if ((fresh)); then merge_machine "$sweep_machine" "$machine"; fi
     touch "$dir/done"
     tail -n 2 "$dir.log"

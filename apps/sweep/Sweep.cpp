@@ -57,6 +57,25 @@ void say(bool root, const std::string& line) {
   std::fflush(stdout);
 }
 
+// Each measured layer's predicted times from the grid's assessment, under the layer's "predicted"
+// key (replaced when the grid is priced again: --calibrate-each-round).
+void attachLayerPredictions(json& layers, const GridAssessment& a) {
+  for (json& l : layers) {
+    l.erase("predicted");
+    if (!a.prediction) continue;
+    for (const nn::LayerPrediction& lp : a.prediction->layers)
+      if (lp.name == l["name"].get<std::string>())
+        l["predicted"] = {{"forward_s", lp.forward_s},
+                          {"backward_s", lp.backward_s},
+                          {"halo_s", lp.halo_s},
+                          {"halo_bytes", lp.halo_bytes},
+                          {"halo_messages", lp.halo_messages},
+                          {"redistribute_s", lp.redistribute_s},
+                          {"allreduce_s", lp.allreduce_s},
+                          {"timeshare_s", lp.timeshare_s}};
+  }
+}
+
 // What the planner says about a grid, as record keys (every status).
 json predictedKeys(const GridAssessment& a) {
   json r;
@@ -159,20 +178,10 @@ json measureGrid(const GridShape& shape, const TrainingOptions& base, TrainingTa
       l[std::string(kPhaseKeys[p]) + "_s"] = buf[i * per + std::size_t(p)];
     l["halo_bytes"] = buf[i * per + kPhaseCount];
     l["halo_messages"] = buf[i * per + kPhaseCount + 1];
-    if (assessment.prediction)
-      for (const nn::LayerPrediction& lp : assessment.prediction->layers)
-        if (lp.name == names[i])
-          l["predicted"] = {{"forward_s", lp.forward_s},
-                            {"backward_s", lp.backward_s},
-                            {"halo_s", lp.halo_s},
-                            {"halo_bytes", lp.halo_bytes},
-                            {"halo_messages", lp.halo_messages},
-                            {"redistribute_s", lp.redistribute_s},
-                            {"allreduce_s", lp.allreduce_s},
-                            {"timeshare_s", lp.timeshare_s}};
     layers.push_back(l);
   }
   r["layers"] = layers;
+  attachLayerPredictions(r["layers"], assessment);
   return r;
 }
 
@@ -266,6 +275,68 @@ std::string agreeOnGrid(std::exception_ptr failure, const GridShape& shape, MPI_
   return "(no message)";
 }
 
+// Rank 0 times the layers of `plans` into `machine` (those it lacks), each representative rank's
+// in a step's order: the median of `repetitions` passes after a warm-up; with `slice`, also the
+// scheduler's slice where the file has none.
+int timeLayers(const TrainingTask& task, const TrainingOptions& o, GridPlanner& planner,
+               const std::vector<nn::ModelPlan>& plans, nn::Machine& machine, int repetitions,
+               bool slice) {
+  nn::CalibrationOptions co;
+  co.threads = Kokkos::DefaultExecutionSpace().concurrency();
+  co.loss = task.lossName();
+  co.optimizer = o.optimizer;
+  co.repetitions = repetitions;
+  co.scheduler_slice = slice;
+  co.progress = [](const std::string& what) {
+    setActivity(concat("calibrating ", what));
+    std::printf("  timed %s\n", what.c_str());
+    std::fflush(stdout);
+  };
+  return nn::calibrate(planner.model(), plans, machine, co);
+}
+
+// --calibrate-each-round, before rounds 2, 3, ...: rank 0 times the layers of every valid grid
+// again, one pass each after a warm-up, into a copy of `machine` without layer timings; rank 0's
+// copy is returned (the others' are empty). The rounds' timings are pooled by poolTimings.
+nn::Machine retimeLayers(const TrainingTask& task, const TrainingOptions& o, int ranks,
+                         int ranks_per_node, const std::vector<GridAssessment>& candidates,
+                         const nn::Machine& machine) {
+  GridPlanner planner(task, o, ranks, ranks_per_node, nullptr);
+  std::vector<nn::ModelPlan> plans;
+  for (const GridAssessment& a : candidates)
+    if (a.valid) plans.push_back(planner.plan(a.grid));
+  nn::Machine again = machine;
+  again.layers.clear();
+  runOnRootWhileOthersWait(MPI_COMM_WORLD, "timing the layers again",
+                           [&] { timeLayers(task, o, planner, plans, again, 1, false); });
+  return again;
+}
+
+// Each layer timing of `machine` that the rounds timed again becomes the median, forward and
+// backward apart, of its first timing and theirs: the timings then sample the machine across the
+// minutes in which the grids ran, as the steps they price do. Returns how many were pooled.
+int poolTimings(nn::Machine& machine, const std::vector<nn::Machine>& rounds) {
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
+  int pooled = 0;
+  for (nn::LayerTiming& t : machine.layers) {
+    std::vector<double> fwd{t.forward_s}, bwd{t.backward_s};
+    for (const nn::Machine& r : rounds)
+      if (const nn::LayerTiming* again = r.find(t)) {
+        fwd.push_back(again->forward_s);
+        bwd.push_back(again->backward_s);
+      }
+    if (fwd.size() == 1) continue;
+    t.forward_s = median(fwd);
+    t.backward_s = median(bwd);
+    ++pooled;
+  }
+  return pooled;
+}
+
 // --calibrate: ranks 0 and 1 fit the shared-memory link (alpha, beta) and the reduction rate
 // (gamma), rank 0 times the layers on the blocks of every valid grid, all ranks time the batch
 // read of every valid grid on `data`, and rank 0 writes all of it into the machine file at `path`;
@@ -295,16 +366,8 @@ void calibrate(const TrainingTask& task, const TrainingOptions& o, const SweepOp
   say(root, concat("calibrating on rank 0: the layers on the blocks of ", plans.size(),
                    " grids (the other ranks wait)"));
   runOnRootWhileOthersWait(MPI_COMM_WORLD, "calibrating the layers", [&] {
-    nn::CalibrationOptions co;
-    co.threads = Kokkos::DefaultExecutionSpace().concurrency();
-    co.loss = task.lossName();
-    co.optimizer = o.optimizer;
-    co.progress = [](const std::string& what) {
-      setActivity(concat("calibrating ", what));
-      std::printf("  timed %s\n", what.c_str());
-      std::fflush(stdout);
-    };
-    const int added = nn::calibrate(planner.model(), plans, machine, co);
+    const int added =
+        timeLayers(task, o, planner, plans, machine, s.calibrate_each_round ? 1 : 3, true);
     machine.save(path);
     std::printf("calibration: %d timings recorded in %s\n", added, path.c_str());
     std::fflush(stdout);
@@ -431,9 +494,15 @@ int runSweep(const SweepOptions& s) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return concat("; about ", formatDuration(elapsed / double(runs_done) * double(left)), " left");
   };
+  std::vector<nn::Machine> retimed;  // --calibrate-each-round: rank 0's timings of rounds 2, 3, ...
   for (int round = 1; round <= s.rounds; ++round) {
     const std::string in_round =
         s.rounds > 1 ? concat("round ", round, " of ", s.rounds, ": ") : std::string();
+    if (s.calibrate && s.calibrate_each_round && round > 1) {
+      say(root, concat(in_round, "timing the layers again on rank 0 (--calibrate-each-round)"));
+      retimed.push_back(
+          retimeLayers(*task, o, size, ranks_per_node, candidates, *machine));
+    }
     std::size_t done = 0;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       const GridAssessment& a = candidates[i];
@@ -497,6 +566,25 @@ int runSweep(const SweepOptions& s) {
       runCollectively(MPI_COMM_WORLD, [&] {
         if (root) writeSweepReports(s.out, records(), title);
       });
+    }
+  }
+  if (!retimed.empty()) {
+    // The grids priced again with each layer's median over the rounds' timings.
+    runCollectively(MPI_COMM_WORLD, [&] {
+      if (!root) return;
+      const int pooled = poolTimings(*machine, retimed);
+      machine->save(machine->path);
+      std::printf("calibration: %d timings pooled over %d rounds into %s\n", pooled,
+                  int(retimed.size()) + 1, machine->path.c_str());
+      std::fflush(stdout);
+    });
+    runCollectively(MPI_COMM_WORLD, [&] { machine = nn::Machine::load(machine->path); });
+    price();
+    candidates = assessAll();
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (slots[i].is_null() || slots[i]["status"] != "measured") continue;
+      slots[i].update(predictedKeys(candidates[i]));
+      attachLayerPredictions(slots[i]["layers"], candidates[i]);
     }
   }
   runCollectively(MPI_COMM_WORLD, [&] {

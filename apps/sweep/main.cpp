@@ -3,7 +3,7 @@
 //
 //   mpirun -np 4 halo3d-sweep --model cosmoflow --data data/train --width 0.25 --batch 4
 //       --steps 5 --warmup 1 --out sweep4 [--grids 1x4x1x1,2x2x1x1] [--machine FILE] [--rounds 3]
-//       [--calibrate] [--memory-limit 2G]
+//       [--calibrate [--calibrate-each-round]] [--memory-limit 2G]
 //   python3 scripts/plot_sweep.py sweep4/sweep.jsonl
 //
 // Exit codes: 0 every valid grid measured, 1 an error (no valid grid, bad flags, a grid failed).
@@ -40,6 +40,12 @@ int main(int argc, char** argv) {
   app.add_flag("--calibrate", options.calibrate,
                "first time the layers on the blocks of every valid grid (rank 0; the others wait) "
                "and record the timings in the machine file (--machine)");
+  app.add_flag("--calibrate-each-round", options.calibrate_each_round,
+               "with --calibrate and --rounds: time the layers again before every later round "
+               "(one pass each, the first calibration one pass too) and price the grids with each "
+               "layer's median over the rounds, so that the timings sample the same minutes as "
+               "the steps they price")
+      ->needs("--calibrate");
   return halo3d::apps::parseAndRun(app, session, argc, argv, "halo3d-sweep",
                                    [&] { return halo3d::apps::runSweep(options); });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "halo3d/comm/impl/HaloPlan.hpp"
 #include "halo3d/core/Error.hpp"
@@ -16,8 +17,8 @@ namespace halo3d::nn {
 namespace {
 
 // The share of a stretch of time-shared compute that the ranks meeting after it wait, per unit of
-// sqrt(s - 1) / s (Predictor::timeshare): fitted on validation60-61 (docs/scaling.md,
-// "Time-sharing in proportion"), where the needed share was 0.25-0.75 by model.
+// E[max of k normals] sqrt(s - 1) / s (Predictor::timeshare): fitted on validation60-61
+// (docs/scaling.md, "Time-sharing in proportion").
 constexpr double kLatenessFraction = 0.5;
 
 Shape5 ownedShape(const TensorBlock& b) {
@@ -257,22 +258,21 @@ class Predictor {
 
   // Ranks that time-share cores (s = runnable threads per core > 1: the ranks' threads, and each
   // rank's loader thread for the `loader` share of the step it reads) reach each synchronisation
-  // at different times, and the ranks that meet wait for the latest. Over D seconds of (stretched)
-  // compute since the previous meeting the wait is priced as kLatenessFraction D sqrt(s - 1) / s,
-  // the same whatever the number of ranks that meet. Until session 31 it was a random walk of
-  // scheduler slices q, E[max of k normals] sqrt(D min(D, q) (s - 1)) / s, whose max over the k
-  // ranks grows with k and whose walk grows as sqrt(D). Calibrated in place, right before each
-  // sweep (validation53-61), that law priced CosmoFlow's grids that split one sample four ways
-  // 1.4-4x too high and the U-Net's about 2x too low: the wait these runs needed grew in
-  // proportion to the compute between meetings, and was about the same for grids of two-rank and
-  // four-rank meetings (docs/scaling.md, "Time-sharing in proportion"). A stretch therefore costs
-  // a fixed fraction of itself; the fraction was fitted on validation60-61 (in-sample) and tested
-  // on the runs after them. The slice q no longer sets the size, but its measurement still gates
-  // the term: it is what tells the model that the cores are time-shared by a host scheduler that
-  // the calibration has seen. The forward pass runs the layers in order, then the loss (no
-  // meeting of its own: its allreduces are priced as alpha terms), the backward pass in reverse;
-  // the last stretch ends at the gradient allreduce and the step's allreduces, where every rank
-  // meets. The lateness is booked on the layer whose synchronisation waits for it.
+  // at different times, and the k ranks that meet wait for the latest. Over D seconds of
+  // (stretched) compute since the previous meeting the wait is priced as
+  // E[max of k normals] kLatenessFraction D sqrt(s - 1) / s. Until session 31 it was a random walk
+  // of scheduler slices q, E[max of k normals] sqrt(D min(D, q) (s - 1)) / s, which grows as
+  // sqrt(D) once D is over a slice. Calibrated in place, right before each sweep
+  // (validation53-62), that law priced CosmoFlow's waits up to 4x too high and the U-Net's about
+  // 2x too low: the wait these runs needed grew in proportion to the compute between meetings
+  // (docs/scaling.md, "Time-sharing in proportion"). The fraction was fitted on validation60-61
+  // (in-sample); validation62 chose to keep the max over the k ranks, which ranks grids that split
+  // samples apart better than a wait the same for any k. The slice q no longer sets the size, but
+  // its measurement still gates the term: it is what tells the model that a host scheduler
+  // time-shares the cores. The forward pass runs the layers in order, then the loss (no meeting of
+  // its own: its allreduces are priced as alpha terms), the backward pass in reverse; the last
+  // stretch ends at the gradient allreduce and the step's allreduces, where every rank meets. The
+  // lateness is booked on the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
                    const std::vector<std::array<int, 2>>& groups, double loader, double input_store,
                    double loss) const {
@@ -280,7 +280,10 @@ class Predictor {
     const double s = _ranks_per_node * (_run.threads_per_rank + loader) / double(_m.cores_per_node);
     if (_m.devices_per_node > 0 || q <= 0 || s <= 1) return 0;
     const auto late = [&](double d, int k) {
-      return k <= 1 ? 0.0 : kLatenessFraction * d * std::sqrt(s - 1) / s;
+      if (k <= 1) return 0.0;
+      auto z = _max_of_normals.find(k);
+      if (z == _max_of_normals.end()) z = _max_of_normals.emplace(k, expectedMaxOfNormals(k)).first;
+      return z->second * kLatenessFraction * d * std::sqrt(s - 1) / s;
     };
     // The batch is stored into the input after the previous step's last synchronisation.
     double total = 0, since = input_store;
@@ -529,9 +532,29 @@ class Predictor {
   std::vector<std::string>& _notes;
   int _ranks_per_node = 1;
   double _stretch = 1;
+  mutable std::map<int, double> _max_of_normals;  // expectedMaxOfNormals by group size
 };
 
 }  // namespace
+
+double expectedMaxOfNormals(int k) {
+  if (k <= 1) return 0;
+  constexpr double kInvSqrt2Pi = 0.3989422804014327;
+  // The integral of x k phi(x) Phi(x)^(k-1) over x: the density of the maximum is smooth and
+  // negligible beyond [-10, 10] for any k a machine has.
+  const double lo = -10, hi = 10;
+  const int steps = 4000;
+  const double h = (hi - lo) / steps;
+  double sum = 0;
+  for (int i = 0; i <= steps; ++i) {
+    const double x = lo + i * h;
+    const double phi = std::exp(-0.5 * x * x) * kInvSqrt2Pi;
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    const double f = x * k * phi * std::pow(cdf, k - 1);
+    sum += (i == 0 || i == steps ? 0.5 : 1.0) * f;
+  }
+  return sum * h;
+}
 
 double coreShare(const Machine& machine, int ranks_per_node, int threads_per_rank) {
   if (machine.devices_per_node > 0) return 1.0;

@@ -112,4 +112,7 @@ StepPrediction predictStep(const ModelPlan& plan, const Machine& machine, const 
 // share a node's cores: their threads over the cores, at least 1; 1 on a device machine.
 double coreShare(const Machine& machine, int ranks_per_node, int threads_per_rank);
 
+// E[max of k independent standard normal variables] (0 for k <= 1; 1/sqrt(pi) for k = 2).
+double expectedMaxOfNormals(int k);
+
 }  // namespace halo3d::nn

@@ -45,3 +45,25 @@ record = json.loads(open(sys.argv[2]).readline())
 assert not any("io.read_bytes_per_s" in n for n in record["notes"]), record["notes"]
 print(f"sweep --calibrate --precision bf16: {reads}")
 PY
+# --calibrate-each-round: the layers timed again before round 2, the grids priced with each layer's median over the
+# rounds; the records carry those prices, the same as a sweep without --calibrate reading the pooled file gives.
+cp "$template" "$work/each.json"
+"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 1 --warmup 0 --rounds 2 \
+  --grids 1x2x1x1,2x1x1x1 --machine "$work/each.json" --calibrate --calibrate-each-round --out "$work/each" \
+  > "$work/each.log"
+grep -q "round 2 of 2: timing the layers again on rank 0" "$work/each.log"
+grep -Eq "calibration: [1-9][0-9]* timings pooled over 2 rounds" "$work/each.log"
+"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 1 --warmup 0 \
+  --grids 1x2x1x1,2x1x1x1 --machine "$work/each.json" --out "$work/each_priced" > /dev/null
+python3 - "$work/each/sweep.jsonl" "$work/each_priced/sweep.jsonl" <<'PY'
+import json, sys
+each, priced = ([json.loads(line) for line in open(path)] for path in sys.argv[1:3])
+assert [r["grid"] for r in each] == [r["grid"] for r in priced] == ["1x2x1x1", "2x1x1x1"], (each, priced)
+for a, b in zip(each, priced):
+    assert a["status"] == "measured" and a["rounds"] == 2, a
+    assert abs(a["predicted_step_s"] - b["predicted_step_s"]) <= 1e-9 * b["predicted_step_s"], \
+        (a["grid"], a["predicted_step_s"], b["predicted_step_s"])
+    layers = [l for l in a["layers"] if "predicted" in l]
+    assert layers and any(l["predicted"]["forward_s"] > 0 for l in layers), a["layers"]
+print("sweep --calibrate-each-round: predicted " + ", ".join(f"{r['grid']} {r['predicted_step_s']:.4g} s" for r in each))
+PY

@@ -317,12 +317,20 @@ TEST(StepModel, GridChoiceOrdersTheValidGridsAndExplainsTheOthers) {
   }
 }
 
+// E[max of k standard normals] in closed form for k = 2 and 3: 1/sqrt(pi) and 3/(2 sqrt(pi)).
+TEST(StepModel, ExpectedMaxOfNormals) {
+  EXPECT_EQ(expectedMaxOfNormals(1), 0.0);
+  EXPECT_NEAR(expectedMaxOfNormals(2), 0.5641895835477563, 1e-7);
+  EXPECT_NEAR(expectedMaxOfNormals(3), 0.8462843753216345, 1e-7);
+  EXPECT_GT(expectedMaxOfNormals(8), expectedMaxOfNormals(4));
+}
+
 // Two ranks time-sharing one core (s = 2) at grid 1x2x1x1 of one conv on 1 x 2 x 8^3: they meet at
 // the forward halo gather (the data has no gradient, so no backward scatter) and at the step's
-// allreduces after backward. Each meeting costs 0.5 D sqrt(s - 1) / s for the D seconds of
-// stretched compute since the previous one (the conv's forward, then its backward), whatever the
-// stretch's length against the slice and the number of ranks that meet. Nothing without a
-// measured slice or with one rank per core and no loader thread beside it.
+// allreduces after backward. Each meeting costs E[max of 2 normals] 0.5 D sqrt(s - 1) / s for the D
+// seconds of stretched compute since the previous one (the conv's forward, then its backward),
+// whatever the stretch's length against the slice. Nothing without a measured slice or with one
+// rank per core and no loader thread beside it.
 TEST(StepModel, TimeSharingRanksMeetLateInProportionToTheStretch) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
@@ -351,7 +359,7 @@ TEST(StepModel, TimeSharingRanksMeetLateInProportionToTheStretch) {
     }
   };
   roundTimings();
-  const double q = 4e-3, c = 0.5;
+  const double q = 4e-3, c = 0.5 * 0.5641895835;  // the fraction times E[max of 2 normals]
   const auto wait = [&](double d, double s) { return c * d * std::sqrt(s - 1) / s; };
   m.scheduler_slice_s = q;
   const StepPrediction p = predictStep(plan, m, run);
