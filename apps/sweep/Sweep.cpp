@@ -500,8 +500,7 @@ int runSweep(const SweepOptions& s) {
         s.rounds > 1 ? concat("round ", round, " of ", s.rounds, ": ") : std::string();
     if (s.calibrate && s.calibrate_each_round && round > 1) {
       say(root, concat(in_round, "timing the layers again on rank 0 (--calibrate-each-round)"));
-      retimed.push_back(
-          retimeLayers(*task, o, size, ranks_per_node, candidates, *machine));
+      retimed.push_back(retimeLayers(*task, o, size, ranks_per_node, candidates, *machine));
     }
     std::size_t done = 0;
     for (std::size_t i = 0; i < candidates.size(); ++i) {
