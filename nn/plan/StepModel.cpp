@@ -16,11 +16,6 @@ namespace halo3d::nn {
 
 namespace {
 
-// The share of a stretch of time-shared compute that the ranks meeting after it wait, per unit of
-// E[max of k normals] sqrt(s - 1) / s (Predictor::timeshare): fitted on validation60-61
-// (docs/scaling.md, "Time-sharing in proportion").
-constexpr double kLatenessFraction = 0.5;
-
 Shape5 ownedShape(const TensorBlock& b) {
   return {b.localSamples(), b.channels(), b.owned().extent(0), b.owned().extent(1),
           b.owned().extent(2)};
@@ -258,21 +253,21 @@ class Predictor {
 
   // Ranks that time-share cores (s = runnable threads per core > 1: the ranks' threads, and each
   // rank's loader thread for the `loader` share of the step it reads) reach each synchronisation
-  // at different times, and the k ranks that meet wait for the latest. Over D seconds of
-  // (stretched) compute since the previous meeting the wait is priced as
-  // E[max of k normals] kLatenessFraction D sqrt(s - 1) / s. Until session 31 it was a random walk
-  // of scheduler slices q, E[max of k normals] sqrt(D min(D, q) (s - 1)) / s, which grows as
-  // sqrt(D) once D is over a slice. Calibrated in place, right before each sweep
-  // (validation53-62), that law priced CosmoFlow's waits up to 4x too high and the U-Net's about
-  // 2x too low: the wait these runs needed grew in proportion to the compute between meetings
-  // (docs/scaling.md, "Time-sharing in proportion"). The fraction was fitted on validation60-61
-  // (in-sample); validation62 chose to keep the max over the k ranks, which ranks grids that split
-  // samples apart better than a wait the same for any k. The slice q no longer sets the size, but
-  // its measurement still gates the term: it is what tells the model that a host scheduler
-  // time-shares the cores. The forward pass runs the layers in order, then the loss (no meeting of
-  // its own: its allreduces are priced as alpha terms), the backward pass in reverse; the last
-  // stretch ends at the gradient allreduce and the step's allreduces, where every rank meets. The
-  // lateness is booked on the layer whose synchronisation waits for it.
+  // at different times: over D seconds of (stretched) compute a rank gets the core in slices of q,
+  // and its share drifts like a random walk of D / q slices. A scheduler that gives each slice to a
+  // random runnable rank makes sigma = sqrt(D q (s - 1)); one that runs the most lagging rank
+  // first, sqrt(D q (s - 1)) / s. The model takes the second: a rank that waits yields its core
+  // (Open MPI yields when oversubscribed), so the rank behind it runs. (Until the layers were
+  // calibrated in a step's order the compute was priced low, and the geometric middle of the two,
+  // sqrt(D q (s - 1) / s), made up for it; docs/scaling.md, "The first opens, and the layers timed
+  // in step order".) A stretch shorter than one slice is one step of that walk, and a step cannot
+  // be longer than the stretch itself: sigma = sqrt(D min(D, q) (s - 1)) / s, so that many short
+  // stretches (a small model's layers, each ending in an exchange) do not add up to more lateness
+  // than one slice each could give. The k ranks that meet wait for the latest, E[max of k normals]
+  // sigma. The forward pass runs the layers in order, then the loss (no meeting of its own: its
+  // allreduces are priced as alpha terms), the backward pass in reverse; the last stretch ends at
+  // the gradient allreduce and the step's allreduces, where every rank meets. The lateness is
+  // booked on the layer whose synchronisation waits for it.
   double timeshare(std::vector<LayerPrediction>& layers,
                    const std::vector<std::array<int, 2>>& groups, double loader, double input_store,
                    double loss) const {
@@ -283,7 +278,7 @@ class Predictor {
       if (k <= 1) return 0.0;
       auto z = _max_of_normals.find(k);
       if (z == _max_of_normals.end()) z = _max_of_normals.emplace(k, expectedMaxOfNormals(k)).first;
-      return z->second * kLatenessFraction * d * std::sqrt(s - 1) / s;
+      return z->second * std::sqrt(d * std::min(d, q) * (s - 1)) / s;
     };
     // The batch is stored into the input after the previous step's last synchronisation.
     double total = 0, since = input_store;

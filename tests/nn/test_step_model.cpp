@@ -327,11 +327,11 @@ TEST(StepModel, ExpectedMaxOfNormals) {
 
 // Two ranks time-sharing one core (s = 2) at grid 1x2x1x1 of one conv on 1 x 2 x 8^3: they meet at
 // the forward halo gather (the data has no gradient, so no backward scatter) and at the step's
-// allreduces after backward. Each meeting costs E[max of 2 normals] 0.5 D sqrt(s - 1) / s for the D
-// seconds of stretched compute since the previous one (the conv's forward, then its backward),
-// whatever the stretch's length against the slice. Nothing without a measured slice or with one
-// rank per core and no loader thread beside it.
-TEST(StepModel, TimeSharingRanksMeetLateInProportionToTheStretch) {
+// allreduces after backward. Each meeting costs E[max of 2 normals] sqrt(D min(D, q) (s - 1)) / s
+// for the D seconds of stretched compute since the previous one: the conv's forward, then its
+// backward (a walk of D / q slices of the scheduler, or one step no longer than D under a slice).
+// Nothing without a measured slice or with one rank per core and no loader thread beside it.
+TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
@@ -359,8 +359,12 @@ TEST(StepModel, TimeSharingRanksMeetLateInProportionToTheStretch) {
     }
   };
   roundTimings();
-  const double q = 4e-3, c = 0.5 * 0.5641895835;  // the fraction times E[max of 2 normals]
-  const auto wait = [&](double d, double s) { return c * d * std::sqrt(s - 1) / s; };
+  const double q = 4e-3, z2 = 0.5641895835;
+  // sigma of a stretch of d seconds with s runnable threads per core: a walk of d / q slices, or
+  // one step no longer than d itself.
+  const auto sigma = [&](double d, double s) {
+    return std::sqrt(d * std::min(d, q) * (s - 1)) / s;
+  };
   m.scheduler_slice_s = q;
   const StepPrediction p = predictStep(plan, m, run);
   ASSERT_EQ(p.layers.size(), 1u);
@@ -370,9 +374,9 @@ TEST(StepModel, TimeSharingRanksMeetLateInProportionToTheStretch) {
   const double f = p.input_s + p.layers[0].forward_s, b = p.layers[0].backward_s;
   EXPECT_NEAR(f, 12e-3, 1e-12);
   EXPECT_NEAR(b, 2e-3, 1e-12);
-  EXPECT_NEAR(p.layers[0].timeshare_s, c * f / 2, 1e-9);
-  EXPECT_NEAR(p.timeshare_s, c * (f + b) / 2, 1e-9);
-  EXPECT_NEAR(p.timeshare_s, wait(f, 2) + wait(b, 2), 1e-9);
+  EXPECT_NEAR(p.layers[0].timeshare_s, z2 * std::sqrt(f * q) / 2, 1e-9);
+  EXPECT_NEAR(p.timeshare_s, z2 * std::sqrt(f * q) / 2 + z2 * b / 2, 1e-9);
+  EXPECT_NEAR(p.timeshare_s, z2 * (sigma(f, 2) + sigma(b, 2)), 1e-9);
   EXPECT_DOUBLE_EQ(
       p.step_s, p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s + p.timeshare_s + p.io_s);
   m.cores_per_node = 2;  // one rank per core, the loader's read negligible
@@ -388,7 +392,7 @@ TEST(StepModel, TimeSharingRanksMeetLateInProportionToTheStretch) {
   m.io_read_bytes_per_s =
       1000 / (0.5 * (one.compute_s + one.halo_s + one.redistribute_s + one.allreduce_s));
   const StepPrediction l = predictStep(plan, m, run);
-  EXPECT_NEAR(l.timeshare_s, c * (f1 + b1) * std::sqrt(0.5) / 1.5, 1e-9);
+  EXPECT_NEAR(l.timeshare_s, z2 * (std::sqrt(f1 * q * 0.5) + b1 * std::sqrt(0.5)) / 1.5, 1e-9);
   run.read_bytes_per_rank = 0;
   m.io_read_bytes_per_s = 1e15;
   // Sample groups alone (2x1x1x1) meet only at the step's allreduces, after all of the compute.
@@ -399,14 +403,14 @@ TEST(StepModel, TimeSharingRanksMeetLateInProportionToTheStretch) {
   const StepPrediction d = predictStep(data, m, run);
   const double all = d.input_s + d.layers[0].forward_s + d.layers[0].backward_s;
   EXPECT_NEAR(all, 14e-3, 1e-12);
-  EXPECT_NEAR(d.timeshare_s, c * all / 2, 1e-9);
-  // Shorter than a slice: the same share of the stretch.
+  EXPECT_NEAR(d.timeshare_s, z2 * std::sqrt(all * q) / 2, 1e-9);
+  // Shorter than a slice: the lateness is the stretch itself times the prefactor, not sqrt(D q).
   for (LayerTiming& t : m.layers)
     if (t.layer.rfind("Conv3d(", 0) == 0) t.forward_s = t.backward_s = 0.25e-3;
   const StepPrediction shortStep = predictStep(data, m, run);
   const double brief = shortStep.input_s + 2 * shortStep.layers[0].forward_s;
   EXPECT_NEAR(brief, 3e-3, 1e-12);
-  EXPECT_NEAR(shortStep.timeshare_s, c * brief / 2, 1e-9);
+  EXPECT_NEAR(shortStep.timeshare_s, z2 * brief / 2, 1e-9);
 }
 
 // Storing the batch into the model's input (outside every layer's timer in a step) is timed by the
