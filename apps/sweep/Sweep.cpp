@@ -275,6 +275,15 @@ std::string agreeOnGrid(std::exception_ptr failure, const GridShape& shape, MPI_
   return "(no message)";
 }
 
+// The plans of the valid candidates, from `planner`'s model.
+std::vector<nn::ModelPlan> validPlans(const GridPlanner& planner,
+                                      const std::vector<GridAssessment>& candidates) {
+  std::vector<nn::ModelPlan> plans;
+  for (const GridAssessment& a : candidates)
+    if (a.valid) plans.push_back(planner.plan(a.grid));
+  return plans;
+}
+
 // Rank 0 times the layers of `plans` into `machine` (those it lacks), each representative rank's
 // in a step's order: the median of `repetitions` passes after a warm-up; with `slice`, also the
 // scheduler's slice where the file has none.
@@ -302,9 +311,7 @@ nn::Machine retimeLayers(const TrainingTask& task, const TrainingOptions& o, int
                          int ranks_per_node, const std::vector<GridAssessment>& candidates,
                          const nn::Machine& machine) {
   GridPlanner planner(task, o, ranks, ranks_per_node, nullptr);
-  std::vector<nn::ModelPlan> plans;
-  for (const GridAssessment& a : candidates)
-    if (a.valid) plans.push_back(planner.plan(a.grid));
+  const std::vector<nn::ModelPlan> plans = validPlans(planner, candidates);
   nn::Machine again = machine;
   again.layers.clear();
   runOnRootWhileOthersWait(MPI_COMM_WORLD, "timing the layers again",
@@ -316,11 +323,6 @@ nn::Machine retimeLayers(const TrainingTask& task, const TrainingOptions& o, int
 // backward apart, of its first timing and theirs: the timings then sample the machine across the
 // minutes in which the grids ran, as the steps they price do. Returns how many were pooled.
 int poolTimings(nn::Machine& machine, const std::vector<nn::Machine>& rounds) {
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-  };
   int pooled = 0;
   for (nn::LayerTiming& t : machine.layers) {
     std::vector<double> fwd{t.forward_s}, bwd{t.backward_s};
@@ -347,9 +349,7 @@ void calibrate(const TrainingTask& task, const TrainingOptions& o, const SweepOp
                const std::vector<GridAssessment>& candidates, const std::string& path,
                nn::Machine& machine, bool root) {
   GridPlanner planner(task, o, ranks, ranks_per_node, nullptr);
-  std::vector<nn::ModelPlan> plans;
-  for (const GridAssessment& a : candidates)
-    if (a.valid) plans.push_back(planner.plan(a.grid));
+  const std::vector<nn::ModelPlan> plans = validPlans(planner, candidates);
   // The links: a ping-pong between ranks 0 and 1 alone (the others already sleep in the wait
   // below, so that nothing competes for the cores), saved with the layers by rank 0.
   int rank = 0;
