@@ -69,10 +69,10 @@ PY
 }
 # merge_machine SRC DST: SRC's layer timings and scheduler slice into DST, replacing the keys both hold.
 merge_machine() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "$repo/scripts" <<'PY'
 import json, sys
-def key(t):
-    return json.dumps({k: v for k, v in t.items() if k not in ("forward_s", "backward_s")}, sort_keys=True)
+sys.path.insert(0, sys.argv[3])
+from machine_drift import key  # a timing's key: every field but its times
 src, dst = (json.load(open(p)) for p in sys.argv[1:3])
 layers = {key(t): t for t in dst.get("layers", [])}
 layers.update({key(t): t for t in src.get("layers", [])})
