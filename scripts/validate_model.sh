@@ -16,7 +16,8 @@
 # Without it the sweeps price with the shipped file's timings and time only the keys it lacks.
 # --each-round passes halo3d-sweep --calibrate-each-round: the layers are timed again before each
 # later round and the grids priced with each layer's median over the rounds, so that the timings
-# sample the same minutes as the steps (docs/scaling.md, "... the layers timed in each round").
+# sample the same minutes as the steps (docs/scaling.md, "Time-sharing in
+# proportion, and the layers timed in each round").
 #
 # Each sweep runs its grids in turn R times (halo3d-sweep --rounds; default 3), W warm-up and S measured steps each
 # time, and a grid's figures pool its rounds: on this shared VM a stretch of a minute or two in which the cores run
