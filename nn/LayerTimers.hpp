@@ -1,7 +1,10 @@
 #pragma once
 // Per-layer phase timers for benchmarks, metrics and sweeps: compute, halo wait, redistribution,
 // allreduce wait and I/O, in seconds, and the halo traffic (bytes and MPI messages this rank
-// sends), accumulated until reset(). Times are wall clock on this rank around fenced regions.
+// sends), accumulated until reset(). Times are wall clock on this rank around fenced regions, and
+// exclusive: a timer opened inside another (BatchNorm's statistics allreduce inside its compute)
+// takes its time out of the enclosing one, so the phases of a step add up to at most its wall time.
+// One thread (the one that runs the model) uses a LayerTimers.
 
 #include <array>
 #include <chrono>
@@ -22,6 +25,8 @@ inline constexpr int kPhases = 5;
 struct HaloTraffic {
   double bytes = 0, messages = 0;
 };
+
+class ScopedTimer;
 
 class LayerTimers {
  public:
@@ -59,8 +64,10 @@ class LayerTimers {
   }
 
  private:
+  friend class ScopedTimer;
   std::map<std::string, std::array<double, kPhases>> _t;
   std::map<std::string, HaloTraffic> _traffic;
+  ScopedTimer* _open = nullptr;  // the innermost ScopedTimer still running
 };
 
 inline constexpr EnumName<Phase> kPhaseNames[] = {{Phase::Compute, "compute"},
@@ -73,10 +80,11 @@ inline const char* phaseName(Phase phase) {
   return nameOf(kPhaseNames, phase);
 }
 
-// Adds the lifetime of the scope to `timers` (if any) under (layer, phase). The name is kept by
-// value: callers pass temporaries ("allreduce"), which a reference would outlive. A communication
-// phase is also an activity (core/Activity.hpp) appended to the current one, "features.3 forward:
-// halo wait", so a stalled rank names where it waits, and a Kokkos profiling region.
+// Adds the lifetime of the scope to `timers` (if any) under (layer, phase), less the lifetimes of
+// the timers opened inside it on the same `timers`. The name is kept by value: callers pass
+// temporaries ("allreduce"), which a reference would outlive. A communication phase is also an
+// activity (core/Activity.hpp) appended to the current one, "features.3 forward: halo wait", so a
+// stalled rank names where it waits, and a Kokkos profiling region.
 class ScopedTimer {
  public:
   ScopedTimer(LayerTimers* timers, std::string layer, Phase phase)
@@ -86,19 +94,29 @@ class ScopedTimer {
         _start(std::chrono::steady_clock::now()) {
     if (phase != Phase::Compute)
       _activity.emplace(currentActivity().what + ": " + phaseName(phase));
+    if (_timers) {
+      _enclosing = _timers->_open;
+      _timers->_open = this;
+    }
   }
   ~ScopedTimer() {
-    if (_timers)
-      _timers->add(
-          _layer, _phase,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count());
+    if (!_timers) return;
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - _start).count();
+    _timers->add(_layer, _phase, seconds - _inner);
+    if (_enclosing) _enclosing->_inner += seconds;
+    _timers->_open = _enclosing;
   }
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
 
  private:
   LayerTimers* _timers;
   std::string _layer;
   Phase _phase;
   std::chrono::steady_clock::time_point _start;
+  ScopedTimer* _enclosing = nullptr;
+  double _inner = 0;  // seconds of the timers opened inside this one
   std::optional<ScopedActivity> _activity;
 };
 
