@@ -85,7 +85,7 @@ TEST(ScopedTimer, TakesAnInnerTimerOutOfTheEnclosingOne) {
   EXPECT_GE(allreduce, 0.030);  // the first sleep; the second is the halo wait's
   EXPECT_GE(compute, 0.0);
   EXPECT_LE(compute + allreduce + halo, whole.get("bn", Phase::Compute));
-  EXPECT_LT(compute, allreduce);  // no sleep of its own
+  EXPECT_LT(compute, allreduce);                  // no sleep of its own
   EXPECT_EQ(whole.total(Phase::Allreduce), 0.0);  // other timers' scopes do not nest
 }
 
