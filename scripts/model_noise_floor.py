@@ -11,16 +11,17 @@ Each DIR is the output of scripts/validate_model.sh (DIR/<config>/P<ranks>/sweep
           runs: fitted on the runs it scores, an upper bound for any constant correction of the model; with
           --fit-runs K, fitted on the first K runs only, and every count below is over the runs after them (out of
           sample);
-  oracle  each grid's measured step in the median run of all the given runs (its own run included): a prediction
-          that knows every grid's typical step on this machine but not the machine's speed in a given run, i.e.
-          the best that a calibration taken once could do.
+  oracle  each grid's median measured step over all the given runs (its own run included): a prediction that
+          knows every grid's typical step on this machine but not the machine's speed in a given run, i.e. the
+          best that a calibration taken once could do.
 It prints per run how many (config, P) are within the limit under each, the misses, and how many consecutive
 pairs of runs have every (config, P) within it. Exit status 0 whatever the figures.
 """
 import argparse
-import json
 import pathlib
 import statistics
+
+from model_accuracy import load as load_rows  # a sweep.jsonl's records
 
 
 def load(run_dir, ranks):
@@ -30,13 +31,8 @@ def load(run_dir, ranks):
         p = path.parent.name
         if not p[1:].isdigit() or int(p[1:]) not in ranks:
             continue
-        rows = []
-        for line in path.read_text().splitlines():
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            if r.get("status") == "measured" and r.get("measured_step_s"):
-                rows.append((r["grid"], r.get("predicted_step_s"), r["measured_step_s"]))
+        rows = [(r["grid"], r.get("predicted_step_s"), r["measured_step_s"]) for r in load_rows(path)
+                if r.get("status") == "measured" and r.get("measured_step_s")]
         if rows:
             out[(path.parent.parent.name, p)] = rows
     return out
@@ -68,9 +64,11 @@ def main():
         typical[key] = {g: statistics.median(v) for g, v in by_grid.items()}
 
     def passes(run, key, predict):
+        """(within the limit, median error or None where no grid is priced)"""
         pairs = [(predict(grid, pred), meas) for grid, pred, meas in run[key]]
         pairs = [(p, m) for p, m in pairs if p]
-        return bool(pairs) and median_error(pairs) <= args.limit, median_error(pairs) if pairs else None
+        err = median_error(pairs) if pairs else None
+        return err is not None and err <= args.limit, err
 
     factors = {}
     for key in keys:
