@@ -118,6 +118,8 @@ Machine Machine::load(const std::string& path) {
   m.io_read_bytes_per_s = r.number(r.member(j, "", "io"), "io", "read_bytes_per_s", 1, 1e15);
   if (j.contains("scheduler"))
     m.scheduler_slice_s = r.number(r.member(j, "", "scheduler"), "scheduler", "slice_s", 0, 10);
+  if (j.contains("core_pacing"))
+    m.core_pacing = r.number(r.member(j, "", "core_pacing"), "core_pacing", "fraction", 0, 1);
   const Json& compute = r.member(j, "", "compute");
   const std::string kind = r.text(compute, "compute", "kind");
   if (kind == "roofline") {

@@ -22,6 +22,10 @@
 //     },
 //     "scheduler": {"slice_s": 0.004, "source": "..."},  // optional: how long a rank runs before
 //                                     // another rank time-sharing its core gets it (calibrated)
+//     "core_pacing": {"fraction": 0.05, "source": "..."},  // optional: how much longer a step's
+//                                     // compute takes when its ranks run on separate host cores
+//                                     // and meet than on one rank alone (measured apart from
+//                                     // sweeps: scripts/measure_core_pacing.py)
 //     "layers": [ {"layer": "Conv3d(...)", "input": [n, c, d, h, w], "output": [...],
 //                  "threads": 1, "forward_s": 0.01, "backward_s": 0.02,
 //                  "neighbours": [d, h, w]} ... ]   // calibration; "neighbours" optional
@@ -89,6 +93,12 @@ struct Machine {
   // calibrate(), which then sets scheduler_source and save() writes both.
   double scheduler_slice_s = 0;
   std::string scheduler_source;
+  // Ranks on separate host cores, none time-sharing one, run the same work slower than the
+  // calibration's one rank with the other cores idle: each core has its own speed, which moves
+  // from run to run, and wherever the ranks meet the earlier waits for the later. The step model
+  // adds this fraction of the step's compute as lateness. From "core_pacing.fraction" (0: absent,
+  // nothing added).
+  double core_pacing = 0;
 
   // Reads and checks a machine file. Throws InputError naming the file and the key on a missing,
   // mistyped or out-of-range value, and on JSON that does not parse (with its line).

@@ -83,6 +83,7 @@ class Predictor {
     const double work = p.compute_s + p.halo_s + p.redistribute_s + p.allreduce_s;
     const double loader = _run.prefetch && !idle_core && work > 0 ? std::min(1.0, read / work) : 0;
     p.timeshare_s = timeshare(p.layers, groups, loader, p.input_s, p.loss_s);
+    p.timeshare_s += pacing(p);
     const double busy = work + p.timeshare_s;
     p.io_s = _run.prefetch && idle_core ? std::max(0.0, read - busy) : read;
     p.step_s = busy + p.io_s;
@@ -299,6 +300,25 @@ class Predictor {
       meet(layers[i], groups[i][1]);
     }
     return total + late(since, _plan.grid().size());
+  }
+
+  // Ranks on separate host cores, one rank's threads per core at most: the calibration timed each
+  // layer on one rank with the other cores idle, but here every core computes, each at its own
+  // speed, and where the ranks meet the earlier waits for the later. Session 33 saw both parts on
+  // this VM (the slower core of a pinned pair about 3% over the pair's mean, the meetings about 5%
+  // more; docs/scaling.md), and no per-core probe run beside the sweeps predicted them, so the
+  // model takes their sum as one measured fraction of the compute (Machine::core_pacing, measured
+  // apart from sweeps by scripts/measure_core_pacing.py), booked on each layer by its compute and
+  // on the step for the rest (input store, loss, optimizer). Ranks that time-share cores are priced
+  // by timeshare() instead; devices do not share the host's cores.
+  double pacing(StepPrediction& p) const {
+    const double f = _m.core_pacing;
+    if (f <= 0 || _m.devices_per_node > 0 || _plan.grid().size() < 2 ||
+        _ranks_per_node * _run.threads_per_rank > _m.cores_per_node)
+      return 0;
+    for (LayerPrediction& l : p.layers)
+      l.timeshare_s += f * (l.forward_s + l.backward_s);
+    return f * p.compute_s;
   }
 
   // The gradient buckets: GradientReducer starts an MPI_Iallreduce per bucket into a separate

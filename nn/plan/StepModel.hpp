@@ -39,6 +39,10 @@
 //              per core: the ranks' threads and, when they fill the cores, each prefetching
 //              loader's thread for the read's share of the step. Nothing without a measured slice,
 //              on devices, or with s <= 1.
+//              Ranks on separate host cores (at most one rank's threads per core, more than one
+//              rank) add Machine::core_pacing times the step's compute instead: each core runs at
+//              its own speed and the ranks wait for the slower where they meet; booked on each
+//              layer by its compute, the rest (input store, loss, optimizer) on the step.
 //
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
 // their gradients, optimizer state, the gradient allreduce's receive buffers (none with a bf16
@@ -90,13 +94,13 @@ struct LayerPrediction {
   double halo_s = 0;                         // exposed exchange time, both passes
   double halo_bytes = 0, halo_messages = 0;  // per step on the busiest rank, both passes
   double redistribute_s = 0, allreduce_s = 0;
-  double timeshare_s = 0;  // lateness of time-sharing ranks at this layer's synchronisations
+  double timeshare_s = 0;  // lateness of time-sharing ranks, or pacing, at this layer
 };
 
 struct StepPrediction {
   double step_s = 0;
   double compute_s = 0, halo_s = 0, redistribute_s = 0, allreduce_s = 0, io_s = 0;
-  double timeshare_s = 0;  // ranks time-sharing cores arriving late where they synchronise
+  double timeshare_s = 0;  // lateness where ranks meet: time-sharing, or separate cores' pacing
   double input_s = 0;      // storing the batch into the model's input (part of compute_s)
   double loss_s = 0;       // the loss and its gradient (part of compute_s)
   std::array<double, 2> step_band_s{0, 0};  // roofline machines: the efficiency band (slow, fast)

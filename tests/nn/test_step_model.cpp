@@ -413,6 +413,81 @@ TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   EXPECT_NEAR(shortStep.timeshare_s, z2 * brief / 2, 1e-9);
 }
 
+// Ranks on separate cores (one per core, none time-sharing) add Machine::core_pacing times the
+// step's compute as lateness: on the layer by its own compute, the rest on the step. Nothing at
+// one rank, with ranks sharing a core (timeshare() prices those), or on a device machine.
+TEST(StepModel, RanksOnSeparateCoresArePacedByTheMeasuredFraction) {
+  auto model = oneConv(2, 3, 8);
+  const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
+  Machine m = linksOnly(1e-6, 1e-9, 0);
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  calibrate(*model, {plan}, m, o);
+  for (LayerTiming& t : m.layers)
+    if (t.layer.rfind("Conv3d(", 0) == 0) {
+      t.forward_s = 5e-3;
+      t.backward_s = 1e-3;
+    }
+  RunShape run;
+  run.trainable_parameters = index_t(model->parameters().trainableSize());
+  run.all_parameters = run.trainable_parameters;
+  run.ranks_per_node = 2;
+  run.prefetch = false;
+  m.cores_per_node = 2;
+  m.io_read_bytes_per_s = 1e15;
+  const StepPrediction plain = predictStep(plan, m, run);
+  EXPECT_EQ(plain.timeshare_s, 0.0);
+  m.core_pacing = 0.1;
+  const StepPrediction p = predictStep(plan, m, run);
+  ASSERT_EQ(p.layers.size(), 1u);
+  EXPECT_NEAR(p.layers[0].timeshare_s, 0.1 * 6e-3, 1e-15);
+  EXPECT_NEAR(p.timeshare_s, 0.1 * plain.compute_s, 1e-15);
+  EXPECT_GT(plain.compute_s, 6e-3);  // the input store and the optimizer are paced too
+  EXPECT_NEAR(p.step_s, plain.step_s + 0.1 * plain.compute_s, 1e-15);
+  m.cores_per_node = 1;  // two ranks on one core: time-sharing, no slice measured, no pacing
+  EXPECT_EQ(predictStep(plan, m, run).timeshare_s, 0.0);
+  m.cores_per_node = 2;
+  const ModelPlan one = model->plan(GridShape(1, 1, 1, 1), 1);
+  calibrate(*model, {one}, m, o);
+  EXPECT_EQ(predictStep(one, m, run).timeshare_s, 0.0);
+  m.devices_per_node = 2;
+  EXPECT_EQ(predictStep(plan, m, run).timeshare_s, 0.0);
+}
+
+// The pacing is read from the machine file, and refused outside [0, 1] naming the key.
+TEST(StepModel, CorePacingIsReadFromTheMachineFile) {
+  const std::string path = "halo3d_test_machine_pacing.json";
+  const auto write = [&](const std::string& pacing) {
+    std::ofstream f(path);
+    f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
+             "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
+                       "network": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}},
+             "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
+             "compute": {"kind": "calibrated"})"
+      << pacing << "}";
+  };
+  write("");
+  EXPECT_EQ(Machine::load(path).core_pacing, 0.0);
+  write(R"(, "core_pacing": {"fraction": 0.05, "source": "test"})");
+  Machine m = Machine::load(path);
+  EXPECT_EQ(m.core_pacing, 0.05);
+  m.save(path);  // kept with the rest of the document
+  EXPECT_EQ(Machine::load(path).core_pacing, 0.05);
+  for (const std::string bad :
+       {R"(, "core_pacing": {"fraction": 1.5})", R"(, "core_pacing": {"fraction": "high"})",
+        R"(, "core_pacing": {})"}) {
+    write(bad);
+    try {
+      Machine::load(path);
+      FAIL() << "loaded" << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("core_pacing.fraction"), std::string::npos) << e.what();
+    }
+  }
+  std::remove(path.c_str());
+}
+
 // Storing the batch into the model's input (outside every layer's timer in a step) is timed by the
 // calibration on each representative rank's input block and added to the step's compute, stretched
 // like the layers when ranks share cores; a block that was not timed is scaled from the nearest by
