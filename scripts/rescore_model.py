@@ -3,13 +3,13 @@
 running anything again.
 
     scripts/rescore_model.py DIR [--machine FILE] [--plan build/apps/plan/halo3d-plan] [--json FILE] [--batch-reads]
-                             [--slice-s Q] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--drop-neighbours] [--only CONFIG...] [--ranks P...]
+                             [--slice-s Q] [--core-pacing F] [--add-timings FILE] [--layout-ratio RUN LEGACY]... [--drop-neighbours] [--only CONFIG...] [--ranks P...]
 
 For every measured grid of DIR/<config>/P<ranks>/sweep.jsonl it runs halo3d-plan with that configuration's model
 flags (those of scripts/validate_model.sh), the grid, all ranks on one node, and the machine file (default
 the sweep's own DIR/<config>/P<ranks>.machine.json where validate_model.sh --fresh left one, else
 DIR/this-machine.json: the calibration the sweeps used; --slice-s Q writes a copy with the scheduler slice set to Q
-seconds; --add-timings FILE adds the layer timings of another machine file that this one lacks, such as the
+seconds; --core-pacing F one with core_pacing.fraction set to F; --add-timings FILE adds the layer timings of another machine file that this one lacks, such as the
 input store timed after the sweeps; --layout-ratio RUN LEGACY adds the overlap-piece timings of split ranks,
 RUN's timings with a "neighbours" key scaled by the machine's own whole-block timing of that layer and block over
 LEGACY's timing of the same key (or of the block without neighbours), where RUN is `halo3d-plan --calibrate FILE
@@ -72,8 +72,11 @@ def key(t):
 def prepared(machine, args):
     """MACHINE as the options change it: a temporary copy, or MACHINE itself when none applies."""
     tmp = None
-    if args.slice_s is not None or args.add_timings is not None or args.layout_ratio or args.drop_neighbours:
+    if args.slice_s is not None or args.add_timings is not None or args.layout_ratio or args.drop_neighbours or \
+            args.core_pacing is not None:
         doc = json.loads(machine.read_text())
+        if args.core_pacing is not None:
+            doc["core_pacing"] = {"fraction": args.core_pacing, "source": "scripts/rescore_model.py --core-pacing"}
         if args.drop_neighbours:
             doc["layers"] = [t for t in doc["layers"] if key(t)[4] == (0, 0, 0)]
         if args.slice_s is not None:
@@ -119,6 +122,8 @@ def main():
     parser.add_argument("--machine", type=pathlib.Path)
     parser.add_argument("--plan", default="build/apps/plan/halo3d-plan")
     parser.add_argument("--slice-s", type=float, help="price with this scheduler slice (seconds)")
+    parser.add_argument("--core-pacing", type=float,
+                        help="price with this core pacing (the machine file's core_pacing.fraction)")
     parser.add_argument("--add-timings", type=pathlib.Path,
                         help="machine file whose layer timings missing from --machine are added")
     parser.add_argument("--layout-ratio", nargs=2, type=pathlib.Path, action="append", metavar=("RUN", "LEGACY"),
