@@ -39,6 +39,15 @@ std::unique_ptr<Model> oneConv(index_t c_in, index_t c_out, index_t edge) {
   return m;
 }
 
+// One timed run per layer, no scheduler slice, and `loss` timed (none if empty).
+CalibrationOptions quickCalibration(const std::string& loss = {}) {
+  CalibrationOptions o;
+  o.repetitions = 1;
+  o.scheduler_slice = false;
+  o.loss = loss;
+  return o;
+}
+
 // One 3^3 convolution on 1 x 2 x 8^3 split in two along D: each rank sends its face of 2 channels x
 // 8 x 8 cells, packed (rows of 8 floats are far below the direct path's 8 KiB runs), once, forward
 // only (the data has no gradient).
@@ -335,9 +344,7 @@ TEST(StepModel, TimeSharingRanksMeetLateBySliceRandomWalk) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
-  CalibrationOptions o;
-  o.repetitions = 1;
-  o.scheduler_slice = false;
+  const CalibrationOptions o = quickCalibration();
   calibrate(*model, {plan}, m, o);
   EXPECT_EQ(m.scheduler_slice_s, 0.0);
   RunShape run;
@@ -420,9 +427,7 @@ TEST(StepModel, RanksOnSeparateCoresArePacedByTheMeasuredFraction) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
-  CalibrationOptions o;
-  o.repetitions = 1;
-  o.scheduler_slice = false;
+  const CalibrationOptions o = quickCalibration();
   calibrate(*model, {plan}, m, o);
   for (LayerTiming& t : m.layers)
     if (t.layer.rfind("Conv3d(", 0) == 0) {
@@ -496,9 +501,7 @@ TEST(StepModel, InputStoreIsCalibratedAndPriced) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
-  CalibrationOptions o;
-  o.repetitions = 1;
-  o.scheduler_slice = false;
+  const CalibrationOptions o = quickCalibration();
   calibrate(*model, {plan}, m, o);
   const Shape5 first{1, 2, 4, 8, 8};  // rank 0's half of 1 x 2 x 8^3 along D
   LayerTiming* store = nullptr;
@@ -539,15 +542,6 @@ TEST(StepModel, InputStoreIsCalibratedAndPriced) {
   EXPECT_DOUBLE_EQ(predictStep(plan, m, run).input_s, 0.016);
 }
 
-// One timed run per layer, no scheduler slice, and `loss` timed.
-CalibrationOptions lossCalibration(const std::string& loss) {
-  CalibrationOptions o;
-  o.repetitions = 1;
-  o.scheduler_slice = false;
-  o.loss = loss;
-  return o;
-}
-
 // The loss and its gradient run between forward and backward, outside every layer: timed on each
 // representative rank's output block, priced on the largest rank's, scaled by the cells from the
 // nearest block where that one was not timed, left out (with a note) where nothing was timed.
@@ -555,7 +549,7 @@ TEST(StepModel, LossIsCalibratedAndPriced) {
   auto model = oneConv(2, 3, 8);  // 3 output channels: 3 classes
   const ModelPlan plan = model->plan(GridShape(1, 2, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
-  calibrate(*model, {plan}, m, lossCalibration("ce"));
+  calibrate(*model, {plan}, m, quickCalibration("ce"));
   const Shape5 first{1, 3, 4, 8, 8};  // rank 0's half of the 1 x 3 x 8^3 output along D
   LayerTiming* ce = nullptr;
   for (LayerTiming& t : m.layers)
@@ -599,12 +593,12 @@ TEST(StepModel, LossCalibrationKnowsTheAppsLosses) {
   auto model = oneConv(2, 3, 8);
   const ModelPlan plan = model->plan(GridShape(1, 1, 1, 1), 1);
   Machine m = linksOnly(1e-6, 1e-9, 0);
-  calibrate(*model, {plan}, m, lossCalibration("dice"));
+  calibrate(*model, {plan}, m, quickCalibration("dice"));
   const LayerTiming* dice = m.find(lossKey(plan, ModelPlan::largestRank(), "dice", 1));
   ASSERT_NE(dice, nullptr);
   EXPECT_GT(dice->forward_s, 0.0);
   try {
-    calibrate(*model, {plan}, m, lossCalibration("hinge"));
+    calibrate(*model, {plan}, m, quickCalibration("hinge"));
     FAIL() << "an unknown loss was timed";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown loss 'hinge' (mse, ce or dice)"),
