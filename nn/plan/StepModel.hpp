@@ -40,9 +40,10 @@
 //              loader's thread for the read's share of the step. Nothing without a measured slice,
 //              on devices, or with s <= 1.
 //              Ranks on separate host cores (at most one rank's threads per core, more than one
-//              rank) add Machine::core_pacing times the step's compute instead: each core runs at
-//              its own speed and the ranks wait for the slower where they meet; booked on each
-//              layer by its compute, the rest (input store, loss, optimizer) on the step.
+//              rank; a loader's thread may still time-share above) add Machine::core_pacing times
+//              the step's compute: each core runs at its own speed and the ranks wait for the
+//              slower where they meet; booked on each layer by its compute, the rest (input
+//              store, loss, optimizer) on the step.
 //
 // Memory (bytes per rank, the largest rank): activations and gradients (ModelPlan), parameters and
 // their gradients, optimizer state, the gradient allreduce's receive buffers (none with a bf16
