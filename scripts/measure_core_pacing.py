@@ -7,8 +7,8 @@
 The calibration times every layer on one rank while the other cores sleep, and that prices a one-rank step well.
 Two ranks, one per core, each doing the same work, take longer: each core runs at its own speed, which moves from run
 to run, and every time the ranks meet (a BatchNorm allreduce, a halo exchange, the gradient buckets) the earlier one
-waits for the later. This script measures that against the same work on one rank with the other cores idle (the calibration's condition),
-on the U-Net 64^3 (base 8, depth 3), one sample per rank, K times over (default 6), alternating:
+waits for the later. This script measures that against the same work on one rank with the other cores idle (the
+calibration's condition), on the U-Net 64^3 (base 8, depth 3), one sample per rank, K times over (default 6), alternating:
 
   a. one one-rank run, alone: batch 1, grid 1x1x1x1;
   b. two independent one-rank runs at once, pinned to cores 0 and 1 (taskset): the same work with both cores busy
@@ -68,27 +68,21 @@ def main():
     env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
     model = [str(unet), "train", "--data", str(data), "--base", "8", "--depth", "3", "--steps", str(args.steps)]
 
-    def launch(cmd, metrics):
-        return subprocess.Popen(cmd + ["--metrics", str(metrics)], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.STDOUT)
+    def run_at_once(*jobs):
+        """Starts every (command, metrics file name) of `jobs` at once; when all have ended, each one's step time."""
+        procs = [subprocess.Popen(cmd + ["--metrics", str(work / name)], env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.STDOUT) for cmd, name in jobs]
+        if any(p.wait() != 0 for p in procs):
+            sys.exit(f"measure_core_pacing: a run failed (metrics in {work})")
+        return [step_time(work / name) for _, name in jobs]
 
+    one_rank = mpirun + ["--bind-to", "none", "-np", "1"] + model + ["--batch", "1", "--grid", "1x1x1x1"]
+    two_ranks = mpirun + ["--bind-to", "core", "-np", "2"] + model + ["--batch", "2", "--grid", "2x1x1x1"]
     alone, pairs, doubles = [], [], []
     for k in range(args.pairs):
-        one = launch(mpirun + ["--bind-to", "none", "-np", "1"] + model + ["--batch", "1", "--grid", "1x1x1x1"],
-                     work / f"a{k}.jsonl")
-        if one.wait() != 0:
-            sys.exit(f"measure_core_pacing: a one-rank run failed (metrics in {work})")
-        a = step_time(work / f"a{k}.jsonl")
-        runs = [launch(["taskset", "-c", str(c)] + mpirun + ["--bind-to", "none", "-np", "1"] + model +
-                       ["--batch", "1", "--grid", "1x1x1x1"], work / f"b{k}_{c}.jsonl") for c in (0, 1)]
-        if any(r.wait() != 0 for r in runs):
-            sys.exit(f"measure_core_pacing: a pinned one-rank run failed (metrics in {work})")
-        pair = [step_time(work / f"b{k}_{c}.jsonl") for c in (0, 1)]
-        two = launch(mpirun + ["--bind-to", "core", "-np", "2"] + model + ["--batch", "2", "--grid", "2x1x1x1"],
-                     work / f"c{k}.jsonl")
-        if two.wait() != 0:
-            sys.exit(f"measure_core_pacing: the two-rank run failed (metrics in {work})")
-        c = step_time(work / f"c{k}.jsonl")
+        [a] = run_at_once((one_rank, f"a{k}.jsonl"))
+        pair = run_at_once(*((["taskset", "-c", str(c)] + one_rank, f"b{k}_{c}.jsonl") for c in (0, 1)))
+        [c] = run_at_once((two_ranks, f"c{k}.jsonl"))
         alone.append(a)
         pairs += pair
         doubles.append(c)
@@ -103,13 +97,12 @@ def main():
     if args.write:
         machine = json.loads(args.write.read_text())
         stamp = datetime.date.today().isoformat()
-        machine["core_pacing"] = {
-            "fraction": round(pacing, 4),
-            "source": (f"measured {stamp} by scripts/measure_core_pacing.py --pairs {args.pairs} --steps {args.steps}: "
-                       f"U-Net 64^3 (base 8, depth 3), one sample per rank; {args.pairs} two-rank runs (2x1x1x1, "
-                       f"--bind-to core) took {c:.3f} s a step against {a:.3f} s for one-rank runs alone, "
-                       f"alternated with them ({measured:+.2%}" + (", recorded as 0" if measured < 0 else "") + f"; one-rank runs pinned two at a time to cores 0 and 1 took {b:.3f} s)"),
-        }
+        source = (f"measured {stamp} by scripts/measure_core_pacing.py --pairs {args.pairs} --steps {args.steps}: "
+                  f"U-Net 64^3 (base 8, depth 3), one sample per rank; {args.pairs} two-rank runs (2x1x1x1, "
+                  f"--bind-to core) took {c:.3f} s a step against {a:.3f} s for one-rank runs alone, alternated "
+                  f"with them ({measured:+.2%}{', recorded as 0' if measured < 0 else ''}); one-rank runs pinned "
+                  f"two at a time to cores 0 and 1 took {b:.3f} s")
+        machine["core_pacing"] = {"fraction": round(pacing, 4), "source": source}
         tmp = args.write.with_suffix(args.write.suffix + ".tmp")
         tmp.write_text(json.dumps(machine, indent=1) + "\n")
         tmp.replace(args.write)
