@@ -48,6 +48,17 @@ CalibrationOptions quickCalibration(const std::string& loss = {}) {
   return o;
 }
 
+// Writes a minimal valid machine file to `path`, with `extra` (", key: value" pairs) added.
+void writeMachineFile(const std::string& path, const std::string& extra = {}) {
+  std::ofstream f(path);
+  f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
+           "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
+                     "network": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}},
+           "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
+           "compute": {"kind": "calibrated"})"
+    << extra << "}";
+}
+
 // One 3^3 convolution on 1 x 2 x 8^3 split in two along D: each rank sends its face of 2 channels x
 // 8 x 8 cells, packed (rows of 8 floats are far below the direct path's 8 KiB runs), once, forward
 // only (the data has no gradient).
@@ -463,18 +474,9 @@ TEST(StepModel, RanksOnSeparateCoresArePacedByTheMeasuredFraction) {
 // The pacing is read from the machine file, and refused outside [0, 1] naming the key.
 TEST(StepModel, CorePacingIsReadFromTheMachineFile) {
   const std::string path = "halo3d_test_machine_pacing.json";
-  const auto write = [&](const std::string& pacing) {
-    std::ofstream f(path);
-    f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
-             "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
-                       "network": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}},
-             "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
-             "compute": {"kind": "calibrated"})"
-      << pacing << "}";
-  };
-  write("");
+  writeMachineFile(path);
   EXPECT_EQ(Machine::load(path).core_pacing, 0.0);
-  write(R"(, "core_pacing": {"fraction": 0.05, "source": "test"})");
+  writeMachineFile(path, R"(, "core_pacing": {"fraction": 0.05, "source": "test"})");
   Machine m = Machine::load(path);
   EXPECT_EQ(m.core_pacing, 0.05);
   m.save(path);  // kept with the rest of the document
@@ -482,7 +484,7 @@ TEST(StepModel, CorePacingIsReadFromTheMachineFile) {
   for (const std::string bad :
        {R"(, "core_pacing": {"fraction": 1.5})", R"(, "core_pacing": {"fraction": "high"})",
         R"(, "core_pacing": {})"}) {
-    write(bad);
+    writeMachineFile(path, bad);
     try {
       Machine::load(path);
       FAIL() << "loaded" << bad;
@@ -621,14 +623,7 @@ TEST(StepModel, SchedulerSliceIsMeasured) {
 // The slice is read from and written to the machine file with its source.
 TEST(StepModel, SchedulerSliceRoundTripsThroughTheMachineFile) {
   const std::string path = "halo3d_test_machine_slice.json";
-  {
-    std::ofstream f(path);
-    f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
-             "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
-                       "network": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}},
-             "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
-             "compute": {"kind": "calibrated"}})";
-  }
+  writeMachineFile(path);
   Machine m = Machine::load(path);
   EXPECT_EQ(m.scheduler_slice_s, 0.0);
   m.scheduler_slice_s = 3e-3;
@@ -637,14 +632,7 @@ TEST(StepModel, SchedulerSliceRoundTripsThroughTheMachineFile) {
   m.scheduler_source = "test";
   m.save(path);
   EXPECT_EQ(Machine::load(path).scheduler_slice_s, 3e-3);
-  {
-    std::ofstream f(path);
-    f << R"({"name": "x", "cores_per_node": 2, "devices_per_node": 0,
-             "links": {"shared_memory": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10},
-                       "network": {"alpha_s": 1e-6, "beta_s_per_byte": 1e-10}},
-             "reduction": {"gamma_s_per_byte": 1e-10}, "io": {"read_bytes_per_s": 1e9},
-             "scheduler": {"slice_s": -1}, "compute": {"kind": "calibrated"}})";
-  }
+  writeMachineFile(path, R"(, "scheduler": {"slice_s": -1})");
   try {
     Machine::load(path);
     FAIL() << "a negative slice loaded";
