@@ -27,6 +27,9 @@ deps="${HALO3D_DEPS:-$HOME/.cache/halo3d/deps}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 kokkos_tag="3.4.01-trilinos-13.2.0-r1"   # bump to force a rebuild of the cached Kokkos
+cuda_patch="$repo/cmake/patches/kokkos-3.4.01-cuda13.patch"
+# The CUDA build's stamp carries the patch's hash, so that a changed patch rebuilds a cached CUDA Kokkos.
+kokkos_cuda_tag="$kokkos_tag patch-$(sha256sum "$cuda_patch" | cut -c1-12)"
 
 log() { printf '[bootstrap] %s\n' "$*" >&2; }
 die() { printf '[bootstrap] error: %s\n' "$*" >&2; exit 1; }
@@ -111,9 +114,9 @@ fetch_trilinos_source() {
   rm -f "$apt_dir"/archives/*.tar.* "$apt_dir"/archives/*.dsc
 }
 
-# build_kokkos <prefix> <kokkos-src> <extra cmake args...>: Kokkos then Kokkos Kernels into <prefix>.
+# build_kokkos <prefix> <kokkos-src> <stamp> <extra cmake args...>: Kokkos then Kokkos Kernels into <prefix>.
 build_kokkos() {
-  local prefix="$1" ksrc="$2"; shift 2
+  local prefix="$1" ksrc="$2" tag="$3"; shift 3
   local bdir="$prefix.build"
   rm -rf "$bdir" "$prefix"
   mkdir -p "$bdir/kokkos" "$bdir/kernels"
@@ -131,18 +134,18 @@ build_kokkos() {
     > "$bdir/kernels.configure.log" 2>&1 || { tail -40 "$bdir/kernels.configure.log" >&2; die "Kokkos Kernels configure failed"; }
   cmake --build "$bdir/kernels" -j "$jobs" --target install > "$bdir/kernels.build.log" 2>&1 ||
     { grep -m20 -i error "$bdir/kernels.build.log" >&2; die "Kokkos Kernels build failed"; }
-  echo "$kokkos_tag" > "$prefix/.halo3d-stamp"
+  echo "$tag" > "$prefix/.halo3d-stamp"
   rm -rf "$bdir"
 }
 
-is_built() { [[ -f "$1/.halo3d-stamp" && "$(cat "$1/.halo3d-stamp")" == "$kokkos_tag" ]]; }
+is_built() { [[ -f "$1/.halo3d-stamp" && "$(cat "$1/.halo3d-stamp")" == "$2" ]]; }  # <prefix> <stamp>
 
 omp_prefix="$deps/kokkos-openmp"
-if is_built "$omp_prefix"; then
+if is_built "$omp_prefix" "$kokkos_tag"; then
   log "Kokkos (OpenMP+Serial) cached at $omp_prefix"
 else
   fetch_trilinos_source
-  build_kokkos "$omp_prefix" "$src_root/packages/kokkos" -DKokkos_ENABLE_OPENMP=ON -DBUILD_SHARED_LIBS=ON
+  build_kokkos "$omp_prefix" "$src_root/packages/kokkos" "$kokkos_tag" -DKokkos_ENABLE_OPENMP=ON -DBUILD_SHARED_LIBS=ON
 fi
 
 cuda_prefix="$deps/kokkos-cuda"
@@ -150,17 +153,17 @@ if [[ "${HALO3D_SKIP_CUDA:-0}" == 1 ]]; then
   log "HALO3D_SKIP_CUDA=1: not building the CUDA Kokkos"
 elif [[ ! -x "$cuda_home/bin/nvcc" ]]; then
   log "notice: no nvcc at $cuda_home/bin/nvcc: skipping the CUDA Kokkos build"
-elif is_built "$cuda_prefix"; then
+elif is_built "$cuda_prefix" "$kokkos_cuda_tag"; then
   log "Kokkos (CUDA, sm_80) cached at $cuda_prefix"
 else
   fetch_trilinos_source
   # The CUDA build gets its own patched copy of the Kokkos source; the OpenMP build stays pristine.
   cuda_src="$deps/src/kokkos-cuda13"
   rm -rf "$cuda_src" && cp -r "$src_root/packages/kokkos" "$cuda_src"
-  patch -d "$cuda_src" -p1 --forward < "$repo/cmake/patches/kokkos-3.4.01-cuda13.patch" >&2 ||
+  patch -d "$cuda_src" -p1 --forward < "$cuda_patch" >&2 ||
     die "applying cmake/patches/kokkos-3.4.01-cuda13.patch failed"
   # nvcc_wrapper 3.4 defaults to sm_35, which CUDA 13 rejects: pass -arch explicitly.
-  PATH="$cuda_home/bin:$PATH" build_kokkos "$cuda_prefix" "$cuda_src" \
+  PATH="$cuda_home/bin:$PATH" build_kokkos "$cuda_prefix" "$cuda_src" "$kokkos_cuda_tag" \
     -DCMAKE_CXX_COMPILER="$cuda_src/bin/nvcc_wrapper" -DCMAKE_CXX_FLAGS="-arch=sm_80" \
     -DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_AMPERE80=ON -DBUILD_SHARED_LIBS=OFF
   rm -rf "$cuda_src"

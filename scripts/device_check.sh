@@ -91,10 +91,9 @@ make_bundle() {
 
 if [[ "$mode" == prepare ]]; then
   kokkos="$deps_prefix/kokkos-cuda"
-  if [[ ! -f "$kokkos/.halo3d-stamp" ]]; then
-    log "building the CUDA Kokkos with scripts/bootstrap.sh"
-    "$repo/scripts/bootstrap.sh" > /dev/null || die "bootstrap failed"
-  fi
+  # Idempotent and seconds when cached; rebuilds the CUDA Kokkos when the patch changed (its stamp).
+  log "scripts/bootstrap.sh (the CUDA Kokkos)"
+  "$repo/scripts/bootstrap.sh" > /dev/null || die "bootstrap failed"
   halo3d_kokkos_has_cuda "$kokkos" || die "$kokkos is not a CUDA Kokkos (run scripts/bootstrap.sh where nvcc exists)"
   make_bundle "$kokkos" "$bundle"
   grep -qx '/.device/' "$repo/.gitignore" 2> /dev/null ||
