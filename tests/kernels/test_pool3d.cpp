@@ -487,9 +487,9 @@ int avgBackwardK3S2P1OrderMisses(const HaloTensor<float, Kokkos::HostSpace>& hdy
 // dy_box cut on every side, dx boxes with odd and even starts along W, with dx stored through the
 // caches and around them (streaming).
 TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
-  // The order pinned here is the host code's; the device code (one thread per cell, its own order) is
-  // held to the reference and to box-independence by the other cases (on an H100 its sums differed
-  // from this order in the last bit).
+  // The order pinned here is the host code's; the device code (one thread per cell, its own order)
+  // is held to the reference and to box-independence by the other cases (on an H100 its sums
+  // differed from this order in the last bit).
   if (!kRunsOnHost<Exec>) GTEST_SKIP() << "the documented order is the host code's";
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   const Window s{"k3s2p1", {2, 2, 5, 6, 77}, g};
@@ -527,9 +527,9 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 // only boxes) and others, dy_box cut along D alone; the dense 4^3 volumes (16 and 32 channels,
 // their whole boxes, ghosts along D only), and one with ghosts along H, which the other forms take.
 TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
-  // The order pinned here is the host code's; the device code (one thread per cell, its own order) is
-  // held to the reference and to box-independence by the other cases (on an H100 its sums differed
-  // from this order in the last bit).
+  // The order pinned here is the host code's; the device code (one thread per cell, its own order)
+  // is held to the reference and to box-independence by the other cases (on an H100 its sums
+  // differed from this order in the last bit).
   if (!kRunsOnHost<Exec>) GTEST_SKIP() << "the documented order is the host code's";
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   const float sc = 1.0f / 27.0f;
