@@ -7,6 +7,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import sys
 
 # The acceptance bar of issue 14: halo3d's conv3d at least this fraction of cuDNN fp32 on shapes (b)-(e).
@@ -26,6 +27,17 @@ def read_steps(logs):
                 steps.append({"step": parts[0], "status": parts[1], "seconds": int(parts[2] or 0),
                               "note": parts[3] if len(parts) > 3 else ""})
     return steps
+
+
+def last_words(log_path):
+    """Why a program died before its report: its first error line, else its last line (": ..."), or ""."""
+    try:
+        lines = [line.strip() for line in open(log_path, errors="replace") if line.strip()]
+    except OSError:
+        return ""
+    errors = [line for line in lines if re.search(r"error|abort|terminate|what\(\)", line, re.IGNORECASE)]
+    line = (errors or lines or [""])[0]
+    return (": " + line[:200]) if line else ""
 
 
 def read_tests(logs):
@@ -53,7 +65,8 @@ def read_tests(logs):
             pass
         if rc != 0 and record["failures"] == 0:
             record["failures"] = 1  # crashed, timed out (124) or failed outside a case
-            record["failed"].append("exit status %d%s" % (rc, "" if record["report"] else ", no report"))
+            record["failed"].append("exit status %d%s%s" % (rc, "" if record["report"] else ", no report",
+                                                            last_words(os.path.join(logs, "tests", name + ".log"))))
         programs.append(record)
     return programs
 
