@@ -17,27 +17,31 @@ PRECISIONS = ["cudnn_fp32", "cudnn_tf32", "cudnn_bf16", "cudnn_bf16_cl"]
 PASSES = ["fwd", "bwd_data", "bwd_filter"]
 
 
+def last_words(log_path):
+    """Why a program or step failed: its log's first error line, else its last line (": ..."), or ""."""
+    try:
+        lines = [line.strip() for line in open(log_path, errors="replace") if line.strip()]
+    except OSError:
+        return ""
+    errors = [line for line in lines if re.search(r"error|abort|terminate|what\(\)", line, re.IGNORECASE)]
+    line = errors[0] if errors else (lines[-1] if lines else "")
+    return (": " + line[:200]) if line else ""
+
+
 def read_steps(logs):
+    """The steps of steps.tsv; a failed step whose log is logs/<step>.log gets that log's last words."""
     steps = []
     path = os.path.join(logs, "steps.tsv")
     if os.path.exists(path):
         for line in open(path):
             parts = line.rstrip("\n").split("\t")
             if len(parts) >= 3:
-                steps.append({"step": parts[0], "status": parts[1], "seconds": int(parts[2] or 0),
-                              "note": parts[3] if len(parts) > 3 else ""})
+                step = {"step": parts[0], "status": parts[1], "seconds": int(parts[2] or 0),
+                        "note": parts[3] if len(parts) > 3 else ""}
+                if step["status"] == "FAIL":
+                    step["note"] += last_words(os.path.join(logs, step["step"] + ".log"))
+                steps.append(step)
     return steps
-
-
-def last_words(log_path):
-    """Why a program died before its report: its first error line, else its last line (": ..."), or ""."""
-    try:
-        lines = [line.strip() for line in open(log_path, errors="replace") if line.strip()]
-    except OSError:
-        return ""
-    errors = [line for line in lines if re.search(r"error|abort|terminate|what\(\)", line, re.IGNORECASE)]
-    line = (errors or lines or [""])[0]
-    return (": " + line[:200]) if line else ""
 
 
 def read_tests(logs):
