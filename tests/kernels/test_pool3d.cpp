@@ -527,9 +527,7 @@ TEST(Pool3dLongRows, AverageBackwardK3S2P1FollowsItsOrder) {
 // only boxes) and others, dy_box cut along D alone; the dense 4^3 volumes (16 and 32 channels,
 // their whole boxes, ghosts along D only), and one with ghosts along H, which the other forms take.
 TEST(Pool3dLongRows, AverageK3S2P1WholeRowsFollowTheirOrder) {
-  // The order pinned here is the host code's; the device code (one thread per cell, its own order)
-  // is held to the reference and to box-independence by the other cases (on an H100 its sums
-  // differed from this order in the last bit).
+  // The host code's order, as in AverageBackwardK3S2P1FollowsItsOrder.
   if (!kRunsOnHost<Exec>) GTEST_SKIP() << "the documented order is the host code's";
   const WindowGeometry g = WindowGeometry::cubic(3, 2, 1);
   const float sc = 1.0f / 27.0f;
