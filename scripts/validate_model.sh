@@ -15,7 +15,7 @@
 # OUT/this-machine.json (a key timed again replaces the older timing), which the probe reads against.
 # Without it the sweeps price with the shipped file's timings and time only the keys it lacks.
 # --each-round passes halo3d-sweep --calibrate-each-round: the layers are timed again before each
-# later round and the grids priced with each layer's median over the rounds, so that the timings
+# later round and the grids priced with each layer's mean over the rounds, so that the timings
 # sample the same minutes as the steps (docs/scaling.md, "Time-sharing in
 # proportion, and the layers timed in each round").
 #

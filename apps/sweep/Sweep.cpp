@@ -185,10 +185,17 @@ json measureGrid(const GridShape& shape, const TrainingOptions& base, TrainingTa
   return r;
 }
 
-// The measured keys of a grid from its rounds (measureGrid's, in order): the median, least and
-// most of every round's steps together, the phases and layers averaged over the rounds (each round
-// has as many steps), the largest peak. Rounds run the grids in turn, so a stretch of minutes in
-// which the machine runs slower falls on every grid's steps instead of on the grids that ran in it.
+// The measured keys of a grid from its rounds (measureGrid's, in order): the measured step is the
+// mean over the rounds of each round's median step; the median, least and most of every round's
+// steps together are kept beside it; the phases and layers are averaged over the rounds (each
+// round has as many steps); the largest peak. Rounds run the grids in turn, so a stretch of
+// minutes in which the machine runs slower falls on every grid's steps instead of on the grids
+// that ran in it. The median within a round drops a step that a stall hit; the mean across rounds
+// weighs the machine's states by the time they lasted. A median across rounds jumps between them
+// instead: where a core switches between speeds 25% apart for minutes at a time (this VM), the
+// median of the steps lands on the speed that held most steps, and the median of the layer
+// passes (poolTimings) on the one that held most passes, not always the same (docs/scaling.md,
+// "Five rounds, and the mean of the rounds").
 json mergeRounds(const std::vector<json>& rounds) {
   json r = rounds.front();
   std::vector<double> steps, round_medians;
@@ -205,8 +212,11 @@ json mergeRounds(const std::vector<json>& rounds) {
     return sum / n;
   };
   const double med = median(steps);
+  double measured = 0;
+  for (double m : round_medians)
+    measured += m / n;
   r["rounds"] = rounds.size();
-  r["measured_step_s"] = med;
+  r["measured_step_s"] = measured;
   r["step_s"] = {{"median", med},
                  {"min", *std::min_element(steps.begin(), steps.end())},
                  {"max", *std::max_element(steps.begin(), steps.end())},
@@ -218,7 +228,7 @@ json mergeRounds(const std::vector<json>& rounds) {
     r["times"][key] = t;
     phases += t;
   }
-  r["times"]["other"] = std::max(0.0, med - phases);
+  r["times"]["other"] = std::max(0.0, measured - phases);
   for (const char* key : {"halo_bytes", "halo_messages"})
     r[key] = mean([&](const json& m) { return m[key]; });
   std::size_t peak = 0;
@@ -319,21 +329,24 @@ nn::Machine retimeLayers(const TrainingTask& task, const TrainingOptions& o, int
   return again;
 }
 
-// Each layer timing of `machine` that the rounds timed again becomes the median, forward and
+// Each layer timing of `machine` that the rounds timed again becomes the mean, forward and
 // backward apart, of its first timing and theirs: the timings then sample the machine across the
-// minutes in which the grids ran, as the steps they price do. Returns how many were pooled.
+// minutes in which the grids ran, as the steps they price do, and average its states as the
+// measured step does (mergeRounds). Returns how many were pooled.
 int poolTimings(nn::Machine& machine, const std::vector<nn::Machine>& rounds) {
   int pooled = 0;
   for (nn::LayerTiming& t : machine.layers) {
-    std::vector<double> fwd{t.forward_s}, bwd{t.backward_s};
+    double fwd = t.forward_s, bwd = t.backward_s;
+    int n = 1;
     for (const nn::Machine& r : rounds)
       if (const nn::LayerTiming* again = r.find(t)) {
-        fwd.push_back(again->forward_s);
-        bwd.push_back(again->backward_s);
+        fwd += again->forward_s;
+        bwd += again->backward_s;
+        ++n;
       }
-    if (fwd.size() == 1) continue;
-    t.forward_s = median(fwd);
-    t.backward_s = median(bwd);
+    if (n == 1) continue;
+    t.forward_s = fwd / n;
+    t.backward_s = bwd / n;
     ++pooled;
   }
   return pooled;
@@ -552,13 +565,14 @@ int runSweep(const SweepOptions& s) {
         r["status"] = "measured";
         r.update(mergeRounds(rounds[i]));
         const json& steps = r["step_s"];
-        summary = concat("grid ", a.grid.str(), ": median ", secondsText(r["measured_step_s"]),
-                         " per step", rounds[i].size() > 1 ? " over its rounds so far" : "",
-                         " (min ", secondsText(steps["min"]), ", max ", secondsText(steps["max"]),
-                         std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
-                                                  : std::string(),
-                         "), peak ", formatBytes(r["peak_bytes"].get<double>()),
-                         " per rank (predicted ", formatBytes(double(a.predicted_bytes)), ")");
+        summary =
+            concat("grid ", a.grid.str(), ": ", secondsText(r["measured_step_s"]), " per step (",
+                   rounds[i].size() > 1 ? "the mean of its rounds' medians so far" : "the median",
+                   "; min ", secondsText(steps["min"]), ", max ", secondsText(steps["max"]),
+                   std::isfinite(predicted) ? concat("; predicted ", secondsText(predicted))
+                                            : std::string(),
+                   "), peak ", formatBytes(r["peak_bytes"].get<double>()), " per rank (predicted ",
+                   formatBytes(double(a.predicted_bytes)), ")");
       }
       slots[i] = r;  // before timeLeft, which counts no run to come for a failed grid
       say(root, summary + timeLeft(round, i));
@@ -568,7 +582,7 @@ int runSweep(const SweepOptions& s) {
     }
   }
   if (!retimed.empty()) {
-    // The grids priced again with each layer's median over the rounds' timings.
+    // The grids priced again with each layer's mean over the rounds' timings.
     runCollectively(MPI_COMM_WORLD, [&] {
       if (!root) return;
       const int pooled = poolTimings(*machine, retimed);

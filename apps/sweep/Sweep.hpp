@@ -20,12 +20,12 @@
 // One JSON object per grid, with "status": "measured", "invalid" (with "note": why) or "failed"
 // (with "note": the error). Keys of a measured grid:
 //   grid, ranks, model, batch, steps, warmup, rounds
-//   measured_step_s             the median over the measured steps of every round of the step time
-//                               (each step's time is the slowest rank's)
+//   measured_step_s             the mean over the rounds of each round's median step time (each
+//                               step's time is the slowest rank's); with one round, its median
 //   step_s {median, min, max, all, round_medians}
 //   times {compute, halo_wait, redistribute, allreduce, io, other}   seconds per step: for each
 //                               phase the largest rank's total over its layers (the mean of the
-//                               rounds, as for the layers below); other = the median
+//                               rounds, as for the layers below); other = the measured
 //                               step less their sum (at least 0): loss, optimizer, waits untimed
 //   halo_bytes, halo_messages   what one rank's halo exchanges send per step (the busiest rank)
 //   peak_bytes                  the largest rank's peak of tracked allocations during the grid

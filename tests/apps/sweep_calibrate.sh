@@ -45,14 +45,44 @@ record = json.loads(open(sys.argv[2]).readline())
 assert not any("io.read_bytes_per_s" in n for n in record["notes"]), record["notes"]
 print(f"sweep --calibrate --precision bf16: {reads}")
 PY
-# --calibrate-each-round: the layers timed again before round 2, the grids priced with each layer's median over the
-# rounds; the records carry those prices, the same as a sweep without --calibrate reading the pooled file gives.
+# --calibrate-each-round: the layers timed again before rounds 2 and 3, the grids priced with each layer's mean over
+# the rounds (three, so that a median would differ); the records carry those prices, the same as a sweep without
+# --calibrate reading the pooled file gives.
 cp "$template" "$work/each.json"
-"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 1 --warmup 0 --rounds 2 \
+"$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 1 --warmup 0 --rounds 3 \
   --grids 1x2x1x1,2x1x1x1 --machine "$work/each.json" --calibrate --calibrate-each-round --out "$work/each" \
   > "$work/each.log"
-grep -q "round 2 of 2: timing the layers again on rank 0" "$work/each.log"
-grep -Eq "calibration: [1-9][0-9]* timings pooled over 2 rounds" "$work/each.log"
+grep -q "round 3 of 3: timing the layers again on rank 0" "$work/each.log"
+grep -Eq "calibration: [1-9][0-9]* timings pooled over 3 rounds" "$work/each.log"
+python3 - "$work/each.json" "$work/each.log" <<'PY'
+import json, re, statistics, sys
+# Every layer's pooled timing is the mean of the three passes the log printed (6 significant digits each).
+layers = json.load(open(sys.argv[1]))["layers"]
+passes, seen = [], {}
+for line in open(sys.argv[2]):
+    if line.startswith("calibrating on rank 0") or "timing the layers again" in line:
+        passes.append({})
+        continue
+    m = re.match(r"  timed \S+ (.+?) on \(([\d, ]+)\)(?: \(neighbours (\d)(\d)(\d)\))?: "
+                 r"forward (\S+) ms, backward (\S+) ms$", line)
+    if m and passes:
+        key = (m[1], tuple(int(x) for x in m[2].split(",")), tuple(int(x or 0) for x in m.group(3, 4, 5)))
+        seen[key] = seen.get(key, 0) + 1
+        passes[-1][key] = (float(m[6]) * 1e-3, float(m[7]) * 1e-3)
+assert len(passes) == 3, f"{len(passes)} calibration passes in the log"
+checked = 0
+for key in passes[0]:
+    if seen[key] != 3:  # printed twice in a pass: not one key
+        continue
+    entry = [l for l in layers if (l["layer"], tuple(l["input"]), tuple(l.get("neighbours", (0, 0, 0)))) == key]
+    assert len(entry) == 1, (key, entry)
+    for i, name in enumerate(("forward_s", "backward_s")):
+        mean = statistics.mean(p[key][i] for p in passes)
+        assert abs(entry[0][name] - mean) <= 2e-5 * mean, (key, name, entry[0][name], [p[key][i] for p in passes])
+    checked += 1
+assert checked >= 5, f"only {checked} layers checked"
+print(f"sweep --calibrate-each-round: {checked} layers pooled as the mean of their 3 passes")
+PY
 "$@" 2 "$sweep" --model cosmoflow --data "$data" --width 0.125 --batch 2 --steps 1 --warmup 0 \
   --grids 1x2x1x1,2x1x1x1 --machine "$work/each.json" --out "$work/each_priced" > /dev/null
 python3 - "$work/each/sweep.jsonl" "$work/each_priced/sweep.jsonl" <<'PY'
@@ -60,7 +90,7 @@ import json, sys
 each, priced = ([json.loads(line) for line in open(path)] for path in sys.argv[1:3])
 assert [r["grid"] for r in each] == [r["grid"] for r in priced] == ["1x2x1x1", "2x1x1x1"], (each, priced)
 for a, b in zip(each, priced):
-    assert a["status"] == "measured" and a["rounds"] == 2, a
+    assert a["status"] == "measured" and a["rounds"] == 3, a
     assert abs(a["predicted_step_s"] - b["predicted_step_s"]) <= 1e-9 * b["predicted_step_s"], \
         (a["grid"], a["predicted_step_s"], b["predicted_step_s"])
     layers = [l for l in a["layers"] if "predicted" in l]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sweep_rounds.sh SWEEP DATA WORK LAUNCHER...: halo3d-sweep --rounds. Two ranks run two grids in turn twice (two
 # measured steps each time): the log must show the grids interleaved (A, B, A, B, not A, A, B, B), and each record
-# must pool its rounds: four steps, two round medians, the median of all four as measured_step_s. Each grid's
+# must pool its rounds: four steps, two round medians, their mean as measured_step_s. Each grid's
 # summary line but the last says about how long the sweep has left. Then a sweep whose grids fail.
 set -eu
 sweep="$1"; data="$2"; work="$3"; shift 3
@@ -15,7 +15,8 @@ out, log = sys.argv[1], sys.argv[2]
 order = re.findall(r"^round (\d) of 2: grid \d of 2: (\S+) ", open(log).read(), re.M)
 expected = [("1", "1x1x2x1"), ("1", "2x1x1x1"), ("2", "1x1x2x1"), ("2", "2x1x1x1")]
 problems = [] if order == expected else [f"the grids ran in the order {order}, expected {expected}"]
-summaries = re.findall(r"^grid \S+: median .*$", open(log).read(), re.M)
+summaries = re.findall(r"^grid \S+: \S+ s per step \(the (?:median|mean of its rounds' medians so far);.*$",
+                       open(log).read(), re.M)
 lefts = [bool(re.search(r"; about \d\d:\d\d:\d\d left$", line)) for line in summaries]
 if lefts != [True, True, True, False]:
     problems.append(f"the time left in the grids' summary lines: {summaries}")
@@ -29,8 +30,11 @@ for r in records:
         continue
     if len(s["all"]) != 4 or len(s["round_medians"]) != 2 or min(s["all"]) <= 0:
         problems.append(f"{r['grid']}: step_s = {s}")
-    elif abs(r["measured_step_s"] - statistics.median(s["all"])) > 1e-12 * r["measured_step_s"]:
-        problems.append(f"{r['grid']}: measured_step_s {r['measured_step_s']} is not the median of {s['all']}")
+    elif abs(r["measured_step_s"] - statistics.mean(s["round_medians"])) > 1e-12 * r["measured_step_s"]:
+        problems.append(f"{r['grid']}: measured_step_s {r['measured_step_s']} is not the mean of the round "
+                        f"medians {s['round_medians']}")
+    elif abs(s["median"] - statistics.median(s["all"])) > 1e-12 * s["median"]:
+        problems.append(f"{r['grid']}: step_s.median {s['median']} is not the median of {s['all']}")
     elif s["min"] != min(s["all"]) or s["max"] != max(s["all"]):
         problems.append(f"{r['grid']}: min/max {s['min']}/{s['max']} of {s['all']}")
     medians = [statistics.median(s["all"][:2]), statistics.median(s["all"][2:])]
