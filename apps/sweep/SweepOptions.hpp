@@ -17,7 +17,7 @@ struct SweepOptions {
   std::string grids;       // comma-separated NxDxHxW list; empty: every grid of P ranks
   bool calibrate = false;  // time the layers on every candidate grid's blocks first (rank 0)
   // With calibrate: time them again before every later round and price the grids with each
-  // layer's median over the rounds (one pass per round instead of the median of three at first).
+  // layer's mean over the rounds (one pass per round instead of the median of three at first).
   bool calibrate_each_round = false;
 };
 

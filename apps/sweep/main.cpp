@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--rounds", options.rounds,
                  "run the grids in turn this many times, each time --warmup then --steps steps; "
-                 "a grid's figures pool its rounds")
+                 "a grid's figures pool its rounds (its step time: the mean of the rounds' "
+                 "median steps)")
       ->check(halo3d::apps::atLeast(1))
       ->capture_default_str();
   app.add_option("--out", options.out, "output directory: sweep.jsonl, sweep.csv, sweep.md")
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
   app.add_flag("--calibrate-each-round", options.calibrate_each_round,
                "with --calibrate and --rounds: time the layers again before every later round "
                "(one pass each, the first calibration one pass too) and price the grids with each "
-               "layer's median over the rounds, so that the timings sample the same minutes as "
+               "layer's mean over the rounds, so that the timings sample the same minutes as "
                "the steps they price")
       ->needs("--calibrate");
   return halo3d::apps::parseAndRun(app, session, argc, argv, "halo3d-sweep",
