@@ -22,34 +22,30 @@ import pathlib
 import re
 import statistics
 
-LAYER = re.compile(r"\s+timed .*: forward ([\d.e+-]+) ms, backward ([\d.e+-]+) ms$")
-PART = re.compile(r"\s+timed (?!batch read).*: ([\d.e+-]+) ms$")  # input store, loss
+TIMED = re.compile(r"\s+timed (?!batch read)(.+?): (?:forward ([\d.e+-]+) ms, backward ([\d.e+-]+)|([\d.e+-]+)) ms$")
 
 
 def passes(log):
-    """Each calibration pass's printed timings (ms, forward + backward), in the order printed."""
+    """Each calibration pass's printed timings: {what was timed: ms, forward + backward} (the batch reads aside)."""
     out = []
     for line in log.read_text().splitlines():
         if line.startswith("calibrating on rank 0") or "timing the layers again" in line:
-            out.append([])
+            out.append({})
             continue
-        m = LAYER.match(line) or PART.match(line)
+        m = TIMED.match(line)
         if m and out:
-            out[-1].append(sum(float(x) for x in m.groups()))
+            out[-1][m[1]] = sum(float(x) for x in m.groups()[1:] if x)
     return out
 
 
 def factor(log):
-    """Sum of per-timing means over sum of per-timing medians across the passes (1 if they do not line up)."""
+    """Sum of per-timing means over sum of per-timing medians, over the timings every pass printed (1 if none)."""
     ps = passes(log)
-    if len(ps) < 2:
+    keys = set.intersection(*(set(p) for p in ps)) if len(ps) > 1 else set()
+    if not keys:
         return 1.0
-    n = min(len(p) for p in ps)
-    first = ps[0][len(ps[0]) - n:] if len(ps[0]) != n else ps[0]  # the first pass may time more (the slice)
-    cols = list(zip(first, *(p[:n] for p in ps[1:])))
-    if any(len(p) != n for p in ps[1:]):
-        return 1.0
-    return sum(statistics.mean(c) for c in cols) / sum(statistics.median(c) for c in cols)
+    return (sum(statistics.mean(p[k] for p in ps) for k in keys) /
+            sum(statistics.median(p[k] for p in ps) for k in keys))
 
 
 def score(run, ranks):

@@ -112,8 +112,8 @@ std::string sweepMarkdown(const std::vector<json>& records, const std::string& t
   md << "# " << title << "\n\n"
      << "Step times in seconds: the slowest rank's step, the median of each round's measured steps "
         "averaged over the rounds (min-max of all steps beside it); phases are the largest rank's "
-        "seconds per step; halo is what one "
-        "rank sends per step (the busiest); peak is the largest rank's tracked allocations.\n\n"
+        "seconds per step; halo is what one rank sends per step (the busiest); peak is the largest "
+        "rank's tracked allocations.\n\n"
      << "| grid | step | min-max | compute | halo wait | redistribute | allreduce | I/O | halo "
         "per rank | peak | predicted step | predicted peak | note |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
